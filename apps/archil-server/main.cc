@@ -1,0 +1,53 @@
+// archil-server: the server role (`archil server` execs this binary with the same arguments).
+// Kept apart from the client binary so the client never loads the server's libraries
+// (docs/adr/0001-binary-split.md).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "base/log.h"
+#include "control/server.h"
+
+int main(int argc, char** argv) {
+  archil::ServerOptions o;
+  std::string log_level = "info";
+  CLI::App app{"Run the archil control plane and disk server with embedded defaults.", "archil server"};
+  app.add_option("--data-dir", o.data_dir, "Where the catalog, keys and disk data live")
+      ->capture_default_str();
+  app.add_option("--region", o.region, "Region name this server serves")->capture_default_str();
+  app.add_option("--api-listen", o.api_listen, "Control-plane HTTP address (host:port; port 0 picks one)")
+      ->capture_default_str();
+  app.add_option("--mount-listen", o.mount_listen,
+                 "Disk-server address for mounts (reserved: the data path is not built yet)")
+      ->capture_default_str();
+  app.add_option("--object-store", o.object_store, "dir://PATH (default dir://DATA_DIR/objects)");
+  app.add_option("--catalog", o.catalog, "sqlite://PATH (default DATA_DIR/catalog.db)");
+  app.add_option("--tls-cert", o.tls_cert_file, "PEM certificate: serve HTTPS");
+  app.add_option("--tls-key", o.tls_key_file, "PEM private key for --tls-cert");
+  app.add_flag("--insecure", o.insecure, "Allow cleartext HTTP on a non-loopback address");
+  app.add_option("--http-threads", o.http_threads, "HTTP worker threads")
+      ->capture_default_str()
+      ->check(CLI::Range(4, 4096));
+  app.add_option("--run-dir", o.run_dir, "Where to advertise this server (default /run/archil)");
+  app.add_option("--log-level", log_level, "trace|debug|info|warn|error")->capture_default_str();
+  bool quiet = false;
+  app.add_flag("-q,--quiet", quiet, "Log warnings and errors only");
+  app.add_flag("-v,--verbose", [&](int64_t) { log_level = "debug"; }, "Log debug messages");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  auto level = archil::ParseLogLevel(quiet ? "warn" : log_level);
+  if (!level.ok()) {
+    std::fprintf(stderr, "archil server: %s\n", level.status().message().c_str());
+    return 2;
+  }
+  archil::SetLogLevel(*level);
+  archil::Status s = archil::RunServer(o);
+  if (!s.ok()) {
+    std::fprintf(stderr, "archil server: %s\n", s.message().c_str());
+    return s.code() == archil::Status::Code::kInvalidArgument ? 2 : 1;
+  }
+  return 0;
+}

@@ -1,0 +1,23 @@
+# Every third-party library, from Debian packages (scripts/setup.sh installs them).
+#
+# Start-up cost decides how each is linked (docs/adr/0001-binary-split.md): the `archil` client/CLI
+# binary links OpenSSL statically and nothing server-side; `archil-server` links the heavy libraries
+# (cpp-httplib, SQLite, later RocksDB and libcurl) as Debian ships them.
+
+find_package(Threads REQUIRED)
+find_package(PkgConfig REQUIRED)
+find_package(OpenSSL REQUIRED)
+find_package(SQLite3 REQUIRED)
+find_package(nlohmann_json 3.11 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(GTest REQUIRED)
+
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+
+# Static OpenSSL for the client binary: a dynamic libssl/libcrypto costs ~1.5 ms of loader time.
+find_library(ARCHIL_LIBSSL_STATIC NAMES libssl.a REQUIRED)
+find_library(ARCHIL_LIBCRYPTO_STATIC NAMES libcrypto.a REQUIRED)
+add_library(archil_openssl_static INTERFACE)
+target_link_libraries(archil_openssl_static INTERFACE
+  ${ARCHIL_LIBSSL_STATIC} ${ARCHIL_LIBCRYPTO_STATIC} ${CMAKE_DL_LIBS} Threads::Threads)
+target_include_directories(archil_openssl_static INTERFACE ${OPENSSL_INCLUDE_DIR})

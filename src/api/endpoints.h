@@ -1,0 +1,58 @@
+// Where a region's services are, and how the CLI finds them.
+//
+// Resolution order (SPEC.md "Region resolution"):
+//   1. an explicit endpoint (`--endpoint URL` or ARCHIL_ENDPOINT);
+//   2. the regions file (ARCHIL_REGIONS_FILE, default /etc/archil/regions.json):
+//        {"regions": {"<region>": {"api": "https://host:port", "mount": "host:port"}}}
+//   3. servers running on this machine, which advertise themselves as
+//        <run dir>/<region>.json = {"region": ..., "api": ..., "pid": ...}
+//      (run dir: ARCHIL_RUN_DIR, default /run/archil). Stale files (dead pid) are ignored.
+// With no region given, a single live local server is used; several are an error naming them.
+//
+// Thread-safety: free functions over the file system; no shared state.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace archil {
+
+struct Endpoints {
+  std::string region;
+  std::string api_url;     // "http://127.0.0.1:8420" or "https://..."; never a trailing slash
+  std::string mount_addr;  // "host:port" of the disk server; empty until one listens
+  // A local server's admin key file (advertised so that root on the same machine needs no
+  // configuration); empty otherwise.
+  std::string admin_key_file;
+};
+
+struct ResolveOptions {
+  std::optional<std::string> endpoint;  // flag or ARCHIL_ENDPOINT
+  std::optional<std::string> region;    // flag or ARCHIL_REGION
+  std::string regions_file;             // ARCHIL_REGIONS_FILE or the default
+  bool regions_file_explicit = false;   // true when set by the user: a missing file is an error
+  std::string run_dir;                  // ARCHIL_RUN_DIR or the default
+};
+
+inline constexpr char kDefaultRegionsFile[] = "/etc/archil/regions.json";
+inline constexpr char kDefaultRunDir[] = "/run/archil";
+
+// Fills ResolveOptions from the environment; flags given on the command line override it.
+ResolveOptions ResolveOptionsFromEnv();
+
+Result<Endpoints> ResolveEndpoints(const ResolveOptions& options);
+
+// Region names: 1 to 64 of [a-z0-9-], starting with a letter or digit.
+Status ValidateRegionName(const std::string& region);
+
+// Atomically writes <run_dir>/<region>.json for this process (mode 0644).
+Status WriteAdvertisement(const std::string& run_dir, const Endpoints& endpoints, pid_t pid);
+// Removes the advertisement if it is still this process's.
+void RemoveAdvertisement(const std::string& run_dir, const std::string& region, pid_t pid);
+
+}  // namespace archil

@@ -1,0 +1,23 @@
+// Rules for the identifiers and names of the public API, shared by the server and the CLI.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace archil {
+
+// "dsk-" + 16 lower-case hex digits.
+bool IsDiskId(std::string_view s);
+// A fresh random disk id.
+Result<std::string> NewDiskId();
+
+// Disk names: 1 to 100 of [A-Za-z0-9_-].
+Status ValidateDiskName(std::string_view name);
+// API key names: 1 to 100 printable characters (no control characters), valid UTF-8.
+Status ValidateKeyName(std::string_view name);
+// Free text (nicknames, descriptions): at most `max` bytes, valid UTF-8, no control characters.
+Status ValidateText(std::string_view field, std::string_view text, size_t max);
+
+}  // namespace archil

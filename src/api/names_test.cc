@@ -1,0 +1,38 @@
+#include "api/names.h"
+
+#include <gtest/gtest.h>
+
+namespace archil {
+namespace {
+
+TEST(NamesTest, DiskIds) {
+  EXPECT_TRUE(IsDiskId("dsk-0123456789abcdef"));
+  EXPECT_FALSE(IsDiskId("dsk-0123456789ABCDEF"));
+  EXPECT_FALSE(IsDiskId("dsk-0123456789abcde"));
+  EXPECT_FALSE(IsDiskId("dsx-0123456789abcdef"));
+  Result<std::string> id = NewDiskId();
+  ASSERT_TRUE(id.ok());
+  EXPECT_TRUE(IsDiskId(*id));
+}
+
+TEST(NamesTest, DiskNames) {
+  EXPECT_TRUE(ValidateDiskName("a").ok());
+  EXPECT_TRUE(ValidateDiskName("My_disk-01").ok());
+  EXPECT_TRUE(ValidateDiskName(std::string(100, 'x')).ok());
+  EXPECT_FALSE(ValidateDiskName("").ok());
+  EXPECT_FALSE(ValidateDiskName(std::string(101, 'x')).ok());
+  for (const char* bad : {"a b", "a/b", "a.b", "..", "d\xc3\xa9", "a\nb", "a\0b"}) {
+    EXPECT_FALSE(ValidateDiskName(bad).ok()) << bad;
+  }
+}
+
+TEST(NamesTest, FreeText) {
+  EXPECT_TRUE(ValidateText("nickname", "ci runner \xc3\xa9", 255).ok());
+  EXPECT_FALSE(ValidateText("nickname", std::string(256, 'x'), 255).ok());
+  EXPECT_FALSE(ValidateText("nickname", "tab\there", 255).ok());
+  EXPECT_FALSE(ValidateText("nickname", "\xff", 255).ok());
+  EXPECT_FALSE(ValidateKeyName("").ok());
+}
+
+}  // namespace
+}  // namespace archil

@@ -1,0 +1,53 @@
+#include "base/strings.h"
+
+#include <gtest/gtest.h>
+
+#include "base/random.h"
+
+namespace archil {
+namespace {
+
+TEST(StringsTest, Hex) {
+  EXPECT_EQ(HexEncode(std::string("\x00\xff\x1a", 3)), "00ff1a");
+  EXPECT_TRUE(IsLowerHex("0123456789abcdef", 16));
+  EXPECT_FALSE(IsLowerHex("0123456789ABCDEF", 16));
+  EXPECT_FALSE(IsLowerHex("0123", 16));
+}
+
+TEST(StringsTest, Split) {
+  auto parts = Split("/api/disks//x", '/');
+  ASSERT_EQ(parts.size(), 5u);
+  EXPECT_EQ(parts[0], "");
+  EXPECT_EQ(parts[2], "disks");
+  EXPECT_EQ(parts[3], "");
+}
+
+TEST(StringsTest, ParseUint64RejectsJunkAndOverflow) {
+  EXPECT_EQ(ParseUint64("42"), 42u);
+  EXPECT_EQ(ParseUint64("18446744073709551615"), UINT64_MAX);
+  EXPECT_FALSE(ParseUint64("18446744073709551616"));
+  EXPECT_FALSE(ParseUint64(""));
+  EXPECT_FALSE(ParseUint64("-1"));
+  EXPECT_FALSE(ParseUint64("1 "));
+}
+
+TEST(StringsTest, Utf8Validation) {
+  EXPECT_TRUE(IsValidUtf8("plain"));
+  EXPECT_TRUE(IsValidUtf8("d\xc3\xa9j\xc3\xa0 \xf0\x9f\x98\x80"));
+  EXPECT_FALSE(IsValidUtf8("\xff"));
+  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));          // overlong '/'
+  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));      // surrogate
+  EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));  // past U+10FFFF
+  EXPECT_FALSE(IsValidUtf8("\xe2\x82"));          // truncated
+}
+
+TEST(RandomTest, HexIsFreshEachTime) {
+  Result<std::string> a = SecureRandomHex(16);
+  Result<std::string> b = SecureRandomHex(16);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(IsLowerHex(*a, 32));
+  EXPECT_NE(*a, *b);
+}
+
+}  // namespace
+}  // namespace archil

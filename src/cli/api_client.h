@@ -1,0 +1,42 @@
+// ApiClient: calls the control-plane API and unwraps its envelope.
+//
+// A success returns the envelope's `data` (and `nextCursor`); an error envelope becomes a Status
+// whose code follows the HTTP status and whose message is the server's. Anything else the server
+// says (no JSON, no envelope) is Corruption, never a crash.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "api/endpoints.h"
+#include "base/status.h"
+#include "cli/http_client.h"
+
+namespace archil {
+
+struct ApiReply {
+  int http_status = 0;
+  nlohmann::json data;
+  std::string next_cursor;  // empty on the last page
+};
+
+class ApiClient {
+ public:
+  ApiClient(Url url, std::string api_key, HttpClientOptions options)
+      : url_(std::move(url)), api_key_(std::move(api_key)), options_(std::move(options)) {}
+
+  // `target` is the path and query ("/api/disks?limit=10"); `body` is sent as JSON if given.
+  Result<ApiReply> Call(const std::string& method, const std::string& target,
+                        const std::optional<nlohmann::json>& body = std::nullopt) const;
+
+ private:
+  Url url_;
+  std::string api_key_;
+  HttpClientOptions options_;
+};
+
+// The Status code for an HTTP error status (the client side's one mapping).
+Status::Code CodeForHttpStatus(int http_status);
+
+}  // namespace archil

@@ -1,0 +1,59 @@
+#include <cstdio>
+
+#include "base/log.h"
+#include "cli/commands.h"
+#include "cli/exit_code.h"
+
+namespace archil {
+
+int RunCli(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "server") {
+    Status s = ExecServer(std::vector<std::string>(argv + 2, argv + argc));
+    std::fprintf(stderr, "%s\n", ErrorLine(s).c_str());
+    return ExitCodeFor(s.code());
+  }
+  CliContext ctx;
+  GlobalOptions& g = ctx.options;
+  CLI::App app{"archil: network disks with checkpoints and branches", "archil"};
+  app.require_subcommand(1);
+  app.fallthrough();  // global flags are accepted after the subcommand too
+  app.add_option("--endpoint", g.endpoint, "Control-plane URL (else ARCHIL_ENDPOINT, else --region)");
+  app.add_option("--region", g.region, "Region to talk to (else ARCHIL_REGION, else the local server)");
+  app.add_option("--api-key", g.api_key, "API key (else ARCHIL_API_KEY)");
+  app.add_option("--ca-file", g.ca_file, "PEM CA bundle for a self-signed HTTPS server (else ARCHIL_CA_FILE)");
+  app.add_option("--log-level", g.log_level, "trace|debug|info|warn|error")->capture_default_str();
+  app.add_flag("--json", g.json, "Print JSON for scripts instead of tables");
+  app.add_flag("-q,--quiet", g.quiet, "Print only what was asked for, and errors");
+  app.add_flag("-v,--verbose", g.verbose, "Log debug messages");
+
+  AddDisksCommand(app, &ctx);
+  AddKeysCommand(app, &ctx);
+  AddUsersCommand(app, &ctx);
+  AddServerCommand(app, &ctx);
+  AddVersionCommand(app, &ctx);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    std::fprintf(stderr, "archil: %s (see `archil --help`, or `archil <command> --help`)\n",
+                 what.c_str());
+    return 2;
+  }
+  Result<LogLevel> level = ParseLogLevel(g.verbose ? "debug" : g.log_level);
+  if (!level.ok()) {
+    std::fprintf(stderr, "%s\n", ErrorLine(level.status()).c_str());
+    return 2;
+  }
+  SetLogLevel(*level);
+  if (!ctx.result.ok()) {
+    std::fprintf(stderr, "%s\n", ErrorLine(ctx.result).c_str());
+  }
+  return ExitCodeFor(ctx.result.code());
+}
+
+}  // namespace archil

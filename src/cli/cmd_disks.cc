@@ -1,0 +1,163 @@
+// archil disks create|list|get|delete
+#include "api/names.h"
+#include "base/strings.h"
+#include "cli/commands.h"
+#include "cli/output.h"
+
+namespace archil {
+namespace {
+
+using nlohmann::json;
+
+std::vector<std::string> DiskRow(const json& d) {
+  size_t users = d.contains("authorizedUsers") && d["authorizedUsers"].is_array()
+                     ? d["authorizedUsers"].size()
+                     : 0;
+  return {Field(d, "id"), Field(d, "name"), Field(d, "status"), Field(d, "region"),
+          Field(d, "createdAt"), std::to_string(users)};
+}
+
+const std::vector<std::string> kDiskHeader = {"ID", "NAME", "STATUS", "REGION", "CREATED", "USERS"};
+
+struct CreateArgs {
+  std::string name;
+  std::optional<uint32_t> uid, gid;
+  std::string mode;
+};
+
+Status Create(const CliContext& ctx, const CreateArgs& a) {
+  ARCHIL_RETURN_IF_ERROR(ValidateDiskName(a.name));
+  json body = {{"name", a.name}};
+  if (a.uid || a.gid || !a.mode.empty()) {
+    json attrs = json::object();
+    if (a.uid) attrs["uid"] = *a.uid;
+    if (a.gid) attrs["gid"] = *a.gid;
+    if (!a.mode.empty()) {
+      char* end = nullptr;
+      unsigned long mode = std::strtoul(a.mode.c_str(), &end, 8);
+      if (*end != '\0' || mode > 07777) {
+        return Status::InvalidArgument("--mode must be octal permission bits, e.g. 0755");
+      }
+      attrs["mode"] = mode;
+    }
+    body["rootAttrs"] = attrs;
+  }
+  ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
+  ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("POST", "/api/disks", body));
+  if (ctx.options.json) {
+    PrintJson(r.data);
+    return Status::Ok();
+  }
+  std::string id = Field(r.data, "diskId");
+  std::string token;
+  if (r.data["authorizedUsers"].is_array() && !r.data["authorizedUsers"].empty()) {
+    token = Field(r.data["authorizedUsers"][0], "token");
+  }
+  if (r.http_status == 201) {
+    std::printf("created disk %s (%s)\n", id.c_str(), a.name.c_str());
+    std::printf("disk token, shown only now (export ARCHIL_MOUNT_TOKEN=...):\n%s\n", token.c_str());
+  } else {
+    std::printf("disk %s (%s) already exists with these settings; its token is not shown again "
+                "(add one with `archil users add %s`)\n",
+                id.c_str(), a.name.c_str(), id.c_str());
+  }
+  return Status::Ok();
+}
+
+Status List(const CliContext& ctx, const std::string& name, std::optional<uint32_t> limit) {
+  ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
+  json all = json::array();
+  std::string cursor;
+  do {
+    std::string target = "/api/disks?limit=" + std::to_string(limit.value_or(100));
+    if (!name.empty()) target += "&name=" + UrlEncode(name);
+    if (!cursor.empty()) target += "&cursor=" + UrlEncode(cursor);
+    ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("GET", target));
+    if (!r.data.is_array()) return Status::Corruption("server sent a disk list that is not a list");
+    for (auto& d : r.data) all.push_back(std::move(d));
+    cursor = limit ? "" : r.next_cursor;  // --limit: one page only
+  } while (!cursor.empty());
+  if (ctx.options.json) {
+    PrintJson(all);
+    return Status::Ok();
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const json& d : all) rows.push_back(DiskRow(d));
+  PrintTable(kDiskHeader, rows);
+  return Status::Ok();
+}
+
+Status Get(const CliContext& ctx, const std::string& ref) {
+  ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
+  ARCHIL_ASSIGN_OR_RETURN(json d, FindDisk(api, ref));
+  if (ctx.options.json) {
+    PrintJson(d);
+    return Status::Ok();
+  }
+  PrintTable(kDiskHeader, {DiskRow(d)});
+  return Status::Ok();
+}
+
+Status Delete(const CliContext& ctx, const std::string& ref) {
+  ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
+  std::string id = ref;
+  if (!IsDiskId(ref)) {
+    ARCHIL_ASSIGN_OR_RETURN(json d, FindDisk(api, ref));
+    id = Field(d, "id");
+  }
+  ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("DELETE", "/api/disks/" + id));
+  if (ctx.options.json) {
+    PrintJson(r.data);
+  } else if (!ctx.options.quiet) {
+    std::printf("deleted disk %s (its data is removed in the background)\n", id.c_str());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<nlohmann::json> FindDisk(const ApiClient& api, const std::string& ref) {
+  if (IsDiskId(ref)) {
+    ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("GET", "/api/disks/" + ref));
+    return r.data;
+  }
+  Status valid = ValidateDiskName(ref);
+  if (!valid.ok()) {
+    return Status::InvalidArgument("'" + ref + "' is neither a disk id (dsk-<16 hex>) nor a disk name");
+  }
+  ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("GET", "/api/disks?limit=1&name=" + UrlEncode(ref)));
+  if (!r.data.is_array() || r.data.empty()) return Status::NotFound("no disk named '" + ref + "'");
+  return r.data[0];
+}
+
+void AddDisksCommand(CLI::App& app, CliContext* ctx) {
+  CLI::App* disks = app.add_subcommand("disks", "Create, list, inspect and delete disks");
+  disks->require_subcommand(1);
+
+  auto create_args = std::make_shared<CreateArgs>();
+  CLI::App* create = disks->add_subcommand("create", "Create a disk (idempotent by name)");
+  create->add_option("NAME", create_args->name, "1 to 100 of A-Z a-z 0-9 - _")->required();
+  create->add_option("--uid", create_args->uid, "Owner uid of the root directory (default 0)");
+  create->add_option("--gid", create_args->gid, "Owner gid of the root directory (default 0)");
+  create->add_option("--mode", create_args->mode, "Octal mode of the root directory (default 0755)");
+  create->callback([ctx, create_args] { ctx->result = Create(*ctx, *create_args); });
+
+  auto list_name = std::make_shared<std::string>();
+  auto list_limit = std::make_shared<std::optional<uint32_t>>();
+  CLI::App* list = disks->add_subcommand("list", "List disks (all pages unless --limit)");
+  list->add_option("--name", *list_name, "Only the disk with this exact name");
+  list->add_option("--limit", *list_limit, "At most this many (1-100), one page")
+      ->check(CLI::Range(1, 100));
+  list->callback([ctx, list_name, list_limit] { ctx->result = List(*ctx, *list_name, *list_limit); });
+
+  auto ref = std::make_shared<std::string>();
+  CLI::App* get = disks->add_subcommand("get", "Show one disk");
+  get->add_option("DISK", *ref, "Disk id or name")->required();
+  get->callback([ctx, ref] { ctx->result = Get(*ctx, *ref); });
+
+  CLI::App* del = disks->add_subcommand("delete", "Delete a disk and, in the background, its data");
+  del->add_option("DISK", *ref, "Disk id or name")->required();
+  del->callback([ctx, ref] { ctx->result = Delete(*ctx, *ref); });
+}
+
+}  // namespace archil

@@ -1,0 +1,84 @@
+// archil keys create|list|delete  (control-plane API keys)
+#include "cli/commands.h"
+#include "cli/output.h"
+
+namespace archil {
+namespace {
+
+using nlohmann::json;
+
+Status Create(const CliContext& ctx, const std::string& name, const std::string& description) {
+  ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
+  json body = {{"name", name}};
+  if (!description.empty()) body["description"] = description;
+  ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("POST", "/api/tokens", body));
+  if (ctx.options.json) {
+    PrintJson(r.data);
+    return Status::Ok();
+  }
+  std::printf("created API key %s (%s)\nkey, shown only now (export ARCHIL_API_KEY=...):\n%s\n",
+              Field(r.data, "id").c_str(), name.c_str(), Field(r.data, "token").c_str());
+  return Status::Ok();
+}
+
+Status List(const CliContext& ctx) {
+  ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
+  json all = json::array();
+  std::string cursor;
+  do {
+    std::string target = "/api/tokens?limit=100";
+    if (!cursor.empty()) target += "&cursor=" + UrlEncode(cursor);
+    ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("GET", target));
+    if (!r.data.is_object() || !r.data["tokens"].is_array()) {
+      return Status::Corruption("server sent a key list without \"tokens\"");
+    }
+    for (auto& k : r.data["tokens"]) all.push_back(std::move(k));
+    cursor = r.next_cursor;
+  } while (!cursor.empty());
+  if (ctx.options.json) {
+    PrintJson(all);
+    return Status::Ok();
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const json& k : all) {
+    rows.push_back({Field(k, "id"), Field(k, "name"), "..." + Field(k, "tokenSuffix"),
+                    Field(k, "createdAt"), Field(k, "description")});
+  }
+  PrintTable({"ID", "NAME", "KEY", "CREATED", "DESCRIPTION"}, rows);
+  return Status::Ok();
+}
+
+Status Delete(const CliContext& ctx, const std::string& id) {
+  ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
+  ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("DELETE", "/api/tokens/" + UrlEncode(id)));
+  if (ctx.options.json) {
+    PrintJson(r.data);
+  } else if (!ctx.options.quiet) {
+    std::printf("deleted API key %s\n", id.c_str());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddKeysCommand(CLI::App& app, CliContext* ctx) {
+  CLI::App* keys = app.add_subcommand("keys", "Manage control-plane API keys");
+  keys->require_subcommand(1);
+
+  auto name = std::make_shared<std::string>();
+  auto description = std::make_shared<std::string>();
+  CLI::App* create = keys->add_subcommand("create", "Create an API key (shown once)");
+  create->add_option("NAME", *name, "A name to recognise the key by")->required();
+  create->add_option("--description", *description, "Free text, up to 500 bytes");
+  create->callback([ctx, name, description] { ctx->result = Create(*ctx, *name, *description); });
+
+  CLI::App* list = keys->add_subcommand("list", "List API keys (never their secrets)");
+  list->callback([ctx] { ctx->result = List(*ctx); });
+
+  auto id = std::make_shared<std::string>();
+  CLI::App* del = keys->add_subcommand("delete", "Revoke an API key");
+  del->add_option("ID", *id, "Key id, as `archil keys list` shows it")->required();
+  del->callback([ctx, id] { ctx->result = Delete(*ctx, *id); });
+}
+
+}  // namespace archil

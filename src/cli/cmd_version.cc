@@ -1,0 +1,27 @@
+// archil version
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "cli/output.h"
+
+#ifndef ARCHIL_VERSION
+#define ARCHIL_VERSION "0.0.0"
+#endif
+#ifndef ARCHIL_REVISION
+#define ARCHIL_REVISION "unknown"
+#endif
+
+namespace archil {
+
+void AddVersionCommand(CLI::App& app, CliContext* ctx) {
+  CLI::App* version = app.add_subcommand("version", "Print the version");
+  version->callback([ctx] {
+    if (ctx->options.json) {
+      PrintJson({{"version", ARCHIL_VERSION}, {"revision", ARCHIL_REVISION}});
+    } else {
+      std::printf("archil %s (%s)\n", ARCHIL_VERSION, ARCHIL_REVISION);
+    }
+  });
+}
+
+}  // namespace archil

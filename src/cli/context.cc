@@ -1,0 +1,39 @@
+#include "cli/context.h"
+
+#include <cstdlib>
+#include <fstream>
+
+#include "api/endpoints.h"
+
+namespace archil {
+namespace {
+
+std::string FirstNonEmpty(const std::string& flag, const char* env) {
+  if (!flag.empty()) return flag;
+  const char* v = std::getenv(env);
+  return v ? v : "";
+}
+
+}  // namespace
+
+Result<ApiClient> CliContext::Api() const {
+  ResolveOptions r = ResolveOptionsFromEnv();
+  if (!options.endpoint.empty()) r.endpoint = options.endpoint;
+  if (!options.region.empty()) r.region = options.region;
+  ARCHIL_ASSIGN_OR_RETURN(Endpoints e, ResolveEndpoints(r));
+  ARCHIL_ASSIGN_OR_RETURN(Url url, ParseUrl(e.api_url));
+
+  std::string key = FirstNonEmpty(options.api_key, "ARCHIL_API_KEY");
+  if (key.empty() && !e.admin_key_file.empty()) {
+    std::ifstream in(e.admin_key_file);  // readable by root only (0600)
+    std::getline(in, key);
+  }
+  if (key.empty()) {
+    return Status::Unauthenticated("no API key for " + e.api_url);
+  }
+  HttpClientOptions http;
+  http.ca_file = FirstNonEmpty(options.ca_file, "ARCHIL_CA_FILE");
+  return ApiClient(std::move(url), key, http);
+}
+
+}  // namespace archil

@@ -1,0 +1,332 @@
+#include "cli/http_client.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "base/strings.h"
+
+namespace archil {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+std::string OpenSslError() {
+  unsigned long e = ERR_get_error();
+  if (e == 0) return "TLS error";
+  char buf[256];
+  ERR_error_string_n(e, buf, sizeof(buf));
+  return buf;
+}
+
+// A connected socket, optionally wrapped in TLS. Closes on destruction.
+class Connection {
+ public:
+  ~Connection() {
+    if (ssl_) {
+      SSL_shutdown(ssl_);
+      SSL_free(ssl_);
+    }
+    if (ctx_) SSL_CTX_free(ctx_);
+    if (fd_ >= 0) close(fd_);
+  }
+
+  Status Connect(const Url& url, const HttpClientOptions& o) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    std::string where = url.host + ":" + url.port;
+    int rc = getaddrinfo(url.host.c_str(), url.port.c_str(), &hints, &res);
+    if (rc != 0) return Status::Unavailable("cannot resolve " + url.host + ": " + gai_strerror(rc));
+    std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> guard(res, freeaddrinfo);
+    int err = 0;
+    for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+      fd_ = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+      if (fd_ < 0) {
+        err = errno;
+        continue;
+      }
+      timeval tv{o.timeout_ms / 1000, (o.timeout_ms % 1000) * 1000};
+      setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));  // also bounds connect()
+      setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+      int one = 1;
+      setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      if (connect(fd_, ai->ai_addr, ai->ai_addrlen) == 0) break;
+      err = errno;
+      close(fd_);
+      fd_ = -1;
+    }
+    if (fd_ < 0) {
+      return Status::Unavailable("cannot connect to " + where + ": " + std::strerror(err));
+    }
+    return url.tls ? StartTls(url, o) : Status::Ok();
+  }
+
+  Status SendAll(std::string_view data) {
+    while (!data.empty()) {
+      ssize_t n;
+      if (ssl_) {
+        n = SSL_write(ssl_, data.data(), static_cast<int>(data.size()));
+        if (n <= 0) return Status::Unavailable("TLS write failed: " + OpenSslError());
+      } else {
+        n = send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return Status::Unavailable(std::string("send failed: ") + std::strerror(errno));
+      }
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return Status::Ok();
+  }
+
+  // Reads until the peer closes, or the response is known complete, or `max` bytes.
+  Result<std::string> ReadResponse(size_t max) {
+    std::string buf;
+    char chunk[16384];
+    for (;;) {
+      ssize_t n;
+      if (ssl_) {
+        n = SSL_read(ssl_, chunk, sizeof(chunk));
+        if (n <= 0) {
+          int e = SSL_get_error(ssl_, static_cast<int>(n));
+          if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && errno == 0)) break;
+          if (!buf.empty() && ResponseComplete(buf)) break;
+          return Status::Unavailable("TLS read failed: " + OpenSslError());
+        }
+      } else {
+        n = recv(fd_, chunk, sizeof(chunk), 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+          if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            return Status::Unavailable("timed out waiting for the server's answer");
+          }
+          return Status::Unavailable(std::string("receive failed: ") + std::strerror(errno));
+        }
+        if (n == 0) break;
+      }
+      buf.append(chunk, static_cast<size_t>(n));
+      if (buf.size() > max) return Status::TooLarge("server answer larger than the client limit");
+      if (ResponseComplete(buf)) break;
+    }
+    return buf;
+  }
+
+ private:
+  // True once headers and a Content-Length body are all in (chunked: wait for close).
+  static bool ResponseComplete(const std::string& buf) {
+    size_t end = buf.find("\r\n\r\n");
+    if (end == std::string::npos) return false;
+    Result<HttpResponse> r = ParseHttpResponse(buf);
+    if (!r.ok()) return false;
+    for (const auto& [k, v] : r->headers) {
+      if (k == "content-length") return true;  // ParseHttpResponse checked the length
+    }
+    return false;
+  }
+
+  Status StartTls(const Url& url, const HttpClientOptions& o) {
+    ctx_ = SSL_CTX_new(TLS_client_method());
+    if (!ctx_) return Status::Internal("TLS init: " + OpenSslError());
+    SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
+    SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER, nullptr);
+    int loaded = o.ca_file.empty()
+                     ? SSL_CTX_set_default_verify_paths(ctx_)
+                     : SSL_CTX_load_verify_locations(ctx_, o.ca_file.c_str(), nullptr);
+    if (loaded != 1) {
+      return Status::InvalidArgument("cannot load CA certificates" +
+                                     (o.ca_file.empty() ? std::string() : " from " + o.ca_file) +
+                                     ": " + OpenSslError());
+    }
+    ssl_ = SSL_new(ctx_);
+    SSL_set_fd(ssl_, fd_);
+    SSL_set_tlsext_host_name(ssl_, url.host.c_str());
+    SSL_set1_host(ssl_, url.host.c_str());
+    if (SSL_connect(ssl_) != 1) {
+      long verify = SSL_get_verify_result(ssl_);
+      std::string why = verify != X509_V_OK ? X509_verify_cert_error_string(verify) : OpenSslError();
+      return Status::Unavailable("TLS handshake with " + url.host + ":" + url.port + " failed: " +
+                                 why + " (for a self-signed server, set ARCHIL_CA_FILE)");
+    }
+    return Status::Ok();
+  }
+
+  int fd_ = -1;
+  SSL_CTX* ctx_ = nullptr;
+  SSL* ssl_ = nullptr;
+};
+
+Result<std::string> DecodeChunked(std::string_view in) {
+  std::string out;
+  for (;;) {
+    size_t eol = in.find("\r\n");
+    if (eol == std::string_view::npos) return Status::Corruption("truncated chunked body");
+    std::string_view size_line = in.substr(0, eol);
+    size_t semi = size_line.find(';');
+    if (semi != std::string_view::npos) size_line = size_line.substr(0, semi);
+    size_line = Trim(size_line);
+    if (size_line.empty() || size_line.size() > 8) return Status::Corruption("bad chunk size");
+    size_t size = 0;
+    for (char c : size_line) {
+      int d = (c >= '0' && c <= '9')   ? c - '0'
+              : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+              : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                       : -1;
+      if (d < 0) return Status::Corruption("bad chunk size");
+      size = size * 16 + static_cast<size_t>(d);
+    }
+    in.remove_prefix(eol + 2);
+    if (size == 0) return out;
+    if (in.size() < size + 2 || in.substr(size, 2) != "\r\n") {
+      return Status::Corruption("truncated chunked body");
+    }
+    out.append(in.substr(0, size));
+    in.remove_prefix(size + 2);
+  }
+}
+
+}  // namespace
+
+Result<Url> ParseUrl(std::string_view s) {
+  Url url;
+  if (s.rfind("http://", 0) == 0) {
+    s.remove_prefix(7);
+    url.port = "80";
+  } else if (s.rfind("https://", 0) == 0) {
+    s.remove_prefix(8);
+    url.tls = true;
+    url.port = "443";
+  } else {
+    return Status::InvalidArgument("URL must start with http:// or https://");
+  }
+  size_t slash = s.find('/');
+  std::string_view authority = s.substr(0, slash);
+  if (slash != std::string_view::npos) {
+    url.base_path = std::string(s.substr(slash));
+    while (!url.base_path.empty() && url.base_path.back() == '/') url.base_path.pop_back();
+  }
+  std::string_view port;
+  if (!authority.empty() && authority[0] == '[') {
+    size_t close = authority.find(']');
+    if (close == std::string_view::npos) return Status::InvalidArgument("unclosed [ in URL host");
+    url.host = std::string(authority.substr(1, close - 1));
+    std::string_view rest = authority.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest[0] != ':') return Status::InvalidArgument("junk after ] in URL host");
+      port = rest.substr(1);
+    }
+  } else {
+    size_t colon = authority.find(':');
+    url.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
+  }
+  if (url.host.empty()) return Status::InvalidArgument("URL has no host");
+  if (!port.empty()) {
+    std::optional<uint64_t> p = ParseUint64(port);
+    if (!p || *p == 0 || *p > 65535) return Status::InvalidArgument("URL port must be 1 to 65535");
+    url.port = std::string(port);
+  }
+  return url;
+}
+
+Result<HttpResponse> ParseHttpResponse(std::string_view raw) {
+  size_t head_end = raw.find("\r\n\r\n");
+  if (head_end == std::string_view::npos) {
+    return Status::Corruption("malformed HTTP response: no end of headers");
+  }
+  std::string_view head = raw.substr(0, head_end);
+  std::string_view body = raw.substr(head_end + 4);
+  size_t eol = head.find("\r\n");
+  std::string_view status_line = head.substr(0, eol);
+  if (status_line.size() < 12 || status_line.substr(0, 7) != "HTTP/1." || status_line[8] != ' ') {
+    return Status::Corruption("malformed HTTP status line");
+  }
+  std::optional<uint64_t> code = ParseUint64(status_line.substr(9, 3));
+  if (!code || *code < 100 || *code > 599) return Status::Corruption("malformed HTTP status code");
+  HttpResponse r;
+  r.status = static_cast<int>(*code);
+  std::string_view rest = eol == std::string_view::npos ? "" : head.substr(eol + 2);
+  bool chunked = false;
+  std::optional<uint64_t> length;
+  while (!rest.empty()) {
+    size_t e = rest.find("\r\n");
+    std::string_view line = rest.substr(0, e);
+    rest = e == std::string_view::npos ? "" : rest.substr(e + 2);
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos || colon == 0) return Status::Corruption("malformed HTTP header");
+    std::string name = Lower(line.substr(0, colon));
+    std::string value(Trim(line.substr(colon + 1)));
+    if (name == "content-length") {
+      length = ParseUint64(value);
+      if (!length) return Status::Corruption("malformed Content-Length");
+    } else if (name == "transfer-encoding" && Lower(value).find("chunked") != std::string::npos) {
+      chunked = true;
+    }
+    r.headers.emplace_back(std::move(name), std::move(value));
+  }
+  if (chunked) {
+    ARCHIL_ASSIGN_OR_RETURN(r.body, DecodeChunked(body));
+  } else if (length) {
+    if (body.size() < *length) return Status::Corruption("truncated HTTP response body");
+    r.body = std::string(body.substr(0, *length));
+  } else {
+    r.body = std::string(body);
+  }
+  return r;
+}
+
+Result<HttpResponse> SendHttpRequest(const Url& url, const HttpRequest& req,
+                                     const HttpClientOptions& o) {
+  Connection conn;
+  ARCHIL_RETURN_IF_ERROR(conn.Connect(url, o));
+  std::string host = url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host;
+  std::string msg = req.method + " " + url.base_path + req.target + " HTTP/1.1\r\nHost: " + host +
+                    ":" + url.port + "\r\nConnection: close\r\nAccept: application/json\r\n";
+  for (const auto& [k, v] : req.headers) msg += k + ": " + v + "\r\n";
+  if (!req.body.empty() || req.method == "POST" || req.method == "PUT") {
+    msg += "Content-Length: " + std::to_string(req.body.size()) + "\r\n";
+  }
+  msg += "\r\n";
+  msg += req.body;
+  ARCHIL_RETURN_IF_ERROR(conn.SendAll(msg));
+  ARCHIL_ASSIGN_OR_RETURN(std::string raw, conn.ReadResponse(o.max_response_bytes));
+  if (raw.empty()) return Status::Unavailable("the server closed the connection without answering");
+  return ParseHttpResponse(raw);
+}
+
+std::string UrlEncode(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+}  // namespace archil

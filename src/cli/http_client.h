@@ -1,0 +1,61 @@
+// A small HTTP/1.1 client for the CLI: one request per connection, plain TCP or TLS (OpenSSL,
+// linked statically), bounded in time and size.
+//
+// Why not cpp-httplib's client: Debian ships it only as a shared library that pulls in dynamic
+// OpenSSL, brotli and zlib, which alone costs the CLI ~8 ms of start-up (docs/adr/0001). This
+// client needs none of that and is fuzzed through ParseHttpResponse.
+//
+// Thread-safety: free functions; no shared state.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+
+namespace archil {
+
+struct Url {
+  bool tls = false;
+  std::string host;  // without brackets for IPv6
+  std::string port;
+  std::string base_path;  // "" or "/prefix" (no trailing slash)
+};
+
+// Parses "http[s]://host[:port][/prefix]". InvalidArgument says what is wrong.
+Result<Url> ParseUrl(std::string_view url);
+
+struct HttpResponse {
+  int status = 0;
+  std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
+  std::string body;
+};
+
+struct HttpRequest {
+  std::string method = "GET";
+  std::string target = "/";  // path and query, already percent-encoded
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
+struct HttpClientOptions {
+  int timeout_ms = 30000;  // connect, and each send/receive
+  std::string ca_file;     // PEM bundle to trust instead of the system store (self-signed servers)
+  size_t max_response_bytes = 16 << 20;
+};
+
+// Sends one request and reads the whole response. Unavailable for connection and TLS failures
+// (the message names the address), Corruption for a malformed or truncated response.
+Result<HttpResponse> SendHttpRequest(const Url& url, const HttpRequest& request,
+                                     const HttpClientOptions& options);
+
+// Parses a complete HTTP/1.1 response (status line, headers, body by Content-Length, chunked
+// encoding or end of stream). Exposed for tests and the fuzzer.
+Result<HttpResponse> ParseHttpResponse(std::string_view raw);
+
+// Percent-encodes a query value or path segment (RFC 3986 unreserved characters kept).
+std::string UrlEncode(std::string_view s);
+
+}  // namespace archil

@@ -1,0 +1,20 @@
+// Output for people (aligned tables) and for scripts (--json).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace archil {
+
+// Prints a header row and rows, columns padded to the widest cell, to stdout.
+void PrintTable(const std::vector<std::string>& header,
+                const std::vector<std::vector<std::string>>& rows);
+
+// Pretty-printed JSON to stdout.
+void PrintJson(const nlohmann::json& value);
+
+// Field as text: strings as they are, numbers in decimal, absent or null as "-".
+std::string Field(const nlohmann::json& object, const char* key);
+
+}  // namespace archil

@@ -1,0 +1,45 @@
+// ApiRouter: the control plane's HTTP API (SPEC.md, docs/api.md) as a pure function from a
+// request to a response, so it is testable without sockets. http_server.h feeds it real requests.
+//
+// Every response body is the envelope {"success": true, "data": ...[, "nextCursor": ...]} or
+// {"success": false, "error": "...", "code": "..."}; status codes come from HttpStatusFor().
+//
+// Thread-safety: Handle() may run concurrently.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "base/status.h"
+#include "control/service.h"
+
+namespace archil {
+
+struct ApiRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string path;    // percent-decoded, without the query
+  std::multimap<std::string, std::string> query;
+  std::string authorization;  // the Authorization header, empty if absent
+  std::string body;
+};
+
+struct ApiResponse {
+  int status = 200;
+  std::string body;  // JSON
+};
+
+class ApiRouter {
+ public:
+  explicit ApiRouter(ControlService* service) : service_(service) {}
+  ApiResponse Handle(const ApiRequest& request) const;
+
+ private:
+  ControlService* const service_;
+};
+
+// The envelope for an error that happened outside the router (413 from the HTTP layer, ...).
+ApiResponse ErrorResponse(const Status& status);
+// As above, with an explicit HTTP status for errors that have no Status code (405).
+ApiResponse ErrorResponse(int http_status, std::string_view code, std::string_view message);
+
+}  // namespace archil

@@ -1,0 +1,65 @@
+// Catalog: the control plane's durable records (disks, disk users, API keys).
+//
+// SQLite is the embedded implementation (sqlite_catalog.h); PostgreSQL comes later behind the same
+// interface. Every mutating call is one durable transaction: when it returns OK the change
+// survives a crash or power loss.
+//
+// Thread-safety: implementations are safe for concurrent use.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "control/model.h"
+
+namespace archil {
+
+struct CreateDiskResult {
+  Disk disk;     // as stored, with its users
+  bool created;  // false: a live disk of that name with the same settings already existed
+};
+
+class Catalog {
+ public:
+  virtual ~Catalog() = default;
+
+  // Creates `disk` with `first_user` in one transaction. If a live (not deleting) disk named
+  // disk.name exists: same root attributes -> returns it with created=false and stores nothing;
+  // different ones -> AlreadyExists. Concurrent creates of one name yield exactly one disk.
+  // REQUIRES: disk.id unused; first_user.disk_id == disk.id.
+  virtual Result<CreateDiskResult> CreateDisk(const Disk& disk, const DiskUser& first_user) = 0;
+
+  // A live disk by id, with its users. NotFound for unknown or deleting disks.
+  virtual Result<Disk> GetDisk(std::string_view id) = 0;
+
+  // Live disks in creation order; `name` (if not empty) filters by exact name.
+  // InvalidArgument for a cursor this catalog did not produce.
+  virtual Result<Page<Disk>> ListDisks(const PageRequest& page, std::string_view name) = 0;
+
+  // Hides a live disk (state deleting) and revokes its users at once; its data is purged later
+  // (PurgeDisk). NotFound if it is not live.
+  virtual Status MarkDiskDeleting(std::string_view id) = 0;
+  // Ids of disks waiting to be purged, oldest first.
+  virtual Result<std::vector<std::string>> DisksToPurge() = 0;
+  // Removes a deleting disk's records for good. OK if already gone.
+  virtual Status PurgeDisk(std::string_view id) = 0;
+
+  // NotFound if the disk is not live; AlreadyExists if the identifier is taken.
+  virtual Status AddDiskUser(const DiskUser& user) = 0;
+  // NotFound if the disk is not live or has no such user.
+  virtual Status RemoveDiskUser(std::string_view disk_id, std::string_view identifier) = 0;
+  // A user of a live disk, by credential id (to check a disk token).
+  virtual Result<DiskUser> GetDiskUser(std::string_view identifier) = 0;
+
+  virtual Status AddApiKey(const ApiKey& key) = 0;
+  virtual Result<ApiKey> GetApiKey(std::string_view id) = 0;
+  virtual Result<Page<ApiKey>> ListApiKeys(const PageRequest& page) = 0;
+  // NotFound if unknown; AlreadyExists (a conflict) if it is the last key, which would lock
+  // everyone out of the API.
+  virtual Status DeleteApiKey(std::string_view id) = 0;
+  virtual Result<int64_t> CountApiKeys() = 0;
+};
+
+}  // namespace archil

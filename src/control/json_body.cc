@@ -1,0 +1,80 @@
+#include "control/json_body.h"
+
+namespace archil {
+
+using nlohmann::json;
+
+Result<json> ParseJsonObject(std::string_view body) {
+  size_t depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (char c : body) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > kMaxJsonDepth) {
+        return Status::InvalidArgument("JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                       " levels");
+      }
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
+  }
+  json j = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return Status::InvalidArgument("request body is not valid JSON (or not valid UTF-8)");
+  }
+  if (!j.is_object()) return Status::InvalidArgument("request body must be a JSON object");
+  return j;
+}
+
+Status CheckKnownFields(const json& object, std::initializer_list<std::string_view> allowed) {
+  for (const auto& item : object.items()) {
+    bool known = false;
+    for (std::string_view a : allowed) known = known || item.key() == a;
+    if (!known) {
+      json key = item.key();
+      return Status::InvalidArgument("unknown field " + DumpJson(key));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::optional<std::string>> OptionalString(const json& object, const char* field) {
+  auto it = object.find(field);
+  if (it == object.end() || it->is_null()) return std::optional<std::string>();
+  if (!it->is_string()) return Status::InvalidArgument(std::string(field) + " must be a string");
+  return std::optional<std::string>(it->get<std::string>());
+}
+
+Result<std::optional<uint64_t>> OptionalUint(const json& object, const char* field, uint64_t max) {
+  auto it = object.find(field);
+  if (it == object.end() || it->is_null()) return std::optional<uint64_t>();
+  if (!it->is_number_unsigned() || it->get<uint64_t>() > max) {
+    return Status::InvalidArgument(std::string(field) + " must be an integer from 0 to " +
+                                   std::to_string(max));
+  }
+  return std::optional<uint64_t>(it->get<uint64_t>());
+}
+
+Result<std::string> RequiredString(const json& object, const char* field) {
+  ARCHIL_ASSIGN_OR_RETURN(std::optional<std::string> v, OptionalString(object, field));
+  if (!v) return Status::InvalidArgument("missing required field " + std::string(field));
+  return *v;
+}
+
+std::string DumpJson(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace archil

@@ -1,0 +1,67 @@
+// The control plane's records: disks, their users (disk tokens) and API keys.
+//
+// Plain values shared by the catalog, the service and the HTTP layer. Timestamps are
+// microseconds since the Unix epoch.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace archil {
+
+// Owner and mode of a new disk's root directory.
+struct RootAttrs {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint32_t mode = 0755;  // permission bits only (<= 07777)
+  bool operator==(const RootAttrs&) const = default;
+};
+
+// A credential allowed to mount a disk. Only the hash of its secret is kept.
+struct DiskUser {
+  std::string identifier;  // credential id (16 hex digits); stable, used to remove the user
+  std::string disk_id;
+  std::string type = "token";
+  std::string nickname;
+  std::string token_suffix;
+  std::string secret_hash;
+  int64_t created_at = 0;
+};
+
+enum class DiskState { kAvailable, kDeleting };
+
+struct Disk {
+  std::string id;  // "dsk-" + 16 lower-case hex digits
+  std::string name;
+  std::string region;
+  DiskState state = DiskState::kAvailable;
+  RootAttrs root;
+  int64_t created_at = 0;
+  std::vector<DiskUser> users;  // filled by Get/List
+};
+
+// An account-scoped key for the control-plane API.
+struct ApiKey {
+  std::string id;  // 16 hex digits
+  std::string name;
+  std::string description;
+  std::string token_suffix;
+  std::string secret_hash;
+  int64_t created_at = 0;
+};
+
+// Keyset pagination. `cursor` is opaque to callers: whatever the previous page returned.
+struct PageRequest {
+  uint32_t limit = 50;
+  std::string cursor;  // empty: first page
+};
+
+template <typename T>
+struct Page {
+  std::vector<T> items;
+  std::string next_cursor;  // empty: this is the last page
+};
+
+}  // namespace archil

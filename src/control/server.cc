@@ -1,0 +1,198 @@
+#include "control/server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "api/endpoints.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/strings.h"
+#include "control/api_router.h"
+#include "control/http_server.h"
+#include "control/purger.h"
+#include "control/service.h"
+#include "control/sqlite_catalog.h"
+
+namespace archil {
+namespace {
+
+Status MakeDir(const std::string& path, mode_t mode) {
+  if (mkdir(path.c_str(), mode) == 0 || errno == EEXIST) return Status::Ok();
+  return Status::FromErrno(errno, "create directory " + path);
+}
+
+Status FsyncDir(const std::string& dir) {
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Status::FromErrno(errno, "open " + dir);
+  int rc = fsync(fd);
+  int err = errno;
+  close(fd);
+  return rc == 0 ? Status::Ok() : Status::FromErrno(err, "fsync " + dir);
+}
+
+// Durably replaces `path` with `text`, mode 0600.
+Status WriteSecretFile(const std::string& dir, const std::string& name, const std::string& text) {
+  std::string path = dir + "/" + name;
+  std::string tmp = path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return Status::FromErrno(errno, "create " + tmp);
+  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+            fchmod(fd, 0600) == 0 && fsync(fd) == 0;
+  int err = errno;
+  ok = close(fd) == 0 && ok;
+  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
+    if (ok) err = errno;
+    unlink(tmp.c_str());
+    return Status::FromErrno(err, "write " + path);
+  }
+  return FsyncDir(dir);
+}
+
+Result<std::string> CatalogPath(const ServerOptions& o) {
+  if (o.catalog.empty()) return o.data_dir + "/catalog.db";
+  if (o.catalog.rfind("sqlite://", 0) == 0) return o.catalog.substr(9);
+  if (o.catalog.rfind("postgres://", 0) == 0 || o.catalog.rfind("postgresql://", 0) == 0) {
+    return Status::InvalidArgument("PostgreSQL catalogs are not supported yet: use sqlite://PATH");
+  }
+  return Status::InvalidArgument("--catalog must be sqlite://PATH");
+}
+
+// Blocks the shutdown signals in the calling thread (and so in every thread it creates) and
+// returns a thread that waits for one of them and calls `on_signal`.
+std::thread StartSignalThread(sigset_t set, std::function<void(int)> on_signal) {
+  return std::thread([set, on_signal] {
+    int sig = 0;
+    while (sigwait(&set, &sig) != 0) {
+    }
+    on_signal(sig);
+  });
+}
+
+}  // namespace
+
+bool IsLoopbackHost(const std::string& host) {
+  if (host == "localhost" || host == "::1") return true;
+  in_addr a{};
+  return inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+Result<std::pair<std::string, int>> ParseListenAddress(const std::string& address) {
+  std::string host;
+  std::string port;
+  if (!address.empty() && address[0] == '[') {
+    size_t close = address.find("]:");
+    if (close == std::string::npos) {
+      return Status::InvalidArgument("invalid listen address '" + address + "': use [v6addr]:port");
+    }
+    host = address.substr(1, close - 1);
+    port = address.substr(close + 2);
+  } else {
+    size_t colon = address.rfind(':');
+    if (colon == std::string::npos || address.find(':') != colon) {
+      return Status::InvalidArgument("invalid listen address '" + address + "': use host:port");
+    }
+    host = address.substr(0, colon);
+    port = address.substr(colon + 1);
+  }
+  std::optional<uint64_t> p = ParseUint64(port);
+  if (host.empty() || !p || *p > 65535) {
+    return Status::InvalidArgument("invalid listen address '" + address +
+                                   "': use host:port with a port from 0 to 65535");
+  }
+  return std::make_pair(host, static_cast<int>(*p));
+}
+
+Status ValidateServerOptions(const ServerOptions& o) {
+  if (o.data_dir.empty()) return Status::InvalidArgument("--data-dir must not be empty");
+  ARCHIL_RETURN_IF_ERROR(ValidateRegionName(o.region));
+  ARCHIL_ASSIGN_OR_RETURN(auto api, ParseListenAddress(o.api_listen));
+  ARCHIL_RETURN_IF_ERROR(ParseListenAddress(o.mount_listen).status());
+  ARCHIL_RETURN_IF_ERROR(CatalogPath(o).status());
+  if (!o.object_store.empty() && o.object_store.rfind("dir://", 0) != 0) {
+    return Status::InvalidArgument(
+        "--object-store: only dir://PATH is supported so far (s3:// arrives with tiering)");
+  }
+  bool tls = !o.tls_cert_file.empty() || !o.tls_key_file.empty();
+  if (!tls && !o.insecure && !IsLoopbackHost(api.first)) {
+    return Status::InvalidArgument(
+        "refusing to serve the API on " + api.first +
+        " without TLS: pass --tls-cert and --tls-key, or --insecure to allow cleartext");
+  }
+  return Status::Ok();
+}
+
+Status RunServer(const ServerOptions& o) {
+  ARCHIL_RETURN_IF_ERROR(ValidateServerOptions(o));
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  ARCHIL_RETURN_IF_ERROR(MakeDir(o.data_dir, 0700));
+  ARCHIL_RETURN_IF_ERROR(MakeDir(o.data_dir + "/disks", 0700));
+  ARCHIL_ASSIGN_OR_RETURN(std::string catalog_path, CatalogPath(o));
+  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<SqliteCatalog> catalog, SqliteCatalog::Open(catalog_path));
+
+  DiskPurger purger(catalog.get(), o.data_dir + "/disks");
+  ControlService service(catalog.get(), &SystemClock::Instance(), o.region,
+                         [&purger] { purger.Wake(); });
+  ARCHIL_ASSIGN_OR_RETURN(bool issued, service.BootstrapAdminKey([&](const std::string& token) {
+    return WriteSecretFile(o.data_dir, "admin-api-key", token + "\n");
+  }));
+  if (issued) {
+    ARCHIL_LOG(kInfo) << "first start: admin API key written to " << o.data_dir
+                      << "/admin-api-key";
+  }
+
+  ARCHIL_ASSIGN_OR_RETURN(auto api_addr, ParseListenAddress(o.api_listen));
+  HttpServerOptions http;
+  http.host = api_addr.first;
+  http.port = api_addr.second;
+  http.tls_cert_file = o.tls_cert_file;
+  http.tls_key_file = o.tls_key_file;
+  http.threads = o.http_threads;
+  ApiRouter router(&service);
+  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> server, HttpServer::Bind(http, &router));
+
+  std::string run_dir = o.run_dir;
+  if (run_dir.empty()) {
+    const char* env = std::getenv("ARCHIL_RUN_DIR");
+    run_dir = env && *env ? env : kDefaultRunDir;
+  }
+  Endpoints self{o.region, server->url(), "",
+                 std::filesystem::absolute(o.data_dir).string() + "/admin-api-key"};
+  Status advertised = WriteAdvertisement(run_dir, self, getpid());
+  if (!advertised.ok()) {
+    ARCHIL_LOG(kWarn) << "local CLIs will need --endpoint: " << advertised.ToString();
+  }
+
+  purger.Start();
+  std::thread signal_thread = StartSignalThread(signals, [&server](int sig) {
+    ARCHIL_LOG(kInfo) << "signal " << sig << ": shutting down";
+    server->Stop();
+  });
+  ARCHIL_LOG(kInfo) << "archil server: region " << o.region << ", control plane " << server->url()
+                    << ", data " << o.data_dir;
+  Status served = server->Serve();
+
+  // Serve() also returns on a listener error; wake the signal thread so it can be joined.
+  pthread_kill(signal_thread.native_handle(), SIGTERM);
+  signal_thread.join();
+  purger.Stop();
+  if (advertised.ok()) RemoveAdvertisement(run_dir, o.region, getpid());
+  ARCHIL_LOG(kInfo) << "archil server stopped";
+  return served;
+}
+
+}  // namespace archil

@@ -1,0 +1,42 @@
+// The `archil server` role: control plane (HTTP API over the catalog) with embedded defaults.
+//
+// Start-up: creates DATA_DIR (0700), opens DATA_DIR/catalog.db, issues the admin API key on first
+// start (DATA_DIR/admin-api-key, 0600, written once), binds the API listener, advertises the
+// endpoint under the run dir so local CLIs find it, and serves until SIGTERM/SIGINT, then drains
+// in-flight requests, stops the purger and removes the advertisement.
+#pragma once
+
+#include <string>
+
+#include "base/status.h"
+
+namespace archil {
+
+struct ServerOptions {
+  std::string data_dir = "/var/lib/archil";
+  std::string region = "local";
+  std::string api_listen = "127.0.0.1:8420";
+  std::string mount_listen = "127.0.0.1:8421";
+  std::string object_store;  // empty: dir://DATA_DIR/objects
+  std::string catalog;       // empty: sqlite://DATA_DIR/catalog.db
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  bool insecure = false;  // allow cleartext HTTP on a non-loopback address
+  std::string run_dir;    // where to advertise; empty: ARCHIL_RUN_DIR or /run/archil
+  size_t http_threads = 128;
+};
+
+// Checks options that need no I/O: addresses, URLs, TLS policy.
+Status ValidateServerOptions(const ServerOptions& options);
+
+// Runs until SIGTERM or SIGINT. REQUIRES: called from main() before any other thread exists
+// (it blocks those signals so that every thread it starts inherits the mask).
+Status RunServer(const ServerOptions& options);
+
+// "host:port" -> (host, port). IPv6 hosts in brackets: "[::1]:8420".
+Result<std::pair<std::string, int>> ParseListenAddress(const std::string& address);
+
+// True for 127.0.0.0/8, ::1 and "localhost".
+bool IsLoopbackHost(const std::string& host);
+
+}  // namespace archil

@@ -1,0 +1,140 @@
+#include "control/service.h"
+
+#include "api/names.h"
+#include "control/credentials.h"
+
+namespace archil {
+namespace {
+
+Status CheckDiskId(std::string_view id) {
+  if (IsDiskId(id)) return Status::Ok();
+  return Status::InvalidArgument("invalid disk id: expected dsk- followed by 16 hex digits");
+}
+
+}  // namespace
+
+ControlService::ControlService(Catalog* catalog, const Clock* clock, std::string region,
+                               std::function<void()> on_disk_deleted)
+    : catalog_(catalog),
+      clock_(clock),
+      region_(std::move(region)),
+      on_disk_deleted_(std::move(on_disk_deleted)) {}
+
+Result<uint32_t> ValidatePageLimit(std::optional<uint64_t> limit) {
+  if (!limit) return 50u;
+  if (*limit < 1 || *limit > 100) return Status::InvalidArgument("limit must be between 1 and 100");
+  return static_cast<uint32_t>(*limit);
+}
+
+Result<ApiKey> ControlService::Authenticate(std::string_view authorization) const {
+  ARCHIL_ASSIGN_OR_RETURN(std::string credential, CredentialFromAuthorization(authorization));
+  Result<ParsedCredential> parsed = ParseCredential(credential);
+  if (!parsed.ok()) return Status::Unauthenticated(parsed.status().message());
+  // Compare even when the id is unknown, so timing does not tell which ids exist.
+  static const std::string kNoSuchHash(64, '0');
+  if (parsed->kind == CredentialKind::kDiskToken) {
+    Result<DiskUser> user = catalog_->GetDiskUser(parsed->id);
+    bool valid = SecretMatches(parsed->secret, user.ok() ? user->secret_hash : kNoSuchHash);
+    if (user.ok() && valid) {
+      return Status::PermissionDenied(
+          "this is a disk token, which can only mount its disk: use an API key (key-...) for the "
+          "control plane");
+    }
+    return Status::Unauthenticated("invalid or revoked credential");
+  }
+  Result<ApiKey> key = catalog_->GetApiKey(parsed->id);
+  if (!key.ok() && key.status().code() != Status::Code::kNotFound) return key.status();
+  bool valid = SecretMatches(parsed->secret, key.ok() ? key->secret_hash : kNoSuchHash);
+  if (!key.ok() || !valid) return Status::Unauthenticated("invalid or revoked API key");
+  return key;
+}
+
+Result<CreatedDisk> ControlService::CreateDisk(const CreateDiskRequest& request) {
+  ARCHIL_RETURN_IF_ERROR(ValidateDiskName(request.name));
+  if (request.root.mode > 07777) {
+    return Status::InvalidArgument("rootAttrs.mode must be permission bits (at most 07777)");
+  }
+  Disk disk;
+  ARCHIL_ASSIGN_OR_RETURN(disk.id, NewDiskId());
+  disk.name = request.name;
+  disk.region = region_;
+  disk.root = request.root;
+  disk.created_at = clock_->NowMicros();
+
+  ARCHIL_ASSIGN_OR_RETURN(IssuedCredential cred, IssueCredential(CredentialKind::kDiskToken));
+  DiskUser user{cred.id, disk.id, "token", "default", cred.suffix, cred.secret_hash,
+                disk.created_at};
+  ARCHIL_ASSIGN_OR_RETURN(CreateDiskResult result, catalog_->CreateDisk(disk, user));
+  CreatedDisk out{std::move(result.disk), result.created, ""};
+  if (out.created) out.token = cred.token;
+  return out;
+}
+
+Result<Disk> ControlService::GetDisk(std::string_view id) const {
+  ARCHIL_RETURN_IF_ERROR(CheckDiskId(id));
+  return catalog_->GetDisk(id);
+}
+
+Result<Page<Disk>> ControlService::ListDisks(const PageRequest& page, std::string_view name) const {
+  if (!name.empty()) ARCHIL_RETURN_IF_ERROR(ValidateDiskName(name));
+  return catalog_->ListDisks(page, name);
+}
+
+Status ControlService::DeleteDisk(std::string_view id) {
+  ARCHIL_RETURN_IF_ERROR(CheckDiskId(id));
+  ARCHIL_RETURN_IF_ERROR(catalog_->MarkDiskDeleting(id));
+  if (on_disk_deleted_) on_disk_deleted_();
+  return Status::Ok();
+}
+
+Result<CreatedUser> ControlService::AddDiskUser(std::string_view disk_id,
+                                                std::string_view nickname) {
+  ARCHIL_RETURN_IF_ERROR(CheckDiskId(disk_id));
+  if (nickname.empty()) return Status::InvalidArgument("nickname must not be empty");
+  ARCHIL_RETURN_IF_ERROR(ValidateText("nickname", nickname, 255));
+  ARCHIL_ASSIGN_OR_RETURN(IssuedCredential cred, IssueCredential(CredentialKind::kDiskToken));
+  DiskUser user{cred.id,          std::string(disk_id), "token", std::string(nickname),
+                cred.suffix,      cred.secret_hash,     clock_->NowMicros()};
+  ARCHIL_RETURN_IF_ERROR(catalog_->AddDiskUser(user));
+  return CreatedUser{std::move(user), cred.token};
+}
+
+Status ControlService::RemoveDiskUser(std::string_view disk_id, std::string_view identifier) {
+  ARCHIL_RETURN_IF_ERROR(CheckDiskId(disk_id));
+  ARCHIL_RETURN_IF_ERROR(ValidateText("identifier", identifier, 64));
+  return catalog_->RemoveDiskUser(disk_id, identifier);
+}
+
+Result<CreatedApiKey> ControlService::CreateApiKey(std::string_view name,
+                                                   std::string_view description) {
+  ARCHIL_RETURN_IF_ERROR(ValidateKeyName(name));
+  ARCHIL_RETURN_IF_ERROR(ValidateText("description", description, 500));
+  ARCHIL_ASSIGN_OR_RETURN(IssuedCredential cred, IssueCredential(CredentialKind::kApiKey));
+  ApiKey key{cred.id,          std::string(name), std::string(description), cred.suffix,
+             cred.secret_hash, clock_->NowMicros()};
+  ARCHIL_RETURN_IF_ERROR(catalog_->AddApiKey(key));
+  return CreatedApiKey{std::move(key), cred.token};
+}
+
+Result<Page<ApiKey>> ControlService::ListApiKeys(const PageRequest& page) const {
+  return catalog_->ListApiKeys(page);
+}
+
+Status ControlService::DeleteApiKey(std::string_view id) {
+  ARCHIL_RETURN_IF_ERROR(ValidateText("id", id, 64));
+  return catalog_->DeleteApiKey(id);
+}
+
+Result<bool> ControlService::BootstrapAdminKey(
+    const std::function<Status(const std::string& token)>& persist) {
+  ARCHIL_ASSIGN_OR_RETURN(int64_t keys, catalog_->CountApiKeys());
+  if (keys > 0) return false;
+  ARCHIL_ASSIGN_OR_RETURN(IssuedCredential cred, IssueCredential(CredentialKind::kApiKey));
+  ARCHIL_RETURN_IF_ERROR(persist(cred.token));
+  ApiKey key{cred.id,          "admin", "created by archil server on first start", cred.suffix,
+             cred.secret_hash, clock_->NowMicros()};
+  ARCHIL_RETURN_IF_ERROR(catalog_->AddApiKey(key));
+  return true;
+}
+
+}  // namespace archil

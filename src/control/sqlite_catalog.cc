@@ -1,0 +1,465 @@
+#include "control/sqlite_catalog.h"
+
+#include <sqlite3.h>
+
+#include "base/strings.h"
+
+namespace archil {
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+// Schema version 1. Partial unique index: a name is unique among live disks only, so a deleted
+// disk's name can be reused while its data is still being purged.
+constexpr char kSchemaV1[] = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE disks(
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  name TEXT NOT NULL,
+  region TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('available', 'deleting')),
+  root_uid INTEGER NOT NULL,
+  root_gid INTEGER NOT NULL,
+  root_mode INTEGER NOT NULL,
+  created_at INTEGER NOT NULL);
+CREATE UNIQUE INDEX disks_live_name ON disks(name) WHERE state = 'available';
+CREATE TABLE disk_users(
+  identifier TEXT PRIMARY KEY,
+  disk_id TEXT NOT NULL REFERENCES disks(id) ON DELETE CASCADE,
+  type TEXT NOT NULL,
+  nickname TEXT NOT NULL,
+  token_suffix TEXT NOT NULL,
+  secret_hash TEXT NOT NULL,
+  created_at INTEGER NOT NULL);
+CREATE INDEX disk_users_disk ON disk_users(disk_id);
+CREATE TABLE api_keys(
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  name TEXT NOT NULL,
+  description TEXT NOT NULL,
+  token_suffix TEXT NOT NULL,
+  secret_hash TEXT NOT NULL,
+  created_at INTEGER NOT NULL);
+)sql";
+
+Status SqliteError(sqlite3* db, int rc, std::string_view what) {
+  std::string msg = std::string(what) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+  switch (rc & 0xff) {
+    case SQLITE_CONSTRAINT: return Status::AlreadyExists(msg);
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB: return Status::Corruption(msg);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: return Status::Unavailable(msg);
+    default: return Status::IoError(msg);
+  }
+}
+
+std::string EncodeCursor(int64_t seq) { return "c" + std::to_string(seq); }
+
+Result<int64_t> DecodeCursor(const std::string& cursor) {
+  if (cursor.empty()) return int64_t{0};
+  std::optional<uint64_t> v;
+  if (cursor[0] == 'c') v = ParseUint64(std::string_view(cursor).substr(1));
+  if (!v || *v > static_cast<uint64_t>(INT64_MAX)) {
+    return Status::InvalidArgument("invalid cursor: pass the nextCursor of a previous page");
+  }
+  return static_cast<int64_t>(*v);
+}
+
+}  // namespace
+
+// A prepared statement; finalized on destruction. Bind indexes are 1-based, columns 0-based.
+class SqliteCatalog::Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) {
+    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  }
+  ~Stmt() { sqlite3_finalize(stmt_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Status prepared() const {
+    return rc_ == SQLITE_OK ? Status::Ok() : SqliteError(db_, rc_, "prepare");
+  }
+  Stmt& Bind(std::string_view v) {
+    sqlite3_bind_text(stmt_, ++next_, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& Bind(int64_t v) {
+    sqlite3_bind_int64(stmt_, ++next_, v);
+    return *this;
+  }
+  // True while a row is available; Status on error.
+  Result<bool> Step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    return SqliteError(db_, rc, "step");
+  }
+  // Runs a statement that returns no rows.
+  Status Run() {
+    Result<bool> r = Step();
+    return r.status();
+  }
+  std::string Text(int col) const {
+    const unsigned char* p = sqlite3_column_text(stmt_, col);
+    return p ? std::string(reinterpret_cast<const char*>(p),
+                           static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
+             : std::string();
+  }
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_;
+  int next_ = 0;
+};
+
+// BEGIN IMMEDIATE ... COMMIT; rolls back unless Commit() succeeded.
+class SqliteCatalog::Txn {
+ public:
+  explicit Txn(SqliteCatalog* c) : c_(c) {}
+  Status Begin() ARCHIL_REQUIRES(c_->mu_) { return c_->Exec("BEGIN IMMEDIATE"); }
+  Status Commit() ARCHIL_REQUIRES(c_->mu_) {
+    ARCHIL_RETURN_IF_ERROR(c_->Exec("COMMIT"));
+    done_ = true;
+    return Status::Ok();
+  }
+  ~Txn() {
+    if (!done_) sqlite3_exec(c_->db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+
+ private:
+  SqliteCatalog* c_;
+  bool done_ = false;
+};
+
+namespace {
+
+constexpr char kDiskColumns[] =
+    "seq, id, name, region, state, root_uid, root_gid, root_mode, created_at";
+
+template <typename S>
+Disk DiskFromRow(const S& s) {
+  Disk d;
+  d.id = s.Text(1);
+  d.name = s.Text(2);
+  d.region = s.Text(3);
+  d.state = s.Text(4) == "available" ? DiskState::kAvailable : DiskState::kDeleting;
+  d.root = {static_cast<uint32_t>(s.Int(5)), static_cast<uint32_t>(s.Int(6)),
+            static_cast<uint32_t>(s.Int(7))};
+  d.created_at = s.Int(8);
+  return d;
+}
+
+template <typename S>
+ApiKey KeyFromRow(const S& s) {
+  return ApiKey{s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), s.Int(6)};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SqliteCatalog>> SqliteCatalog::Open(const std::string& path) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    Status s = SqliteError(db, rc, "open catalog " + path);
+    sqlite3_close(db);
+    return s;
+  }
+  std::unique_ptr<SqliteCatalog> c(new SqliteCatalog(db));
+  MutexLock lock(&c->mu_);
+  ARCHIL_RETURN_IF_ERROR(c->Exec("PRAGMA busy_timeout = 5000").WithContext("catalog " + path));
+  // journal_mode returns a row; sqlite3_exec ignores it.
+  ARCHIL_RETURN_IF_ERROR(c->Exec("PRAGMA journal_mode = WAL").WithContext("catalog " + path));
+  ARCHIL_RETURN_IF_ERROR(c->Exec("PRAGMA synchronous = FULL"));
+  ARCHIL_RETURN_IF_ERROR(c->Exec("PRAGMA foreign_keys = ON"));
+  ARCHIL_RETURN_IF_ERROR(c->Migrate().WithContext("catalog " + path));
+  return c;
+}
+
+SqliteCatalog::~SqliteCatalog() { sqlite3_close(db_); }
+
+Status SqliteCatalog::Exec(const char* sql) {
+  char* err = nullptr;
+  int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
+  if (rc == SQLITE_OK) return Status::Ok();
+  std::string msg = err ? err : sqlite3_errstr(rc);
+  sqlite3_free(err);
+  return SqliteError(nullptr, rc, msg);
+}
+
+Status SqliteCatalog::Migrate() {
+  Txn txn(this);
+  ARCHIL_RETURN_IF_ERROR(txn.Begin());
+  Stmt has_meta(db_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'");
+  ARCHIL_RETURN_IF_ERROR(has_meta.prepared());
+  ARCHIL_ASSIGN_OR_RETURN(bool row, has_meta.Step());
+  if (!row || has_meta.Int(0) == 0) {
+    Stmt any(db_, "SELECT count(*) FROM sqlite_master");
+    ARCHIL_RETURN_IF_ERROR(any.prepared());
+    ARCHIL_ASSIGN_OR_RETURN(row, any.Step());
+    if (row && any.Int(0) != 0) {
+      return Status::Corruption("database has tables but is not an archil catalog");
+    }
+    ARCHIL_RETURN_IF_ERROR(Exec(kSchemaV1));
+    Stmt put(db_, "INSERT INTO meta(key, value) VALUES ('schema_version', ?)");
+    ARCHIL_RETURN_IF_ERROR(put.prepared());
+    ARCHIL_RETURN_IF_ERROR(put.Bind(std::to_string(kSchemaVersion)).Run());
+    return txn.Commit();
+  }
+  Stmt get(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
+  ARCHIL_RETURN_IF_ERROR(get.prepared());
+  ARCHIL_ASSIGN_OR_RETURN(row, get.Step());
+  std::string version = row ? get.Text(0) : "";
+  if (version != std::to_string(kSchemaVersion)) {
+    // Later versions add migrations here, each in this transaction.
+    return Status::Corruption("unknown catalog schema version '" + version + "' (this build knows " +
+                              std::to_string(kSchemaVersion) + ")");
+  }
+  return txn.Commit();
+}
+
+Result<std::vector<DiskUser>> SqliteCatalog::UsersOf(std::string_view disk_id) {
+  Stmt s(db_,
+         "SELECT identifier, disk_id, type, nickname, token_suffix, secret_hash, created_at "
+         "FROM disk_users WHERE disk_id = ? ORDER BY created_at, identifier");
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  s.Bind(disk_id);
+  std::vector<DiskUser> users;
+  for (;;) {
+    ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    users.push_back({s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), s.Int(6)});
+  }
+  return users;
+}
+
+Result<Disk> SqliteCatalog::LiveDiskWhere(const char* column, std::string_view value) {
+  std::string sql = std::string("SELECT ") + kDiskColumns + " FROM disks WHERE " + column +
+                    " = ? AND state = 'available'";
+  Stmt s(db_, sql.c_str());
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  s.Bind(value);
+  ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return Status::NotFound("no disk with " + std::string(column) + " '" + std::string(value) + "'");
+  Disk d = DiskFromRow(s);
+  ARCHIL_ASSIGN_OR_RETURN(d.users, UsersOf(d.id));
+  return d;
+}
+
+Result<CreateDiskResult> SqliteCatalog::CreateDisk(const Disk& disk, const DiskUser& first_user) {
+  MutexLock lock(&mu_);
+  Txn txn(this);
+  ARCHIL_RETURN_IF_ERROR(txn.Begin());
+  Result<Disk> existing = LiveDiskWhere("name", disk.name);
+  if (existing.ok()) {
+    if (existing->root == disk.root) return CreateDiskResult{std::move(existing).value(), false};
+    return Status::AlreadyExists("a disk named '" + disk.name +
+                                 "' already exists with different rootAttrs");
+  }
+  if (existing.status().code() != Status::Code::kNotFound) return existing.status();
+
+  Stmt ins(db_,
+           "INSERT INTO disks(id, name, region, state, root_uid, root_gid, root_mode, created_at) "
+           "VALUES (?, ?, ?, 'available', ?, ?, ?, ?)");
+  ARCHIL_RETURN_IF_ERROR(ins.prepared());
+  ins.Bind(disk.id).Bind(disk.name).Bind(disk.region).Bind(int64_t{disk.root.uid});
+  ins.Bind(int64_t{disk.root.gid}).Bind(int64_t{disk.root.mode}).Bind(disk.created_at);
+  ARCHIL_RETURN_IF_ERROR(ins.Run().WithContext("insert disk"));
+  Stmt user(db_,
+            "INSERT INTO disk_users(identifier, disk_id, type, nickname, token_suffix, "
+            "secret_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  ARCHIL_RETURN_IF_ERROR(user.prepared());
+  user.Bind(first_user.identifier).Bind(disk.id).Bind(first_user.type).Bind(first_user.nickname);
+  user.Bind(first_user.token_suffix).Bind(first_user.secret_hash).Bind(first_user.created_at);
+  ARCHIL_RETURN_IF_ERROR(user.Run().WithContext("insert disk user"));
+  ARCHIL_RETURN_IF_ERROR(txn.Commit());
+  Disk stored = disk;
+  stored.state = DiskState::kAvailable;
+  stored.users = {first_user};
+  stored.users[0].disk_id = disk.id;
+  return CreateDiskResult{std::move(stored), true};
+}
+
+Result<Disk> SqliteCatalog::GetDisk(std::string_view id) {
+  MutexLock lock(&mu_);
+  return LiveDiskWhere("id", id);
+}
+
+Result<Page<Disk>> SqliteCatalog::ListDisks(const PageRequest& page, std::string_view name) {
+  ARCHIL_ASSIGN_OR_RETURN(int64_t after, DecodeCursor(page.cursor));
+  MutexLock lock(&mu_);
+  std::string sql = std::string("SELECT ") + kDiskColumns +
+                    " FROM disks WHERE state = 'available' AND seq > ?" +
+                    (name.empty() ? "" : " AND name = ?") + " ORDER BY seq LIMIT ?";
+  Stmt s(db_, sql.c_str());
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  s.Bind(after);
+  if (!name.empty()) s.Bind(name);
+  s.Bind(static_cast<int64_t>(page.limit) + 1);
+  Page<Disk> out;
+  int64_t last_seq = 0;
+  for (;;) {
+    ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    if (out.items.size() == page.limit) {
+      out.next_cursor = EncodeCursor(last_seq);
+      break;
+    }
+    last_seq = s.Int(0);
+    out.items.push_back(DiskFromRow(s));
+  }
+  for (Disk& d : out.items) {
+    ARCHIL_ASSIGN_OR_RETURN(d.users, UsersOf(d.id));
+  }
+  return out;
+}
+
+Status SqliteCatalog::MarkDiskDeleting(std::string_view id) {
+  MutexLock lock(&mu_);
+  Stmt s(db_, "UPDATE disks SET state = 'deleting' WHERE id = ? AND state = 'available'");
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  ARCHIL_RETURN_IF_ERROR(s.Bind(id).Run());
+  if (sqlite3_changes(db_) == 0) return Status::NotFound("no disk with id '" + std::string(id) + "'");
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> SqliteCatalog::DisksToPurge() {
+  MutexLock lock(&mu_);
+  Stmt s(db_, "SELECT id FROM disks WHERE state = 'deleting' ORDER BY seq");
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  std::vector<std::string> ids;
+  for (;;) {
+    ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) return ids;
+    ids.push_back(s.Text(0));
+  }
+}
+
+Status SqliteCatalog::PurgeDisk(std::string_view id) {
+  MutexLock lock(&mu_);
+  Stmt s(db_, "DELETE FROM disks WHERE id = ? AND state = 'deleting'");
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  return s.Bind(id).Run();
+}
+
+Status SqliteCatalog::AddDiskUser(const DiskUser& user) {
+  MutexLock lock(&mu_);
+  Txn txn(this);
+  ARCHIL_RETURN_IF_ERROR(txn.Begin());
+  ARCHIL_RETURN_IF_ERROR(LiveDiskWhere("id", user.disk_id).status());
+  Stmt s(db_,
+         "INSERT INTO disk_users(identifier, disk_id, type, nickname, token_suffix, secret_hash, "
+         "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  s.Bind(user.identifier).Bind(user.disk_id).Bind(user.type).Bind(user.nickname);
+  s.Bind(user.token_suffix).Bind(user.secret_hash).Bind(user.created_at);
+  ARCHIL_RETURN_IF_ERROR(s.Run().WithContext("add disk user"));
+  return txn.Commit();
+}
+
+Status SqliteCatalog::RemoveDiskUser(std::string_view disk_id, std::string_view identifier) {
+  MutexLock lock(&mu_);
+  Stmt s(db_,
+         "DELETE FROM disk_users WHERE identifier = ? AND disk_id = ? AND disk_id IN "
+         "(SELECT id FROM disks WHERE state = 'available')");
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  ARCHIL_RETURN_IF_ERROR(s.Bind(identifier).Bind(disk_id).Run());
+  if (sqlite3_changes(db_) == 0) {
+    return Status::NotFound("disk '" + std::string(disk_id) + "' has no user '" +
+                            std::string(identifier) + "'");
+  }
+  return Status::Ok();
+}
+
+Result<DiskUser> SqliteCatalog::GetDiskUser(std::string_view identifier) {
+  MutexLock lock(&mu_);
+  Stmt s(db_,
+         "SELECT u.identifier, u.disk_id, u.type, u.nickname, u.token_suffix, u.secret_hash, "
+         "u.created_at FROM disk_users u JOIN disks d ON d.id = u.disk_id "
+         "WHERE u.identifier = ? AND d.state = 'available'");
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  s.Bind(identifier);
+  ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return Status::NotFound("no disk user '" + std::string(identifier) + "'");
+  return DiskUser{s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), s.Int(6)};
+}
+
+Status SqliteCatalog::AddApiKey(const ApiKey& key) {
+  MutexLock lock(&mu_);
+  Stmt s(db_,
+         "INSERT INTO api_keys(id, name, description, token_suffix, secret_hash, created_at) "
+         "VALUES (?, ?, ?, ?, ?, ?)");
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  s.Bind(key.id).Bind(key.name).Bind(key.description).Bind(key.token_suffix);
+  s.Bind(key.secret_hash).Bind(key.created_at);
+  return s.Run().WithContext("add API key");
+}
+
+Result<ApiKey> SqliteCatalog::GetApiKey(std::string_view id) {
+  MutexLock lock(&mu_);
+  Stmt s(db_,
+         "SELECT seq, id, name, description, token_suffix, secret_hash, created_at "
+         "FROM api_keys WHERE id = ?");
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  s.Bind(id);
+  ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return Status::NotFound("no API key '" + std::string(id) + "'");
+  return KeyFromRow(s);
+}
+
+Result<Page<ApiKey>> SqliteCatalog::ListApiKeys(const PageRequest& page) {
+  ARCHIL_ASSIGN_OR_RETURN(int64_t after, DecodeCursor(page.cursor));
+  MutexLock lock(&mu_);
+  Stmt s(db_,
+         "SELECT seq, id, name, description, token_suffix, secret_hash, created_at "
+         "FROM api_keys WHERE seq > ? ORDER BY seq LIMIT ?");
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  s.Bind(after).Bind(static_cast<int64_t>(page.limit) + 1);
+  Page<ApiKey> out;
+  int64_t last_seq = 0;
+  for (;;) {
+    ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    if (out.items.size() == page.limit) {
+      out.next_cursor = EncodeCursor(last_seq);
+      break;
+    }
+    last_seq = s.Int(0);
+    out.items.push_back(KeyFromRow(s));
+  }
+  return out;
+}
+
+Status SqliteCatalog::DeleteApiKey(std::string_view id) {
+  MutexLock lock(&mu_);
+  Txn txn(this);
+  ARCHIL_RETURN_IF_ERROR(txn.Begin());
+  Stmt count(db_, "SELECT count(*), sum(id = ?) FROM api_keys");
+  ARCHIL_RETURN_IF_ERROR(count.prepared());
+  count.Bind(id);
+  ARCHIL_ASSIGN_OR_RETURN(bool row, count.Step());
+  if (!row || count.Int(1) == 0) return Status::NotFound("no API key '" + std::string(id) + "'");
+  if (count.Int(0) == 1) {
+    return Status::AlreadyExists(
+        "refusing to delete the last API key: create another one first");
+  }
+  Stmt del(db_, "DELETE FROM api_keys WHERE id = ?");
+  ARCHIL_RETURN_IF_ERROR(del.prepared());
+  ARCHIL_RETURN_IF_ERROR(del.Bind(id).Run());
+  return txn.Commit();
+}
+
+Result<int64_t> SqliteCatalog::CountApiKeys() {
+  MutexLock lock(&mu_);
+  Stmt s(db_, "SELECT count(*) FROM api_keys");
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
+  return row ? s.Int(0) : 0;
+}
+
+}  // namespace archil

@@ -1,0 +1,55 @@
+// The embedded Catalog: one SQLite database file.
+//
+// Durability: WAL journal with synchronous=FULL, so a commit is on disk (fsync of the WAL) before
+// the call returns (design-review finding 48). One connection serves every call under a mutex:
+// SQLite allows one writer anyway, and control-plane reads take microseconds.
+//
+// Schema and versioning: docs/api.md#catalog.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "base/mutex.h"
+#include "control/catalog.h"
+
+struct sqlite3;
+
+namespace archil {
+
+class SqliteCatalog final : public Catalog {
+ public:
+  // Opens or creates the database at `path` (":memory:" for tests) and migrates its schema.
+  // Fails with Corruption if the file is not a catalog of a known schema version.
+  static Result<std::unique_ptr<SqliteCatalog>> Open(const std::string& path);
+  ~SqliteCatalog() override;
+
+  Result<CreateDiskResult> CreateDisk(const Disk& disk, const DiskUser& first_user) override;
+  Result<Disk> GetDisk(std::string_view id) override;
+  Result<Page<Disk>> ListDisks(const PageRequest& page, std::string_view name) override;
+  Status MarkDiskDeleting(std::string_view id) override;
+  Result<std::vector<std::string>> DisksToPurge() override;
+  Status PurgeDisk(std::string_view id) override;
+  Status AddDiskUser(const DiskUser& user) override;
+  Status RemoveDiskUser(std::string_view disk_id, std::string_view identifier) override;
+  Result<DiskUser> GetDiskUser(std::string_view identifier) override;
+  Status AddApiKey(const ApiKey& key) override;
+  Result<ApiKey> GetApiKey(std::string_view id) override;
+  Result<Page<ApiKey>> ListApiKeys(const PageRequest& page) override;
+  Status DeleteApiKey(std::string_view id) override;
+  Result<int64_t> CountApiKeys() override;
+
+ private:
+  class Stmt;
+  class Txn;
+  explicit SqliteCatalog(sqlite3* db) : db_(db) {}
+  Status Migrate() ARCHIL_REQUIRES(mu_);
+  Status Exec(const char* sql) ARCHIL_REQUIRES(mu_);
+  Result<std::vector<DiskUser>> UsersOf(std::string_view disk_id) ARCHIL_REQUIRES(mu_);
+  Result<Disk> LiveDiskWhere(const char* column, std::string_view value) ARCHIL_REQUIRES(mu_);
+
+  Mutex mu_;
+  sqlite3* const db_ ARCHIL_PT_GUARDED_BY(mu_);
+};
+
+}  // namespace archil
