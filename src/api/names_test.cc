@@ -21,7 +21,7 @@ TEST(NamesTest, DiskNames) {
   EXPECT_TRUE(ValidateDiskName(std::string(100, 'x')).ok());
   EXPECT_FALSE(ValidateDiskName("").ok());
   EXPECT_FALSE(ValidateDiskName(std::string(101, 'x')).ok());
-  for (const char* bad : {"a b", "a/b", "a.b", "..", "d\xc3\xa9", "a\nb", "a\0b"}) {
+  for (const char* bad : {"a b", "a/b", "a.b", "..", "d\xc3\xa9", "a\nb"}) {
     EXPECT_FALSE(ValidateDiskName(bad).ok()) << bad;
   }
 }

@@ -1,11 +1,24 @@
 #include "control/http_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include "base/log.h"
 
 namespace archil {
 namespace {
+
+// httplib listens with a backlog of 5, so a burst of new connections overflows the accept queue
+// and clients see resets. Linux lets listen() be called again to raise it; this exposes the
+// listening socket for that.
+template <typename Base>
+class TunedServer : public Base {
+ public:
+  using Base::Base;
+  void RaiseBacklog(int backlog) { ::listen(this->svr_sock_, backlog); }
+};
+using PlainServer = TunedServer<httplib::Server>;
+using TlsServer = TunedServer<httplib::SSLServer>;
 
 ApiRequest ToApiRequest(const httplib::Request& req) {
   ApiRequest r;
@@ -45,18 +58,22 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Bind(const HttpServerOptions& o,
                                                      const ApiRouter* router) {
   bool tls = !o.tls_cert_file.empty() || !o.tls_key_file.empty();
   std::unique_ptr<httplib::Server> server;
+  std::function<void()> raise_backlog;
   if (tls) {
     if (o.tls_cert_file.empty() || o.tls_key_file.empty()) {
       return Status::InvalidArgument("HTTPS needs both --tls-cert and --tls-key");
     }
-    auto ssl = std::make_unique<httplib::SSLServer>(o.tls_cert_file.c_str(), o.tls_key_file.c_str());
+    auto ssl = std::make_unique<TlsServer>(o.tls_cert_file.c_str(), o.tls_key_file.c_str());
     if (!ssl->is_valid()) {
       return Status::InvalidArgument("cannot load TLS certificate " + o.tls_cert_file + " / key " +
                                      o.tls_key_file + " (are they PEM files that match?)");
     }
+    raise_backlog = [s = ssl.get()] { s->RaiseBacklog(1024); };
     server = std::move(ssl);
   } else {
-    server = std::make_unique<httplib::Server>();
+    auto plain = std::make_unique<PlainServer>();
+    raise_backlog = [s = plain.get()] { s->RaiseBacklog(1024); };
+    server = std::move(plain);
   }
 
   size_t threads = o.threads;
@@ -111,6 +128,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Bind(const HttpServerOptions& o,
     return Status::Unavailable("cannot listen on " + o.host + ":" + std::to_string(o.port) +
                                " (in use, or not an address of this machine?)");
   }
+  raise_backlog();
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(server), tls, o.host, port));
 }
 

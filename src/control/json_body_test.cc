@@ -1,1 +1,57 @@
+#include "control/json_body.h"
+
 #include <gtest/gtest.h>
+
+namespace archil {
+namespace {
+
+TEST(JsonBodyTest, ParsesObjects) {
+  Result<nlohmann::json> j = ParseJsonObject(R"({"name": "x", "n": 3})");
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ(*RequiredString(*j, "name"), "x");
+  EXPECT_EQ(**OptionalUint(*j, "n", 10), 3u);
+  EXPECT_FALSE(OptionalString(*j, "missing")->has_value());
+}
+
+TEST(JsonBodyTest, RejectsBadBodies) {
+  for (std::string bad : {std::string(""), std::string("null"), std::string("[1]"),
+                          std::string("\"s\""), std::string("{"), std::string("{\"a\":}"),
+                          std::string("{\"a\":\"\xff\"}"), std::string("{\"a\":1} trailing")}) {
+    Result<nlohmann::json> j = ParseJsonObject(bad);
+    ASSERT_FALSE(j.ok()) << bad;
+    EXPECT_EQ(j.status().code(), Status::Code::kInvalidArgument);
+  }
+}
+
+TEST(JsonBodyTest, DeepNestingIsRejectedBeforeParsing) {
+  std::string deep = "{\"a\":" + std::string(1000000, '[') + std::string(1000000, ']') + "}";
+  Result<nlohmann::json> j = ParseJsonObject(deep);
+  ASSERT_FALSE(j.ok());
+  EXPECT_NE(j.status().message().find("nested"), std::string::npos);
+  // Brackets inside strings do not count.
+  EXPECT_TRUE(ParseJsonObject("{\"a\":\"" + std::string(100, '[') + "\\\"\"}").ok());
+}
+
+TEST(JsonBodyTest, WrongTypesNameTheField) {
+  nlohmann::json j = *ParseJsonObject(R"({"name": 5, "uid": -1, "gid": 1.5, "mode": "0755"})");
+  EXPECT_NE(RequiredString(j, "name").status().message().find("name must be a string"),
+            std::string::npos);
+  EXPECT_FALSE(OptionalUint(j, "uid", 100).ok());
+  EXPECT_FALSE(OptionalUint(j, "gid", 100).ok());
+  EXPECT_FALSE(OptionalUint(j, "mode", 100).ok());
+  EXPECT_FALSE(RequiredString(j, "absent").ok());
+}
+
+TEST(JsonBodyTest, UnknownFieldsAreNamed) {
+  nlohmann::json j = *ParseJsonObject(R"({"name": "x", "mounts": []})");
+  Status s = CheckKnownFields(j, {"name"});
+  EXPECT_NE(s.message().find("\"mounts\""), std::string::npos);
+}
+
+TEST(JsonBodyTest, DumpNeverThrowsOnBadUtf8) {
+  nlohmann::json j = std::string("bad \xff byte");
+  EXPECT_EQ(DumpJson(j), "\"bad \xEF\xBF\xBD byte\"");
+}
+
+}  // namespace
+}  // namespace archil

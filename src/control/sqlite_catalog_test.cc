@@ -1,1 +1,236 @@
+#include "control/sqlite_catalog.h"
+
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace archil {
+namespace {
+
+namespace fs = std::filesystem;
+
+Disk MakeDisk(const std::string& id, const std::string& name, RootAttrs root = {}) {
+  Disk d;
+  d.id = id;
+  d.name = name;
+  d.region = "local";
+  d.root = root;
+  d.created_at = 1000;
+  return d;
+}
+
+DiskUser MakeUser(const std::string& identifier, const std::string& disk_id) {
+  return DiskUser{identifier, disk_id, "token", "default", "abcd", std::string(64, 'f'), 1000};
+}
+
+std::string Hex16(int n) {
+  char buf[17];
+  snprintf(buf, sizeof(buf), "%016x", n);
+  return buf;
+}
+
+std::string DiskId(int n) { return "dsk-" + Hex16(n); }
+
+class SqliteCatalogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("archil-catalog-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    Reopen();
+  }
+  void TearDown() override {
+    catalog_.reset();
+    fs::remove_all(dir_);
+  }
+  void Reopen() {
+    catalog_.reset();
+    auto c = SqliteCatalog::Open((dir_ / "catalog.db").string());
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    catalog_ = std::move(c).value();
+  }
+
+  fs::path dir_;
+  std::unique_ptr<SqliteCatalog> catalog_;
+};
+
+TEST_F(SqliteCatalogTest, CreateGetAndIdempotentCreate) {
+  auto r = catalog_->CreateDisk(MakeDisk(DiskId(1), "a"), MakeUser(Hex16(100), DiskId(1)));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->created);
+  EXPECT_EQ(r->disk.users.size(), 1u);
+
+  auto again = catalog_->CreateDisk(MakeDisk(DiskId(2), "a"), MakeUser(Hex16(101), DiskId(2)));
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(again->disk.id, DiskId(1));
+  EXPECT_EQ(again->disk.users.size(), 1u);
+  EXPECT_EQ(catalog_->GetDisk(DiskId(2)).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(catalog_->GetDiskUser(Hex16(101)).status().code(), Status::Code::kNotFound);
+
+  auto conflict = catalog_->CreateDisk(MakeDisk(DiskId(3), "a", {1, 1, 0700}),
+                                       MakeUser(Hex16(102), DiskId(3)));
+  EXPECT_EQ(conflict.status().code(), Status::Code::kAlreadyExists);
+
+  auto got = catalog_->GetDisk(DiskId(1));
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->name, "a");
+  EXPECT_EQ(got->root, RootAttrs{});
+  EXPECT_EQ(got->users[0].identifier, Hex16(100));
+}
+
+TEST_F(SqliteCatalogTest, PaginatesInCreationOrder) {
+  for (int i = 0; i < 7; ++i) {
+    ASSERT_TRUE(catalog_->CreateDisk(MakeDisk(DiskId(50 - i), "d" + std::to_string(i)),
+                                     MakeUser(Hex16(200 + i), DiskId(50 - i)))
+                    .ok());
+  }
+  std::vector<std::string> names;
+  PageRequest page{3, ""};
+  int pages = 0;
+  do {
+    auto p = catalog_->ListDisks(page, "");
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    for (const Disk& d : p->items) names.push_back(d.name);
+    page.cursor = p->next_cursor;
+    ++pages;
+  } while (!page.cursor.empty());
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(names, (std::vector<std::string>{"d0", "d1", "d2", "d3", "d4", "d5", "d6"}));
+
+  auto by_name = catalog_->ListDisks({50, ""}, "d4");
+  ASSERT_TRUE(by_name.ok());
+  ASSERT_EQ(by_name->items.size(), 1u);
+  EXPECT_EQ(by_name->items[0].id, DiskId(46));
+  EXPECT_TRUE(by_name->next_cursor.empty());
+
+  for (const char* bad : {"x", "c", "c-1", "c99999999999999999999", "12"}) {
+    EXPECT_EQ(catalog_->ListDisks({3, bad}, "").status().code(), Status::Code::kInvalidArgument)
+        << bad;
+  }
+}
+
+TEST_F(SqliteCatalogTest, DeleteHidesRevokesAndFreesTheName) {
+  ASSERT_TRUE(catalog_->CreateDisk(MakeDisk(DiskId(1), "a"), MakeUser(Hex16(1), DiskId(1))).ok());
+  ASSERT_TRUE(catalog_->GetDiskUser(Hex16(1)).ok());
+  ASSERT_TRUE(catalog_->MarkDiskDeleting(DiskId(1)).ok());
+  EXPECT_EQ(catalog_->GetDisk(DiskId(1)).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(catalog_->GetDiskUser(Hex16(1)).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(catalog_->MarkDiskDeleting(DiskId(1)).code(), Status::Code::kNotFound);
+  EXPECT_EQ(catalog_->AddDiskUser(MakeUser(Hex16(2), DiskId(1))).code(), Status::Code::kNotFound);
+
+  auto reuse = catalog_->CreateDisk(MakeDisk(DiskId(2), "a"), MakeUser(Hex16(3), DiskId(2)));
+  ASSERT_TRUE(reuse.ok());
+  EXPECT_TRUE(reuse->created);
+
+  EXPECT_EQ(*catalog_->DisksToPurge(), std::vector<std::string>{DiskId(1)});
+  ASSERT_TRUE(catalog_->PurgeDisk(DiskId(1)).ok());
+  EXPECT_TRUE(catalog_->DisksToPurge()->empty());
+  EXPECT_TRUE(catalog_->PurgeDisk(DiskId(1)).ok());
+  // A live disk is never purged.
+  ASSERT_TRUE(catalog_->PurgeDisk(DiskId(2)).ok());
+  EXPECT_TRUE(catalog_->GetDisk(DiskId(2)).ok());
+}
+
+TEST_F(SqliteCatalogTest, DiskUsers) {
+  ASSERT_TRUE(catalog_->CreateDisk(MakeDisk(DiskId(1), "a"), MakeUser(Hex16(1), DiskId(1))).ok());
+  ASSERT_TRUE(catalog_->AddDiskUser(MakeUser(Hex16(2), DiskId(1))).ok());
+  EXPECT_EQ(catalog_->AddDiskUser(MakeUser(Hex16(2), DiskId(1))).code(),
+            Status::Code::kAlreadyExists);
+  EXPECT_EQ(catalog_->GetDisk(DiskId(1))->users.size(), 2u);
+  EXPECT_EQ(catalog_->RemoveDiskUser(DiskId(9), Hex16(2)).code(), Status::Code::kNotFound);
+  ASSERT_TRUE(catalog_->RemoveDiskUser(DiskId(1), Hex16(2)).ok());
+  EXPECT_EQ(catalog_->RemoveDiskUser(DiskId(1), Hex16(2)).code(), Status::Code::kNotFound);
+  EXPECT_EQ(catalog_->GetDiskUser(Hex16(2)).status().code(), Status::Code::kNotFound);
+}
+
+TEST_F(SqliteCatalogTest, ApiKeysAndTheLastKeyRule) {
+  EXPECT_EQ(*catalog_->CountApiKeys(), 0);
+  ASSERT_TRUE(catalog_->AddApiKey({Hex16(1), "admin", "", "abcd", std::string(64, 'a'), 1}).ok());
+  ASSERT_TRUE(catalog_->AddApiKey({Hex16(2), "ci", "d", "efgh", std::string(64, 'b'), 2}).ok());
+  EXPECT_EQ(catalog_->AddApiKey({Hex16(2), "dup", "", "x", "y", 3}).code(),
+            Status::Code::kAlreadyExists);
+  auto page = catalog_->ListApiKeys({1, ""});
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->items.size(), 1u);
+  EXPECT_EQ(page->items[0].name, "admin");
+  page = catalog_->ListApiKeys({1, page->next_cursor});
+  EXPECT_EQ(page->items[0].name, "ci");
+  EXPECT_EQ(catalog_->DeleteApiKey(Hex16(9)).code(), Status::Code::kNotFound);
+  ASSERT_TRUE(catalog_->DeleteApiKey(Hex16(1)).ok());
+  EXPECT_EQ(catalog_->DeleteApiKey(Hex16(2)).code(), Status::Code::kAlreadyExists);
+  EXPECT_EQ(catalog_->GetApiKey(Hex16(1)).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(catalog_->GetApiKey(Hex16(2))->description, "d");
+}
+
+TEST_F(SqliteCatalogTest, StateSurvivesReopen) {
+  ASSERT_TRUE(catalog_->CreateDisk(MakeDisk(DiskId(1), "keep", {7, 8, 0750}),
+                                   MakeUser(Hex16(1), DiskId(1)))
+                  .ok());
+  ASSERT_TRUE(catalog_->AddApiKey({Hex16(5), "k", "", "abcd", std::string(64, 'a'), 1}).ok());
+  Reopen();
+  auto d = catalog_->GetDisk(DiskId(1));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->root, (RootAttrs{7, 8, 0750}));
+  EXPECT_TRUE(catalog_->GetApiKey(Hex16(5)).ok());
+}
+
+TEST_F(SqliteCatalogTest, UsesWalWithFullSync) {
+  catalog_.reset();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "catalog.db").c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+TEST_F(SqliteCatalogTest, RefusesForeignDatabasesAndUnknownVersions) {
+  catalog_.reset();
+  std::string other = (dir_ / "other.db").string();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(other.c_str(), &db), SQLITE_OK);
+  sqlite3_exec(db, "CREATE TABLE t(x)", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  EXPECT_EQ(SqliteCatalog::Open(other).status().code(), Status::Code::kCorruption);
+
+  sqlite3_open((dir_ / "catalog.db").c_str(), &db);
+  sqlite3_exec(db, "UPDATE meta SET value = '99' WHERE key = 'schema_version'", nullptr, nullptr,
+               nullptr);
+  sqlite3_close(db);
+  auto c = SqliteCatalog::Open((dir_ / "catalog.db").string());
+  EXPECT_EQ(c.status().code(), Status::Code::kCorruption);
+  EXPECT_NE(c.status().message().find("'99'"), std::string::npos);
+
+  std::string junk = (dir_ / "junk.db").string();
+  std::ofstream(junk) << std::string(8192, 'x');
+  EXPECT_FALSE(SqliteCatalog::Open(junk).ok());
+}
+
+TEST_F(SqliteCatalogTest, ConcurrentCreatesOfOneNameMakeOneDisk) {
+  std::atomic<int> created{0};
+  std::atomic<int> existing{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 32; ++i) {
+    threads.emplace_back([&, i] {
+      auto r = catalog_->CreateDisk(MakeDisk(DiskId(i), "same"), MakeUser(Hex16(i), DiskId(i)));
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      (r->created ? created : existing)++;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(created.load(), 1);
+  EXPECT_EQ(existing.load(), 31);
+  EXPECT_EQ(catalog_->ListDisks({100, ""}, "same")->items.size(), 1u);
+}
+
+}  // namespace
+}  // namespace archil

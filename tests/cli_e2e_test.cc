@@ -1,0 +1,314 @@
+// The `archil` and `archil-server` binaries end to end, as a user runs them: a real server process
+// started through `archil server`, found through its advertisement, driven by the CLI.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace archil {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kBin = ARCHIL_BIN_DIR;
+
+struct Ran {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::vector<std::string> Environment(const std::map<std::string, std::string>& extra) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    std::string key = kv.substr(0, kv.find('='));
+    if (key.rfind("ARCHIL_", 0) == 0 || extra.count(key)) continue;
+    env.push_back(kv);
+  }
+  for (const auto& [k, v] : extra) env.push_back(k + "=" + v);
+  return env;
+}
+
+std::vector<char*> Pointers(std::vector<std::string>& v) {
+  std::vector<char*> p;
+  for (auto& s : v) p.push_back(s.data());
+  p.push_back(nullptr);
+  return p;
+}
+
+// Runs a command to completion, capturing stdout and stderr.
+Ran RunCommand(std::vector<std::string> argv, const std::map<std::string, std::string>& env) {
+  int out[2], err[2];
+  EXPECT_EQ(pipe2(out, O_CLOEXEC), 0);
+  EXPECT_EQ(pipe2(err, O_CLOEXEC), 0);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+  std::vector<std::string> envv = Environment(env);
+  auto args = Pointers(argv);
+  auto envp = Pointers(envv);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  close(out[1]);
+  close(err[1]);
+  Ran r;
+  if (rc != 0) return r;
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  int open_fds = 2;
+  char buf[4096];
+  while (open_fds > 0 && poll(fds, 2, 30000) > 0) {
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+      ssize_t n = read(fds[i].fd, buf, sizeof(buf));
+      if (n <= 0) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      } else {
+        (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("archil-cli-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "run");
+    env_ = {{"ARCHIL_RUN_DIR", (dir_ / "run").string()},
+            {"ARCHIL_REGIONS_FILE", (dir_ / "no-regions.json").string()}};
+    // ARCHIL_REGIONS_FILE set to a missing file is an error; use the default path instead unless
+    // a test writes one.
+    env_.erase("ARCHIL_REGIONS_FILE");
+  }
+  void TearDown() override {
+    StopServer();
+    fs::remove_all(dir_);
+  }
+
+  Ran Archil(std::vector<std::string> args, std::map<std::string, std::string> extra = {}) {
+    args.insert(args.begin(), kBin + "/archil");
+    auto env = env_;
+    for (auto& [k, v] : extra) env[k] = v;
+    return RunCommand(args, env);
+  }
+
+  // Starts `archil server` in the background and waits for its advertisement.
+  void StartServer(std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {kBin + "/archil",  "server", "--data-dir",
+                                     (dir_ / "data").string(), "--api-listen", "127.0.0.1:0",
+                                     "--region",        "test-1"};
+    for (auto& a : extra) argv.push_back(a);
+    std::vector<std::string> envv = Environment(env_);
+    auto args = Pointers(argv);
+    auto envp = Pointers(envv);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    std::string log = (dir_ / "server.log").string();
+    posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    ASSERT_EQ(posix_spawn(&server_, argv[0].c_str(), &fa, nullptr, args.data(), envp.data()), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    fs::path advert = dir_ / "run" / "test-1.json";
+    for (int i = 0; i < 200 && !fs::exists(advert); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    ASSERT_TRUE(fs::exists(advert)) << "server did not start; log:\n" << ReadFile(log);
+  }
+
+  // SIGTERM; returns the server's exit code.
+  int StopServer() {
+    if (server_ <= 0) return -1;
+    kill(server_, SIGTERM);
+    int status = 0;
+    waitpid(server_, &status, 0);
+    server_ = 0;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  static std::string ReadFile(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  fs::path dir_;
+  std::map<std::string, std::string> env_;
+  pid_t server_ = 0;
+};
+
+TEST_F(CliTest, HelpOnEveryCommand) {
+  for (std::vector<std::string> cmd :
+       {std::vector<std::string>{"--help"}, {"disks", "--help"}, {"disks", "create", "--help"},
+        {"disks", "list", "--help"}, {"disks", "get", "--help"}, {"disks", "delete", "--help"},
+        {"keys", "--help"}, {"keys", "create", "--help"}, {"keys", "list", "--help"},
+        {"keys", "delete", "--help"}, {"users", "--help"}, {"users", "add", "--help"},
+        {"users", "list", "--help"}, {"users", "remove", "--help"}, {"server", "--help"},
+        {"version", "--help"}}) {
+    Ran r = Archil(cmd);
+    EXPECT_EQ(r.exit_code, 0) << cmd[0] << " " << r.err;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd[0] << ": " << r.out;
+  }
+}
+
+TEST_F(CliTest, VersionAndUsageErrors) {
+  Ran v = Archil({"version"});
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_EQ(v.out.rfind("archil ", 0), 0u);
+  Ran j = Archil({"version", "--json"});
+  EXPECT_TRUE(json::parse(j.out, nullptr, false).contains("version")) << j.out;
+
+  for (std::vector<std::string> bad : {std::vector<std::string>{}, {"frobnicate"}, {"disks"},
+                                       {"disks", "create"}, {"disks", "list", "--limit", "0"},
+                                       {"--log-level", "loud", "version"}}) {
+    Ran r = Archil(bad);
+    EXPECT_EQ(r.exit_code, 2) << (bad.empty() ? "" : bad[0]) << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("archil: ", 0), 0u) << r.err;
+  }
+}
+
+TEST_F(CliTest, NoServerSaysHowToStartOne) {
+  Ran r = Archil({"disks", "list"});
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(r.err.find("archil server"), std::string::npos) << r.err;
+  r = Archil({"--endpoint", "http://127.0.0.1:1", "--api-key", "key-x", "disks", "list"});
+  EXPECT_EQ(r.exit_code, 6) << r.err;
+  EXPECT_NE(r.err.find("is the server running"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, FullLifecycleWithNoConfiguration) {
+  StartServer();
+  struct stat st{};
+  ASSERT_EQ(stat((dir_ / "data" / "admin-api-key").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  Ran created = Archil({"disks", "create", "demo"});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  EXPECT_NE(created.out.find("created disk dsk-"), std::string::npos) << created.out;
+  EXPECT_NE(created.out.find("adt_"), std::string::npos);
+
+  Ran again = Archil({"disks", "create", "demo"});
+  EXPECT_EQ(again.exit_code, 0);
+  EXPECT_NE(again.out.find("already exists"), std::string::npos) << again.out;
+  EXPECT_EQ(again.out.find("adt_"), std::string::npos);
+  EXPECT_EQ(Archil({"disks", "create", "demo", "--mode", "0700"}).exit_code, 5);
+  EXPECT_EQ(Archil({"disks", "create", "bad name"}).exit_code, 2);
+  EXPECT_EQ(Archil({"disks", "create", "x", "--mode", "999"}).exit_code, 2);
+
+  Ran js = Archil({"--json", "disks", "create", "second", "--uid", "1000", "--mode", "700"});
+  ASSERT_EQ(js.exit_code, 0) << js.err;
+  json second = json::parse(js.out);
+  EXPECT_EQ(second["disk"]["rootAttrs"]["mode"], 0700);
+  std::string second_id = second["diskId"];
+
+  Ran list = Archil({"disks", "list", "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(json::parse(list.out).size(), 2u);
+  Ran table = Archil({"disks", "list"});
+  EXPECT_EQ(table.out.rfind("ID ", 0), 0u) << table.out;
+  EXPECT_NE(table.out.find("demo"), std::string::npos);
+
+  EXPECT_EQ(Archil({"disks", "get", "demo"}).exit_code, 0);
+  EXPECT_EQ(Archil({"disks", "get", second_id}).exit_code, 0);
+  Ran missing = Archil({"disks", "get", "nosuch"});
+  EXPECT_EQ(missing.exit_code, 4);
+  EXPECT_EQ(missing.err, "archil: no disk named 'nosuch'\n");
+  EXPECT_EQ(Archil({"disks", "get", "no such"}).exit_code, 2);
+
+  // Keys: a new key works; a wrong key says what to do.
+  Ran key = Archil({"--json", "keys", "create", "ci", "--description", "runner"});
+  ASSERT_EQ(key.exit_code, 0) << key.err;
+  json k = json::parse(key.out);
+  std::string token = k["token"];
+  EXPECT_EQ(Archil({"disks", "list"}, {{"ARCHIL_API_KEY", token}}).exit_code, 0);
+  Ran keys = Archil({"keys", "list"});
+  EXPECT_NE(keys.out.find("ci"), std::string::npos);
+  EXPECT_EQ(keys.out.find(token), std::string::npos);
+  Ran wrong = Archil({"disks", "list", "--api-key", "key-0000000000000000_" + std::string(48, '0')});
+  EXPECT_EQ(wrong.exit_code, 3);
+  EXPECT_NE(wrong.err.find("ARCHIL_API_KEY"), std::string::npos);
+  EXPECT_EQ(Archil({"keys", "delete", k["id"]}).exit_code, 0);
+  EXPECT_EQ(Archil({"disks", "list"}, {{"ARCHIL_API_KEY", token}}).exit_code, 3);
+
+  // Users (disk tokens).
+  Ran user = Archil({"--json", "users", "add", "demo", "--nickname", "laptop"});
+  ASSERT_EQ(user.exit_code, 0) << user.err;
+  std::string identifier = json::parse(user.out)["identifier"];
+  Ran users = Archil({"users", "list", "demo"});
+  EXPECT_NE(users.out.find("laptop"), std::string::npos) << users.out;
+  EXPECT_EQ(Archil({"users", "remove", "demo", identifier}).exit_code, 0);
+  EXPECT_EQ(Archil({"users", "remove", "demo", identifier}).exit_code, 4);
+
+  EXPECT_EQ(Archil({"disks", "delete", "demo"}).exit_code, 0);
+  EXPECT_EQ(Archil({"disks", "get", "demo"}).exit_code, 4);
+
+  // Graceful stop, then a restart keeps the state and the admin key.
+  std::string admin = ReadFile(dir_ / "data" / "admin-api-key");
+  EXPECT_EQ(StopServer(), 0) << ReadFile(dir_ / "server.log");
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "test-1.json"));
+  StartServer();
+  EXPECT_EQ(ReadFile(dir_ / "data" / "admin-api-key"), admin);
+  Ran after = Archil({"disks", "list", "--json"});
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  json disks = json::parse(after.out);
+  ASSERT_EQ(disks.size(), 1u);
+  EXPECT_EQ(disks[0]["id"], second_id);
+}
+
+TEST_F(CliTest, ServerRefusesBadOptions) {
+  Ran r = Archil({"server", "--data-dir", (dir_ / "d").string(), "--api-listen", "0.0.0.0:0"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--insecure"), std::string::npos) << r.err;
+  r = Archil({"server", "--data-dir", (dir_ / "d").string(), "--region", "Not Valid"});
+  EXPECT_EQ(r.exit_code, 2);
+  r = Archil({"server", "--bogus"});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST_F(CliTest, Https) {
+  std::string cert = (dir_ / "cert.pem").string();
+  std::string key = (dir_ / "key.pem").string();
+  Ran gen = RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                 "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days",
+                 "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"},
+                {});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  StartServer({"--tls-cert", cert, "--tls-key", key});
+  EXPECT_NE(ReadFile(dir_ / "run" / "test-1.json").find("https://"), std::string::npos);
+
+  Ran untrusted = Archil({"disks", "list"});
+  EXPECT_EQ(untrusted.exit_code, 6) << untrusted.err;
+  EXPECT_NE(untrusted.err.find("ARCHIL_CA_FILE"), std::string::npos) << untrusted.err;
+  Ran trusted = Archil({"disks", "create", "secure"}, {{"ARCHIL_CA_FILE", cert}});
+  EXPECT_EQ(trusted.exit_code, 0) << trusted.err;
+  EXPECT_EQ(Archil({"--ca-file", cert, "disks", "get", "secure"}).exit_code, 0);
+}
+
+}  // namespace
+}  // namespace archil
