@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs everything the project needs on a fresh Debian 12 machine (apt and npm packages), then
+# builds. Idempotent: when everything is there it only runs the (incremental) build.
+#
+#   scripts/setup.sh [--preset release|debug|asan|tsan] [--no-build]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+preset=release
+build=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --preset) preset="$2"; shift 2 ;;
+    --no-build) build=0; shift ;;
+    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+# Build tools and libraries (DESIGN.md "Dependencies"), test and benchmark tools.
+APT_PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config git
+  libssl-dev libsqlite3-dev librocksdb-dev libfuse3-dev fuse3 libasio-dev libcpp-httplib-dev
+  nlohmann-json3-dev libprotobuf-dev protobuf-compiler libcli11-dev libspdlog-dev
+  libcurl4-openssl-dev libpugixml-dev libsystemd-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  curl jq openssl fio hyperfine
+)
+
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then missing+=(nodejs npm); fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# npm packages used by tests (package.json); reinstalled only when the lock file changed.
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; then
+  echo "setup: installing npm packages"
+  npm ci --no-audit --no-fund --loglevel=error >/dev/null
+  touch node_modules
+fi
+
+if [ "$build" -eq 1 ]; then
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset"
+fi
