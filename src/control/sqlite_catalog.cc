@@ -69,13 +69,24 @@ Result<int64_t> DecodeCursor(const std::string& cursor) {
 
 }  // namespace
 
-// A prepared statement; finalized on destruction. Bind indexes are 1-based, columns 0-based.
+// A prepared statement from the catalog's cache, reset for reuse on destruction. Bind indexes are
+// 1-based, columns 0-based. REQUIRES: the catalog mutex is held for its whole lifetime.
 class SqliteCatalog::Stmt {
  public:
-  Stmt(sqlite3* db, const char* sql) : db_(db) {
-    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  Stmt(SqliteCatalog* c, const std::string& sql) : db_(c->db_) {
+    auto it = c->statements_.find(sql);
+    if (it != c->statements_.end()) {
+      stmt_ = it->second;
+      rc_ = SQLITE_OK;
+      return;
+    }
+    rc_ = sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
+    if (rc_ == SQLITE_OK) c->statements_.emplace(sql, stmt_);
   }
-  ~Stmt() { sqlite3_finalize(stmt_); }
+  ~Stmt() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
 
@@ -181,7 +192,10 @@ Result<std::unique_ptr<SqliteCatalog>> SqliteCatalog::Open(const std::string& pa
   return c;
 }
 
-SqliteCatalog::~SqliteCatalog() { sqlite3_close(db_); }
+SqliteCatalog::~SqliteCatalog() {
+  for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
+  sqlite3_close(db_);
+}
 
 Status SqliteCatalog::Exec(const char* sql) {
   char* err = nullptr;
@@ -195,23 +209,23 @@ Status SqliteCatalog::Exec(const char* sql) {
 Status SqliteCatalog::Migrate() {
   Txn txn(this);
   ARCHIL_RETURN_IF_ERROR(txn.Begin());
-  Stmt has_meta(db_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'");
+  Stmt has_meta(this, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'");
   ARCHIL_RETURN_IF_ERROR(has_meta.prepared());
   ARCHIL_ASSIGN_OR_RETURN(bool row, has_meta.Step());
   if (!row || has_meta.Int(0) == 0) {
-    Stmt any(db_, "SELECT count(*) FROM sqlite_master");
+    Stmt any(this, "SELECT count(*) FROM sqlite_master");
     ARCHIL_RETURN_IF_ERROR(any.prepared());
     ARCHIL_ASSIGN_OR_RETURN(row, any.Step());
     if (row && any.Int(0) != 0) {
       return Status::Corruption("database has tables but is not an archil catalog");
     }
     ARCHIL_RETURN_IF_ERROR(Exec(kSchemaV1));
-    Stmt put(db_, "INSERT INTO meta(key, value) VALUES ('schema_version', ?)");
+    Stmt put(this, "INSERT INTO meta(key, value) VALUES ('schema_version', ?)");
     ARCHIL_RETURN_IF_ERROR(put.prepared());
     ARCHIL_RETURN_IF_ERROR(put.Bind(std::to_string(kSchemaVersion)).Run());
     return txn.Commit();
   }
-  Stmt get(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
+  Stmt get(this, "SELECT value FROM meta WHERE key = 'schema_version'");
   ARCHIL_RETURN_IF_ERROR(get.prepared());
   ARCHIL_ASSIGN_OR_RETURN(row, get.Step());
   std::string version = row ? get.Text(0) : "";
@@ -224,7 +238,7 @@ Status SqliteCatalog::Migrate() {
 }
 
 Result<std::vector<DiskUser>> SqliteCatalog::UsersOf(std::string_view disk_id) {
-  Stmt s(db_,
+  Stmt s(this,
          "SELECT identifier, disk_id, type, nickname, token_suffix, secret_hash, created_at "
          "FROM disk_users WHERE disk_id = ? ORDER BY created_at, identifier");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
@@ -241,7 +255,7 @@ Result<std::vector<DiskUser>> SqliteCatalog::UsersOf(std::string_view disk_id) {
 Result<Disk> SqliteCatalog::LiveDiskWhere(const char* column, std::string_view value) {
   std::string sql = std::string("SELECT ") + kDiskColumns + " FROM disks WHERE " + column +
                     " = ? AND state = 'available'";
-  Stmt s(db_, sql.c_str());
+  Stmt s(this, sql);
   ARCHIL_RETURN_IF_ERROR(s.prepared());
   s.Bind(value);
   ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
@@ -263,14 +277,14 @@ Result<CreateDiskResult> SqliteCatalog::CreateDisk(const Disk& disk, const DiskU
   }
   if (existing.status().code() != Status::Code::kNotFound) return existing.status();
 
-  Stmt ins(db_,
+  Stmt ins(this,
            "INSERT INTO disks(id, name, region, state, root_uid, root_gid, root_mode, created_at) "
            "VALUES (?, ?, ?, 'available', ?, ?, ?, ?)");
   ARCHIL_RETURN_IF_ERROR(ins.prepared());
   ins.Bind(disk.id).Bind(disk.name).Bind(disk.region).Bind(int64_t{disk.root.uid});
   ins.Bind(int64_t{disk.root.gid}).Bind(int64_t{disk.root.mode}).Bind(disk.created_at);
   ARCHIL_RETURN_IF_ERROR(ins.Run().WithContext("insert disk"));
-  Stmt user(db_,
+  Stmt user(this,
             "INSERT INTO disk_users(identifier, disk_id, type, nickname, token_suffix, "
             "secret_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)");
   ARCHIL_RETURN_IF_ERROR(user.prepared());
@@ -296,7 +310,7 @@ Result<Page<Disk>> SqliteCatalog::ListDisks(const PageRequest& page, std::string
   std::string sql = std::string("SELECT ") + kDiskColumns +
                     " FROM disks WHERE state = 'available' AND seq > ?" +
                     (name.empty() ? "" : " AND name = ?") + " ORDER BY seq LIMIT ?";
-  Stmt s(db_, sql.c_str());
+  Stmt s(this, sql);
   ARCHIL_RETURN_IF_ERROR(s.prepared());
   s.Bind(after);
   if (!name.empty()) s.Bind(name);
@@ -321,7 +335,7 @@ Result<Page<Disk>> SqliteCatalog::ListDisks(const PageRequest& page, std::string
 
 Status SqliteCatalog::MarkDiskDeleting(std::string_view id) {
   MutexLock lock(&mu_);
-  Stmt s(db_, "UPDATE disks SET state = 'deleting' WHERE id = ? AND state = 'available'");
+  Stmt s(this, "UPDATE disks SET state = 'deleting' WHERE id = ? AND state = 'available'");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
   ARCHIL_RETURN_IF_ERROR(s.Bind(id).Run());
   if (sqlite3_changes(db_) == 0) return Status::NotFound("no disk with id '" + std::string(id) + "'");
@@ -330,7 +344,7 @@ Status SqliteCatalog::MarkDiskDeleting(std::string_view id) {
 
 Result<std::vector<std::string>> SqliteCatalog::DisksToPurge() {
   MutexLock lock(&mu_);
-  Stmt s(db_, "SELECT id FROM disks WHERE state = 'deleting' ORDER BY seq");
+  Stmt s(this, "SELECT id FROM disks WHERE state = 'deleting' ORDER BY seq");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
   std::vector<std::string> ids;
   for (;;) {
@@ -342,7 +356,7 @@ Result<std::vector<std::string>> SqliteCatalog::DisksToPurge() {
 
 Status SqliteCatalog::PurgeDisk(std::string_view id) {
   MutexLock lock(&mu_);
-  Stmt s(db_, "DELETE FROM disks WHERE id = ? AND state = 'deleting'");
+  Stmt s(this, "DELETE FROM disks WHERE id = ? AND state = 'deleting'");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
   return s.Bind(id).Run();
 }
@@ -352,7 +366,7 @@ Status SqliteCatalog::AddDiskUser(const DiskUser& user) {
   Txn txn(this);
   ARCHIL_RETURN_IF_ERROR(txn.Begin());
   ARCHIL_RETURN_IF_ERROR(LiveDiskWhere("id", user.disk_id).status());
-  Stmt s(db_,
+  Stmt s(this,
          "INSERT INTO disk_users(identifier, disk_id, type, nickname, token_suffix, secret_hash, "
          "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
@@ -364,7 +378,7 @@ Status SqliteCatalog::AddDiskUser(const DiskUser& user) {
 
 Status SqliteCatalog::RemoveDiskUser(std::string_view disk_id, std::string_view identifier) {
   MutexLock lock(&mu_);
-  Stmt s(db_,
+  Stmt s(this,
          "DELETE FROM disk_users WHERE identifier = ? AND disk_id = ? AND disk_id IN "
          "(SELECT id FROM disks WHERE state = 'available')");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
@@ -378,7 +392,7 @@ Status SqliteCatalog::RemoveDiskUser(std::string_view disk_id, std::string_view 
 
 Result<DiskUser> SqliteCatalog::GetDiskUser(std::string_view identifier) {
   MutexLock lock(&mu_);
-  Stmt s(db_,
+  Stmt s(this,
          "SELECT u.identifier, u.disk_id, u.type, u.nickname, u.token_suffix, u.secret_hash, "
          "u.created_at FROM disk_users u JOIN disks d ON d.id = u.disk_id "
          "WHERE u.identifier = ? AND d.state = 'available'");
@@ -391,7 +405,7 @@ Result<DiskUser> SqliteCatalog::GetDiskUser(std::string_view identifier) {
 
 Status SqliteCatalog::AddApiKey(const ApiKey& key) {
   MutexLock lock(&mu_);
-  Stmt s(db_,
+  Stmt s(this,
          "INSERT INTO api_keys(id, name, description, token_suffix, secret_hash, created_at) "
          "VALUES (?, ?, ?, ?, ?, ?)");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
@@ -402,7 +416,7 @@ Status SqliteCatalog::AddApiKey(const ApiKey& key) {
 
 Result<ApiKey> SqliteCatalog::GetApiKey(std::string_view id) {
   MutexLock lock(&mu_);
-  Stmt s(db_,
+  Stmt s(this,
          "SELECT seq, id, name, description, token_suffix, secret_hash, created_at "
          "FROM api_keys WHERE id = ?");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
@@ -415,7 +429,7 @@ Result<ApiKey> SqliteCatalog::GetApiKey(std::string_view id) {
 Result<Page<ApiKey>> SqliteCatalog::ListApiKeys(const PageRequest& page) {
   ARCHIL_ASSIGN_OR_RETURN(int64_t after, DecodeCursor(page.cursor));
   MutexLock lock(&mu_);
-  Stmt s(db_,
+  Stmt s(this,
          "SELECT seq, id, name, description, token_suffix, secret_hash, created_at "
          "FROM api_keys WHERE seq > ? ORDER BY seq LIMIT ?");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
@@ -439,7 +453,7 @@ Status SqliteCatalog::DeleteApiKey(std::string_view id) {
   MutexLock lock(&mu_);
   Txn txn(this);
   ARCHIL_RETURN_IF_ERROR(txn.Begin());
-  Stmt count(db_, "SELECT count(*), sum(id = ?) FROM api_keys");
+  Stmt count(this, "SELECT count(*), sum(id = ?) FROM api_keys");
   ARCHIL_RETURN_IF_ERROR(count.prepared());
   count.Bind(id);
   ARCHIL_ASSIGN_OR_RETURN(bool row, count.Step());
@@ -448,7 +462,7 @@ Status SqliteCatalog::DeleteApiKey(std::string_view id) {
     return Status::AlreadyExists(
         "refusing to delete the last API key: create another one first");
   }
-  Stmt del(db_, "DELETE FROM api_keys WHERE id = ?");
+  Stmt del(this, "DELETE FROM api_keys WHERE id = ?");
   ARCHIL_RETURN_IF_ERROR(del.prepared());
   ARCHIL_RETURN_IF_ERROR(del.Bind(id).Run());
   return txn.Commit();
@@ -456,7 +470,7 @@ Status SqliteCatalog::DeleteApiKey(std::string_view id) {
 
 Result<int64_t> SqliteCatalog::CountApiKeys() {
   MutexLock lock(&mu_);
-  Stmt s(db_, "SELECT count(*) FROM api_keys");
+  Stmt s(this, "SELECT count(*) FROM api_keys");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
   ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : 0;

@@ -7,6 +7,7 @@
 // Schema and versioning: docs/api.md#catalog.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -14,6 +15,7 @@
 #include "control/catalog.h"
 
 struct sqlite3;
+struct sqlite3_stmt;
 
 namespace archil {
 
@@ -50,6 +52,8 @@ class SqliteCatalog final : public Catalog {
 
   Mutex mu_;
   sqlite3* const db_ ARCHIL_PT_GUARDED_BY(mu_);
+  // Prepared statements by SQL text, reused across calls (parsing cost more than running them).
+  std::map<std::string, sqlite3_stmt*> statements_ ARCHIL_GUARDED_BY(mu_);
 };
 
 }  // namespace archil
