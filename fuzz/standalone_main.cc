@@ -49,7 +49,9 @@ int main(int argc, char** argv) {
         case 1:
           if (!s.empty()) s.erase(pos % s.size(), 1 + rng() % 8);
           break;
-        case 2: s.insert(pos, 1 + rng() % 4, static_cast<char>(rng())); break;
+        case 2:
+          s.insert(pos, 1 + rng() % 4, static_cast<char>(rng()));
+          break;
         default: {
           const std::string& other = corpus[rng() % corpus.size()];
           if (!other.empty()) {

@@ -96,8 +96,9 @@ Ran RunCommand(std::vector<std::string> argv, const std::map<std::string, std::s
 class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("archil-cli-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("archil-cli-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "run");
     env_ = {{"ARCHIL_RUN_DIR", (dir_ / "run").string()},
@@ -120,9 +121,9 @@ class CliTest : public ::testing::Test {
 
   // Starts `archil server` in the background and waits for its advertisement.
   void StartServer(std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {kBin + "/archil",  "server", "--data-dir",
-                                     (dir_ / "data").string(), "--api-listen", "127.0.0.1:0",
-                                     "--region",        "test-1"};
+    std::vector<std::string> argv = {
+        kBin + "/archil", "server",      "--data-dir", (dir_ / "data").string(),
+        "--api-listen",   "127.0.0.1:0", "--region",   "test-1"};
     for (auto& a : extra) argv.push_back(a);
     std::vector<std::string> envv = Environment(env_);
     auto args = Pointers(argv);
@@ -163,13 +164,22 @@ class CliTest : public ::testing::Test {
 };
 
 TEST_F(CliTest, HelpOnEveryCommand) {
-  for (std::vector<std::string> cmd :
-       {std::vector<std::string>{"--help"}, {"disks", "--help"}, {"disks", "create", "--help"},
-        {"disks", "list", "--help"}, {"disks", "get", "--help"}, {"disks", "delete", "--help"},
-        {"keys", "--help"}, {"keys", "create", "--help"}, {"keys", "list", "--help"},
-        {"keys", "delete", "--help"}, {"users", "--help"}, {"users", "add", "--help"},
-        {"users", "list", "--help"}, {"users", "remove", "--help"}, {"server", "--help"},
-        {"version", "--help"}}) {
+  for (std::vector<std::string> cmd : {std::vector<std::string>{"--help"},
+                                       {"disks", "--help"},
+                                       {"disks", "create", "--help"},
+                                       {"disks", "list", "--help"},
+                                       {"disks", "get", "--help"},
+                                       {"disks", "delete", "--help"},
+                                       {"keys", "--help"},
+                                       {"keys", "create", "--help"},
+                                       {"keys", "list", "--help"},
+                                       {"keys", "delete", "--help"},
+                                       {"users", "--help"},
+                                       {"users", "add", "--help"},
+                                       {"users", "list", "--help"},
+                                       {"users", "remove", "--help"},
+                                       {"server", "--help"},
+                                       {"version", "--help"}}) {
     Ran r = Archil(cmd);
     EXPECT_EQ(r.exit_code, 0) << cmd[0] << " " << r.err;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd[0] << ": " << r.out;
@@ -183,8 +193,11 @@ TEST_F(CliTest, VersionAndUsageErrors) {
   Ran j = Archil({"version", "--json"});
   EXPECT_TRUE(json::parse(j.out, nullptr, false).contains("version")) << j.out;
 
-  for (std::vector<std::string> bad : {std::vector<std::string>{}, {"frobnicate"}, {"disks"},
-                                       {"disks", "create"}, {"disks", "list", "--limit", "0"},
+  for (std::vector<std::string> bad : {std::vector<std::string>{},
+                                       {"frobnicate"},
+                                       {"disks"},
+                                       {"disks", "create"},
+                                       {"disks", "list", "--limit", "0"},
                                        {"--log-level", "loud", "version"}}) {
     Ran r = Archil(bad);
     EXPECT_EQ(r.exit_code, 2) << (bad.empty() ? "" : bad[0]) << ": " << r.err;
@@ -204,7 +217,7 @@ TEST_F(CliTest, NoServerSaysHowToStartOne) {
 
 TEST_F(CliTest, FullLifecycleWithNoConfiguration) {
   StartServer();
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(stat((dir_ / "data" / "admin-api-key").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 
@@ -250,7 +263,8 @@ TEST_F(CliTest, FullLifecycleWithNoConfiguration) {
   Ran keys = Archil({"keys", "list"});
   EXPECT_NE(keys.out.find("ci"), std::string::npos);
   EXPECT_EQ(keys.out.find(token), std::string::npos);
-  Ran wrong = Archil({"disks", "list", "--api-key", "key-0000000000000000_" + std::string(48, '0')});
+  Ran wrong =
+      Archil({"disks", "list", "--api-key", "key-0000000000000000_" + std::string(48, '0')});
   EXPECT_EQ(wrong.exit_code, 3);
   EXPECT_NE(wrong.err.find("ARCHIL_API_KEY"), std::string::npos);
   EXPECT_EQ(Archil({"keys", "delete", k["id"]}).exit_code, 0);
@@ -294,10 +308,11 @@ TEST_F(CliTest, ServerRefusesBadOptions) {
 TEST_F(CliTest, Https) {
   std::string cert = (dir_ / "cert.pem").string();
   std::string key = (dir_ / "key.pem").string();
-  Ran gen = RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                 "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days",
-                 "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"},
-                {});
+  Ran gen =
+      RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                  "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days",
+                  "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"},
+                 {});
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   StartServer({"--tls-cert", cert, "--tls-key", key});
   EXPECT_NE(ReadFile(dir_ / "run" / "test-1.json").find("https://"), std::string::npos);

@@ -34,11 +34,11 @@ class ControlApiTest : public ::testing::Test {
                             const std::string& body = "", httplib::Headers headers = {}) {
     if (headers.empty()) headers = Admin();
     auto c = Client();
-    httplib::Result r =
-        method == "GET"      ? c.Get(path.c_str(), headers)
-        : method == "POST"   ? c.Post(path.c_str(), headers, body, "application/json")
-        : method == "DELETE" ? c.Delete(path.c_str(), headers, body, "application/json")
-                             : c.Put(path.c_str(), headers, body, "application/json");
+    httplib::Result r = method == "GET"    ? c.Get(path.c_str(), headers)
+                        : method == "POST" ? c.Post(path.c_str(), headers, body, "application/json")
+                        : method == "DELETE"
+                            ? c.Delete(path.c_str(), headers, body, "application/json")
+                            : c.Put(path.c_str(), headers, body, "application/json");
     EXPECT_TRUE(r) << method << " " << path << ": " << httplib::to_string(r.error());
     if (!r) return {0, json()};
     EXPECT_EQ(r->get_header_value("Content-Type"), "application/json") << path;
@@ -102,8 +102,8 @@ TEST_F(ControlApiTest, CreateReturnsIdAndTokenOnce) {
 }
 
 TEST_F(ControlApiTest, RootAttrsAreStored) {
-  auto [status, j] =
-      Call("POST", "/api/disks", R"({"name":"owned","rootAttrs":{"uid":1000,"gid":100,"mode":448}})");
+  auto [status, j] = Call("POST", "/api/disks",
+                          R"({"name":"owned","rootAttrs":{"uid":1000,"gid":100,"mode":448}})");
   ASSERT_EQ(status, 201) << j.dump();
   EXPECT_EQ(j["data"]["disk"]["rootAttrs"], (json{{"uid", 1000}, {"gid", 100}, {"mode", 448}}));
 }
@@ -111,18 +111,28 @@ TEST_F(ControlApiTest, RootAttrsAreStored) {
 TEST_F(ControlApiTest, BadCreateBodiesAre400) {
   const std::string too_long(101, 'x');
   for (std::string body :
-       {std::string(""), std::string("{"), std::string("[]"), std::string("null"),
-        std::string(R"({})"), std::string(R"({"name":""})"), R"({"name":")" + too_long + R"("})",
-        std::string(R"({"name":"a b"})"), std::string(R"({"name":"a/b"})"),
-        std::string(R"({"name":"caf\u00e9"})"), std::string(R"({"name":5})"),
-        std::string(R"({"name":null})"), std::string(R"({"name":["x"]})"),
+       {std::string(""),
+        std::string("{"),
+        std::string("[]"),
+        std::string("null"),
+        std::string(R"({})"),
+        std::string(R"({"name":""})"),
+        R"({"name":")" + too_long + R"("})",
+        std::string(R"({"name":"a b"})"),
+        std::string(R"({"name":"a/b"})"),
+        std::string(R"({"name":"caf\u00e9"})"),
+        std::string(R"({"name":5})"),
+        std::string(R"({"name":null})"),
+        std::string(R"({"name":["x"]})"),
         std::string(R"({"name":"x","rootAttrs":"rw"})"),
         std::string(R"({"name":"x","rootAttrs":{"uid":-1}})"),
         std::string(R"({"name":"x","rootAttrs":{"mode":4096}})"),
         std::string(R"({"name":"x","rootAttrs":{"mode":1.5}})"),
         std::string(R"({"name":"x","rootAttrs":{"owner":1}})"),
-        std::string(R"({"name":"x","mounts":[]})"), std::string("{\"name\":\"x\xff\"}"),
-        std::string("{\"name\":\"\xc0\xaf\"}"), std::string(R"({"name":"x"} {"name":"y"})"),
+        std::string(R"({"name":"x","mounts":[]})"),
+        std::string("{\"name\":\"x\xff\"}"),
+        std::string("{\"name\":\"\xc0\xaf\"}"),
+        std::string(R"({"name":"x"} {"name":"y"})"),
         "{\"name\":" + std::string(5000, '[') + "1" + std::string(5000, ']') + "}"}) {
     auto [status, j] = Call("POST", "/api/disks", body);
     EXPECT_EQ(status, 400) << body.substr(0, 80) << " -> " << j.dump();
@@ -210,15 +220,16 @@ TEST_F(ControlApiTest, ListPaginates) {
   ASSERT_EQ(by_name["data"].size(), 1u);
   EXPECT_EQ(by_name["data"][0]["name"], "p3");
   EXPECT_TRUE(by_name["nextCursor"].is_null());
-  for (std::string q : {"limit=0", "limit=101", "limit=abc", "limit=-1", "cursor=zzz",
-                        "cursor=c-5", "name=a%20b", "name=%ff"}) {
+  for (std::string q : {"limit=0", "limit=101", "limit=abc", "limit=-1", "cursor=zzz", "cursor=c-5",
+                        "name=a%20b", "name=%ff"}) {
     EXPECT_EQ(Call("GET", "/api/disks?" + q).first, 400) << q;
   }
 }
 
 TEST_F(ControlApiTest, DiskUsers) {
   std::string id = CreateDisk("shared")["diskId"];
-  auto [s1, added] = Call("POST", "/api/disks/" + id + "/users", R"({"type":"token","nickname":"ci"})");
+  auto [s1, added] =
+      Call("POST", "/api/disks/" + id + "/users", R"({"type":"token","nickname":"ci"})");
   ASSERT_EQ(s1, 201) << added.dump();
   std::string identifier = added["data"]["identifier"];
   EXPECT_EQ(added["data"]["nickname"], "ci");
@@ -229,14 +240,15 @@ TEST_F(ControlApiTest, DiskUsers) {
   EXPECT_EQ(listed["data"].size(), 2u);
   for (const json& u : listed["data"]) EXPECT_FALSE(u.contains("token"));
 
-  for (std::string body : {std::string("{}"), std::string(R"({"nickname":""})"),
-                           std::string(R"({"nickname":7})"),
-                           R"({"nickname":")" + std::string(256, 'n') + R"("})",
-                           std::string(R"({"type":"awssts","nickname":"x"})"),
-                           std::string("{\"nickname\":\"a\\u0001b\"}"), std::string("nope")}) {
+  for (std::string body :
+       {std::string("{}"), std::string(R"({"nickname":""})"), std::string(R"({"nickname":7})"),
+        R"({"nickname":")" + std::string(256, 'n') + R"("})",
+        std::string(R"({"type":"awssts","nickname":"x"})"),
+        std::string("{\"nickname\":\"a\\u0001b\"}"), std::string("nope")}) {
     EXPECT_EQ(Call("POST", "/api/disks/" + id + "/users", body).first, 400) << body;
   }
-  EXPECT_EQ(Call("POST", "/api/disks/dsk-0123456789abcdef/users", R"({"nickname":"x"})").first, 404);
+  EXPECT_EQ(Call("POST", "/api/disks/dsk-0123456789abcdef/users", R"({"nickname":"x"})").first,
+            404);
 
   EXPECT_EQ(Call("DELETE", "/api/disks/" + id + "/users/" + identifier).first, 200);
   EXPECT_EQ(Call("DELETE", "/api/disks/" + id + "/users/" + identifier).first, 404);
@@ -259,10 +271,11 @@ TEST_F(ControlApiTest, ApiKeys) {
   EXPECT_EQ(listed["data"]["tokens"].size(), 2u);
   EXPECT_EQ(listed.dump().find(key.substr(21)), std::string::npos) << "secret leaked";
 
-  for (std::string body : {std::string("{}"), std::string(R"({"name":""})"),
-                           std::string(R"({"name":1})"), R"({"name":")" + std::string(101, 'k') + R"("})",
-                           std::string(R"({"name":"x","description":false})"),
-                           std::string(R"({"name":"x","scope":"all"})")}) {
+  for (std::string body :
+       {std::string("{}"), std::string(R"({"name":""})"), std::string(R"({"name":1})"),
+        R"({"name":")" + std::string(101, 'k') + R"("})",
+        std::string(R"({"name":"x","description":false})"),
+        std::string(R"({"name":"x","scope":"all"})")}) {
     EXPECT_EQ(Call("POST", "/api/tokens", body).first, 400) << body;
   }
 
@@ -320,7 +333,8 @@ TEST_F(ControlApiTest, HundredConcurrentCreatesOfOneNameMakeOneDisk) {
       if (r->status == 201) created++;
       if (r->status == 200) existing++;
       std::lock_guard<std::mutex> lock(mu);
-      if (j.is_object() && j["data"].is_object()) ids.insert(j["data"]["diskId"].get<std::string>());
+      if (j.is_object() && j["data"].is_object())
+        ids.insert(j["data"]["diskId"].get<std::string>());
     });
   }
   for (auto& t : threads) t.join();
@@ -349,9 +363,10 @@ TEST_F(ControlApiTest, RandomRequestsNeverCrashOr500) {
   std::printf("seed %u\n", seed);
   std::mt19937 rng(seed);
   const std::vector<std::string> methods = {"GET", "POST", "DELETE", "PUT"};
-  const std::vector<std::string> paths = {"/api/disks", "/api/disks/dsk-0123456789abcdef",
-                                          "/api/disks/x/users", "/api/tokens", "/api/tokens/x",
-                                          "/api/health", "/api/disks?limit=", "/api/%ff"};
+  const std::vector<std::string> paths = {"/api/disks",         "/api/disks/dsk-0123456789abcdef",
+                                          "/api/disks/x/users", "/api/tokens",
+                                          "/api/tokens/x",      "/api/health",
+                                          "/api/disks?limit=",  "/api/%ff"};
   const std::string alphabet = "{}[]\":,0123456789abcnametruefalsenull \\u\xff\xc3\x80";
   for (int i = 0; i < 300; ++i) {
     std::string body;

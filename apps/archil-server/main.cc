@@ -10,11 +10,13 @@
 int main(int argc, char** argv) {
   archil::ServerOptions o;
   std::string log_level = "info";
-  CLI::App app{"Run the archil control plane and disk server with embedded defaults.", "archil server"};
+  CLI::App app{"Run the archil control plane and disk server with embedded defaults.",
+               "archil server"};
   app.add_option("--data-dir", o.data_dir, "Where the catalog, keys and disk data live")
       ->capture_default_str();
   app.add_option("--region", o.region, "Region name this server serves")->capture_default_str();
-  app.add_option("--api-listen", o.api_listen, "Control-plane HTTP address (host:port; port 0 picks one)")
+  app.add_option("--api-listen", o.api_listen,
+                 "Control-plane HTTP address (host:port; port 0 picks one)")
       ->capture_default_str();
   app.add_option("--mount-listen", o.mount_listen,
                  "Disk-server address for mounts (reserved: the data path is not built yet)")
@@ -31,7 +33,8 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error")->capture_default_str();
   bool quiet = false;
   app.add_flag("-q,--quiet", quiet, "Log warnings and errors only");
-  app.add_flag("-v,--verbose", [&](int64_t) { log_level = "debug"; }, "Log debug messages");
+  app.add_flag(
+      "-v,--verbose", [&](int64_t) { log_level = "debug"; }, "Log debug messages");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

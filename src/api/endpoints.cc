@@ -78,8 +78,9 @@ std::vector<Endpoints> LocalServers(const std::string& run_dir) {
   return out;
 }
 
-Result<std::optional<Endpoints>> FromRegionsFile(const ResolveOptions& o, const std::string& region) {
-  struct stat st{};
+Result<std::optional<Endpoints>> FromRegionsFile(const ResolveOptions& o,
+                                                 const std::string& region) {
+  struct stat st {};
   if (stat(o.regions_file.c_str(), &st) != 0) {
     if (o.regions_file_explicit) {
       return Status::InvalidArgument("regions file " + o.regions_file +
@@ -94,7 +95,8 @@ Result<std::optional<Endpoints>> FromRegionsFile(const ResolveOptions& o, const 
   }
   auto r = regions->find(region);
   if (r == regions->end()) return std::optional<Endpoints>();
-  if (!r->is_object()) return Status::InvalidArgument(o.regions_file + ": region entry is not an object");
+  if (!r->is_object())
+    return Status::InvalidArgument(o.regions_file + ": region entry is not an object");
   Endpoints e{region, TrimSlash(StringField(*r, "api")), StringField(*r, "mount"), ""};
   ARCHIL_RETURN_IF_ERROR(ValidateApiUrl(e.api_url, o.regions_file));
   return std::optional<Endpoints>(e);

@@ -51,7 +51,8 @@ TEST_F(EndpointsTest, RegionsFileThenLocalServers) {
   EXPECT_EQ(e->api_url, "https://eu.example:443");
   EXPECT_EQ(e->mount_addr, "eu:1");
 
-  ASSERT_TRUE(WriteAdvertisement(opts_.run_dir, {"local", "http://127.0.0.1:5", "", ""}, getpid()).ok());
+  ASSERT_TRUE(
+      WriteAdvertisement(opts_.run_dir, {"local", "http://127.0.0.1:5", "", ""}, getpid()).ok());
   opts_.region = "local";
   e = ResolveEndpoints(opts_);
   ASSERT_TRUE(e.ok()) << e.status().ToString();
@@ -59,11 +60,13 @@ TEST_F(EndpointsTest, RegionsFileThenLocalServers) {
 }
 
 TEST_F(EndpointsTest, SingleLocalServerNeedsNoRegion) {
-  ASSERT_TRUE(WriteAdvertisement(opts_.run_dir, {"solo", "http://127.0.0.1:7", "", ""}, getpid()).ok());
+  ASSERT_TRUE(
+      WriteAdvertisement(opts_.run_dir, {"solo", "http://127.0.0.1:7", "", ""}, getpid()).ok());
   Result<Endpoints> e = ResolveEndpoints(opts_);
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EXPECT_EQ(e->region, "solo");
-  ASSERT_TRUE(WriteAdvertisement(opts_.run_dir, {"duo", "http://127.0.0.1:8", "", ""}, getpid()).ok());
+  ASSERT_TRUE(
+      WriteAdvertisement(opts_.run_dir, {"duo", "http://127.0.0.1:8", "", ""}, getpid()).ok());
   e = ResolveEndpoints(opts_);
   EXPECT_EQ(e.status().code(), Status::Code::kInvalidArgument);
   EXPECT_NE(e.status().message().find("--region"), std::string::npos);
@@ -96,7 +99,8 @@ TEST_F(EndpointsTest, ExplicitRegionsFileMustExistAndParse) {
 }
 
 TEST_F(EndpointsTest, RemoveAdvertisementOnlyRemovesOwn) {
-  ASSERT_TRUE(WriteAdvertisement(opts_.run_dir, {"r1", "http://127.0.0.1:7", "", ""}, getpid()).ok());
+  ASSERT_TRUE(
+      WriteAdvertisement(opts_.run_dir, {"r1", "http://127.0.0.1:7", "", ""}, getpid()).ok());
   RemoveAdvertisement(opts_.run_dir, "r1", getpid() + 1);
   EXPECT_TRUE(fs::exists(dir_ / "run" / "r1.json"));
   RemoveAdvertisement(opts_.run_dir, "r1", getpid());

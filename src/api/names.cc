@@ -21,8 +21,9 @@ Status ValidateDiskName(std::string_view name) {
                 c == '-' || c == '_');
   }
   if (ok) return Status::Ok();
-  return Status::InvalidArgument("invalid disk name: use 1 to 100 characters of A-Z, a-z, 0-9, "
-                                 "'-' and '_'");
+  return Status::InvalidArgument(
+      "invalid disk name: use 1 to 100 characters of A-Z, a-z, 0-9, "
+      "'-' and '_'");
 }
 
 Status ValidateText(std::string_view field, std::string_view text, size_t max) {
@@ -30,7 +31,8 @@ Status ValidateText(std::string_view field, std::string_view text, size_t max) {
     return Status::InvalidArgument(std::string(field) + " is longer than " + std::to_string(max) +
                                    " bytes");
   }
-  if (!IsValidUtf8(text)) return Status::InvalidArgument(std::string(field) + " is not valid UTF-8");
+  if (!IsValidUtf8(text))
+    return Status::InvalidArgument(std::string(field) + " is not valid UTF-8");
   for (unsigned char c : text) {
     if (c < 0x20 || c == 0x7f) {
       return Status::InvalidArgument(std::string(field) + " contains a control character");

@@ -63,8 +63,8 @@ struct LogVoidify {
 
 }  // namespace archil
 
-#define ARCHIL_LOG(level)                                \
-  !::archil::LogEnabled(::archil::LogLevel::level)       \
-      ? (void)0                                          \
-      : ::archil::LogVoidify() &                         \
+#define ARCHIL_LOG(level)                          \
+  !::archil::LogEnabled(::archil::LogLevel::level) \
+      ? (void)0                                    \
+      : ::archil::LogVoidify() &                   \
             ::archil::LogMessage(::archil::LogLevel::level, __FILE__, __LINE__).stream()

@@ -15,17 +15,28 @@ Status Status::WithContext(std::string_view context) const {
 
 std::string_view CodeName(Status::Code code) {
   switch (code) {
-    case Status::Code::kOk: return "ok";
-    case Status::Code::kInvalidArgument: return "invalid_argument";
-    case Status::Code::kUnauthenticated: return "unauthenticated";
-    case Status::Code::kPermissionDenied: return "permission_denied";
-    case Status::Code::kNotFound: return "not_found";
-    case Status::Code::kAlreadyExists: return "conflict";
-    case Status::Code::kTooLarge: return "too_large";
-    case Status::Code::kUnavailable: return "unavailable";
-    case Status::Code::kIoError: return "io_error";
-    case Status::Code::kCorruption: return "corruption";
-    case Status::Code::kInternal: return "internal";
+    case Status::Code::kOk:
+      return "ok";
+    case Status::Code::kInvalidArgument:
+      return "invalid_argument";
+    case Status::Code::kUnauthenticated:
+      return "unauthenticated";
+    case Status::Code::kPermissionDenied:
+      return "permission_denied";
+    case Status::Code::kNotFound:
+      return "not_found";
+    case Status::Code::kAlreadyExists:
+      return "conflict";
+    case Status::Code::kTooLarge:
+      return "too_large";
+    case Status::Code::kUnavailable:
+      return "unavailable";
+    case Status::Code::kIoError:
+      return "io_error";
+    case Status::Code::kCorruption:
+      return "corruption";
+    case Status::Code::kInternal:
+      return "internal";
   }
   return "internal";
 }

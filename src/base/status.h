@@ -25,12 +25,12 @@ class Status {
     kUnauthenticated,   // no credential, or one we do not recognise
     kPermissionDenied,  // a valid credential that may not do this
     kNotFound,
-    kAlreadyExists,     // a create that conflicts with what exists
-    kTooLarge,          // input over a size limit
-    kUnavailable,       // transient: retry later (network, peer down, shutting down)
-    kIoError,           // a local device or file-system error
-    kCorruption,        // stored or received data failed a check
-    kInternal,          // a bug: an invariant did not hold
+    kAlreadyExists,  // a create that conflicts with what exists
+    kTooLarge,       // input over a size limit
+    kUnavailable,    // transient: retry later (network, peer down, shutting down)
+    kIoError,        // a local device or file-system error
+    kCorruption,     // stored or received data failed a check
+    kInternal,       // a bug: an invariant did not hold
   };
 
   Status() = default;
@@ -99,10 +99,10 @@ class [[nodiscard]] Result {
 }  // namespace archil
 
 // Returns the Status of `expr` from the current function if it is not OK.
-#define ARCHIL_RETURN_IF_ERROR(expr)                   \
-  do {                                                 \
-    ::archil::Status archil_status_ = (expr);          \
-    if (!archil_status_.ok()) return archil_status_;   \
+#define ARCHIL_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::archil::Status archil_status_ = (expr);        \
+    if (!archil_status_.ok()) return archil_status_; \
   } while (0)
 
 #define ARCHIL_CONCAT_INNER_(a, b) a##b

@@ -6,16 +6,24 @@ using nlohmann::json;
 
 Status::Code CodeForHttpStatus(int s) {
   switch (s) {
-    case 400: return Status::Code::kInvalidArgument;
-    case 401: return Status::Code::kUnauthenticated;
-    case 403: return Status::Code::kPermissionDenied;
-    case 404: return Status::Code::kNotFound;
-    case 409: return Status::Code::kAlreadyExists;
-    case 413: return Status::Code::kTooLarge;
+    case 400:
+      return Status::Code::kInvalidArgument;
+    case 401:
+      return Status::Code::kUnauthenticated;
+    case 403:
+      return Status::Code::kPermissionDenied;
+    case 404:
+      return Status::Code::kNotFound;
+    case 409:
+      return Status::Code::kAlreadyExists;
+    case 413:
+      return Status::Code::kTooLarge;
     case 502:
     case 503:
-    case 504: return Status::Code::kUnavailable;
-    default: return s >= 200 && s < 300 ? Status::Code::kOk : Status::Code::kInternal;
+    case 504:
+      return Status::Code::kUnavailable;
+    default:
+      return s >= 200 && s < 300 ? Status::Code::kOk : Status::Code::kInternal;
   }
 }
 
@@ -33,8 +41,9 @@ Result<ApiReply> ApiClient::Call(const std::string& method, const std::string& t
   json envelope = json::parse(res.body, nullptr, /*allow_exceptions=*/false);
   if (envelope.is_discarded() || !envelope.is_object() || !envelope.contains("success") ||
       !envelope["success"].is_boolean()) {
-    return Status(CodeForHttpStatus(res.status) == Status::Code::kOk ? Status::Code::kCorruption
-                                                                     : CodeForHttpStatus(res.status),
+    return Status(CodeForHttpStatus(res.status) == Status::Code::kOk
+                      ? Status::Code::kCorruption
+                      : CodeForHttpStatus(res.status),
                   "unexpected answer from the server (HTTP " + std::to_string(res.status) +
                       "): is this an archil control plane?");
   }

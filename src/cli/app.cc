@@ -17,10 +17,13 @@ int RunCli(int argc, char** argv) {
   CLI::App app{"archil: network disks with checkpoints and branches", "archil"};
   app.require_subcommand(1);
   app.fallthrough();  // global flags are accepted after the subcommand too
-  app.add_option("--endpoint", g.endpoint, "Control-plane URL (else ARCHIL_ENDPOINT, else --region)");
-  app.add_option("--region", g.region, "Region to talk to (else ARCHIL_REGION, else the local server)");
+  app.add_option("--endpoint", g.endpoint,
+                 "Control-plane URL (else ARCHIL_ENDPOINT, else --region)");
+  app.add_option("--region", g.region,
+                 "Region to talk to (else ARCHIL_REGION, else the local server)");
   app.add_option("--api-key", g.api_key, "API key (else ARCHIL_API_KEY)");
-  app.add_option("--ca-file", g.ca_file, "PEM CA bundle for a self-signed HTTPS server (else ARCHIL_CA_FILE)");
+  app.add_option("--ca-file", g.ca_file,
+                 "PEM CA bundle for a self-signed HTTPS server (else ARCHIL_CA_FILE)");
   app.add_option("--log-level", g.log_level, "trace|debug|info|warn|error")->capture_default_str();
   app.add_flag("--json", g.json, "Print JSON for scripts instead of tables");
   app.add_flag("-q,--quiet", g.quiet, "Print only what was asked for, and errors");

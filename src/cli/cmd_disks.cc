@@ -13,8 +13,8 @@ std::vector<std::string> DiskRow(const json& d) {
   size_t users = d.contains("authorizedUsers") && d["authorizedUsers"].is_array()
                      ? d["authorizedUsers"].size()
                      : 0;
-  return {Field(d, "id"), Field(d, "name"), Field(d, "status"), Field(d, "region"),
-          Field(d, "createdAt"), std::to_string(users)};
+  return {Field(d, "id"),     Field(d, "name"),      Field(d, "status"),
+          Field(d, "region"), Field(d, "createdAt"), std::to_string(users)};
 }
 
 const std::vector<std::string> kDiskHeader = {"ID", "NAME", "STATUS", "REGION", "CREATED", "USERS"};
@@ -57,9 +57,10 @@ Status Create(const CliContext& ctx, const CreateArgs& a) {
     std::printf("created disk %s (%s)\n", id.c_str(), a.name.c_str());
     std::printf("disk token, shown only now (export ARCHIL_MOUNT_TOKEN=...):\n%s\n", token.c_str());
   } else {
-    std::printf("disk %s (%s) already exists with these settings; its token is not shown again "
-                "(add one with `archil users add %s`)\n",
-                id.c_str(), a.name.c_str(), id.c_str());
+    std::printf(
+        "disk %s (%s) already exists with these settings; its token is not shown again "
+        "(add one with `archil users add %s`)\n",
+        id.c_str(), a.name.c_str(), id.c_str());
   }
   return Status::Ok();
 }
@@ -123,7 +124,8 @@ Result<nlohmann::json> FindDisk(const ApiClient& api, const std::string& ref) {
   }
   Status valid = ValidateDiskName(ref);
   if (!valid.ok()) {
-    return Status::InvalidArgument("'" + ref + "' is neither a disk id (dsk-<16 hex>) nor a disk name");
+    return Status::InvalidArgument("'" + ref +
+                                   "' is neither a disk id (dsk-<16 hex>) nor a disk name");
   }
   ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("GET", "/api/disks?limit=1&name=" + UrlEncode(ref)));
   if (!r.data.is_array() || r.data.empty()) return Status::NotFound("no disk named '" + ref + "'");
@@ -139,7 +141,8 @@ void AddDisksCommand(CLI::App& app, CliContext* ctx) {
   create->add_option("NAME", create_args->name, "1 to 100 of A-Z a-z 0-9 - _")->required();
   create->add_option("--uid", create_args->uid, "Owner uid of the root directory (default 0)");
   create->add_option("--gid", create_args->gid, "Owner gid of the root directory (default 0)");
-  create->add_option("--mode", create_args->mode, "Octal mode of the root directory (default 0755)");
+  create->add_option("--mode", create_args->mode,
+                     "Octal mode of the root directory (default 0755)");
   create->callback([ctx, create_args] { ctx->result = Create(*ctx, *create_args); });
 
   auto list_name = std::make_shared<std::string>();
@@ -148,7 +151,8 @@ void AddDisksCommand(CLI::App& app, CliContext* ctx) {
   list->add_option("--name", *list_name, "Only the disk with this exact name");
   list->add_option("--limit", *list_limit, "At most this many (1-100), one page")
       ->check(CLI::Range(1, 100));
-  list->callback([ctx, list_name, list_limit] { ctx->result = List(*ctx, *list_name, *list_limit); });
+  list->callback(
+      [ctx, list_name, list_limit] { ctx->result = List(*ctx, *list_name, *list_limit); });
 
   auto ref = std::make_shared<std::string>();
   CLI::App* get = disks->add_subcommand("get", "Show one disk");

@@ -11,7 +11,8 @@ Status Add(const CliContext& ctx, const std::string& disk, const std::string& ni
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
   ARCHIL_ASSIGN_OR_RETURN(json d, FindDisk(api, disk));
   json body = {{"type", "token"}, {"nickname", nickname}};
-  ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("POST", "/api/disks/" + Field(d, "id") + "/users", body));
+  ARCHIL_ASSIGN_OR_RETURN(ApiReply r,
+                          api.Call("POST", "/api/disks/" + Field(d, "id") + "/users", body));
   if (ctx.options.json) {
     PrintJson(r.data);
     return Status::Ok();
@@ -42,8 +43,8 @@ Status List(const CliContext& ctx, const std::string& disk) {
 Status Remove(const CliContext& ctx, const std::string& disk, const std::string& identifier) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
   ARCHIL_ASSIGN_OR_RETURN(json d, FindDisk(api, disk));
-  ARCHIL_ASSIGN_OR_RETURN(
-      ApiReply r, api.Call("DELETE", "/api/disks/" + Field(d, "id") + "/users/" + UrlEncode(identifier)));
+  ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("DELETE", "/api/disks/" + Field(d, "id") +
+                                                             "/users/" + UrlEncode(identifier)));
   if (ctx.options.json) {
     PrintJson(r.data);
   } else if (!ctx.options.quiet) {

@@ -27,7 +27,8 @@ std::string Lower(std::string_view s) {
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -163,7 +164,8 @@ class Connection {
     SSL_set1_host(ssl_, url.host.c_str());
     if (SSL_connect(ssl_) != 1) {
       long verify = SSL_get_verify_result(ssl_);
-      std::string why = verify != X509_V_OK ? X509_verify_cert_error_string(verify) : OpenSslError();
+      std::string why =
+          verify != X509_V_OK ? X509_verify_cert_error_string(verify) : OpenSslError();
       return Status::Unavailable("TLS handshake with " + url.host + ":" + url.port + " failed: " +
                                  why + " (for a self-signed server, set ARCHIL_CA_FILE)");
     }
@@ -272,7 +274,8 @@ Result<HttpResponse> ParseHttpResponse(std::string_view raw) {
     std::string_view line = rest.substr(0, e);
     rest = e == std::string_view::npos ? "" : rest.substr(e + 2);
     size_t colon = line.find(':');
-    if (colon == std::string_view::npos || colon == 0) return Status::Corruption("malformed HTTP header");
+    if (colon == std::string_view::npos || colon == 0)
+      return Status::Corruption("malformed HTTP header");
     std::string name = Lower(line.substr(0, colon));
     std::string value(Trim(line.substr(colon + 1)));
     if (name == "content-length") {

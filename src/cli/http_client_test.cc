@@ -42,13 +42,12 @@ TEST(HttpResponseTest, ChunkedBody) {
 }
 
 TEST(HttpResponseTest, RejectsMalformedAnswers) {
-  for (const char* bad : {"", "garbage", "HTTP/1.1 200 OK\r\n", "HTTP/2 200 OK\r\n\r\n",
-                          "HTTP/1.1 2x0 OK\r\n\r\n", "HTTP/1.1 999 No\r\n\r\n",
-                          "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
-                          "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
-                          "HTTP/1.1 200 OK\r\nno colon\r\n\r\n",
-                          "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-                          "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab"}) {
+  for (const char* bad :
+       {"", "garbage", "HTTP/1.1 200 OK\r\n", "HTTP/2 200 OK\r\n\r\n", "HTTP/1.1 2x0 OK\r\n\r\n",
+        "HTTP/1.1 999 No\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
+        "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", "HTTP/1.1 200 OK\r\nno colon\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab"}) {
     EXPECT_FALSE(ParseHttpResponse(bad).ok()) << bad;
   }
 }
@@ -58,16 +57,23 @@ TEST(HttpResponseTest, RandomBytesNeverCrash) {
   std::printf("seed %u\n", seed);
   std::mt19937 rng(seed);
   const std::string base =
-      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: "
+      "5\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
   for (int i = 0; i < 20000; ++i) {
     std::string s = base;
     int edits = 1 + static_cast<int>(rng() % 8);
     for (int e = 0; e < edits; ++e) {
       size_t pos = rng() % s.size();
       switch (rng() % 3) {
-        case 0: s[pos] = static_cast<char>(rng()); break;
-        case 1: s.erase(pos, 1 + rng() % 4); break;
-        default: s.insert(pos, 1, static_cast<char>(rng())); break;
+        case 0:
+          s[pos] = static_cast<char>(rng());
+          break;
+        case 1:
+          s.erase(pos, 1 + rng() % 4);
+          break;
+        default:
+          s.insert(pos, 1, static_cast<char>(rng()));
+          break;
       }
       if (s.empty()) s = "H";
     }

@@ -107,16 +107,22 @@ class Dispatch {
     if (!key.ok()) return ErrorResponse(key.status());
 
     if (p[0] == "disks") {
-      if (p.size() == 1) return m == "GET" ? ListDisks() : m == "POST" ? CreateDisk() : NoMethod("GET, POST");
-      if (p.size() == 2) return m == "GET" ? GetDisk(p[1]) : m == "DELETE" ? DeleteDisk(p[1]) : NoMethod("GET, DELETE");
+      if (p.size() == 1)
+        return m == "GET" ? ListDisks() : m == "POST" ? CreateDisk() : NoMethod("GET, POST");
+      if (p.size() == 2)
+        return m == "GET"      ? GetDisk(p[1])
+               : m == "DELETE" ? DeleteDisk(p[1])
+                               : NoMethod("GET, DELETE");
       if (p[2] == "users") {
-        if (p.size() == 3) return m == "GET" ? ListUsers(p[1]) : m == "POST" ? AddUser(p[1]) : NoMethod("GET, POST");
+        if (p.size() == 3)
+          return m == "GET" ? ListUsers(p[1]) : m == "POST" ? AddUser(p[1]) : NoMethod("GET, POST");
         if (p.size() == 4) return m == "DELETE" ? RemoveUser(p[1], p[3]) : NoMethod("DELETE");
       }
       return NoRoute();
     }
     if (p[0] == "tokens") {
-      if (p.size() == 1) return m == "GET" ? ListKeys() : m == "POST" ? CreateKey() : NoMethod("GET, POST");
+      if (p.size() == 1)
+        return m == "GET" ? ListKeys() : m == "POST" ? CreateKey() : NoMethod("GET, POST");
       if (p.size() == 2) return m == "DELETE" ? DeleteKey(p[1]) : NoMethod("DELETE");
     }
     return NoRoute();
@@ -127,8 +133,9 @@ class Dispatch {
     return ErrorResponse(Status::NotFound("no such API route: " + r_.method + " " + r_.path));
   }
   ApiResponse NoMethod(const char* allowed) {
-    return ErrorResponse(405, "method_not_allowed",
-                         r_.method + " is not allowed on " + r_.path + " (allowed: " + allowed + ")");
+    return ErrorResponse(
+        405, "method_not_allowed",
+        r_.method + " is not allowed on " + r_.path + " (allowed: " + allowed + ")");
   }
 
   ApiResponse ListDisks() {

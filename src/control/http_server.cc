@@ -32,12 +32,18 @@ ApiRequest ToApiRequest(const httplib::Request& req) {
 
 std::string ReasonPhrase(int status) {
   switch (status) {
-    case 400: return "malformed HTTP request";
-    case 404: return "not found";
-    case 405: return "method not allowed";
-    case 414: return "request URI too long";
-    case 416: return "range not satisfiable";
-    default: return "HTTP error " + std::to_string(status);
+    case 400:
+      return "malformed HTTP request";
+    case 404:
+      return "not found";
+    case 405:
+      return "method not allowed";
+    case 414:
+      return "request URI too long";
+    case 416:
+      return "range not satisfiable";
+    default:
+      return "HTTP error " + std::to_string(status);
   }
 }
 
@@ -133,7 +139,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Bind(const HttpServerOptions& o,
 }
 
 Status HttpServer::Serve() {
-  if (!server_->listen_after_bind()) return Status::Unavailable("HTTP listener stopped with an error");
+  if (!server_->listen_after_bind())
+    return Status::Unavailable("HTTP listener stopped with an error");
   return Status::Ok();
 }
 

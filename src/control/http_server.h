@@ -20,7 +20,7 @@ namespace archil {
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8420;  // 0: any free port
+  int port = 8420;            // 0: any free port
   std::string tls_cert_file;  // both set: HTTPS
   std::string tls_key_file;
   size_t threads = 128;

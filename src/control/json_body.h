@@ -18,7 +18,8 @@ inline constexpr size_t kMaxJsonDepth = 32;
 Result<nlohmann::json> ParseJsonObject(std::string_view body);
 
 // Rejects members of `object` not in `allowed`, naming the first unknown one.
-Status CheckKnownFields(const nlohmann::json& object, std::initializer_list<std::string_view> allowed);
+Status CheckKnownFields(const nlohmann::json& object,
+                        std::initializer_list<std::string_view> allowed);
 
 // Typed member access. Absent (or null) -> nullopt; present with the wrong type -> InvalidArgument
 // naming the field and the expected type.

@@ -13,7 +13,9 @@ DiskPurger::DiskPurger(Catalog* catalog, std::string disks_dir)
 
 DiskPurger::~DiskPurger() { Stop(); }
 
-void DiskPurger::Start() { thread_ = std::thread([this] { Loop(); }); }
+void DiskPurger::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
 
 void DiskPurger::Wake() {
   MutexLock lock(&mu_);

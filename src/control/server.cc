@@ -142,7 +142,8 @@ Status RunServer(const ServerOptions& o) {
   ARCHIL_RETURN_IF_ERROR(MakeDir(o.data_dir, 0700));
   ARCHIL_RETURN_IF_ERROR(MakeDir(o.data_dir + "/disks", 0700));
   ARCHIL_ASSIGN_OR_RETURN(std::string catalog_path, CatalogPath(o));
-  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<SqliteCatalog> catalog, SqliteCatalog::Open(catalog_path));
+  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<SqliteCatalog> catalog,
+                          SqliteCatalog::Open(catalog_path));
 
   DiskPurger purger(catalog.get(), o.data_dir + "/disks");
   ControlService service(catalog.get(), &SystemClock::Instance(), o.region,
@@ -151,8 +152,7 @@ Status RunServer(const ServerOptions& o) {
     return WriteSecretFile(o.data_dir, "admin-api-key", token + "\n");
   }));
   if (issued) {
-    ARCHIL_LOG(kInfo) << "first start: admin API key written to " << o.data_dir
-                      << "/admin-api-key";
+    ARCHIL_LOG(kInfo) << "first start: admin API key written to " << o.data_dir << "/admin-api-key";
   }
 
   ARCHIL_ASSIGN_OR_RETURN(auto api_addr, ParseListenAddress(o.api_listen));

@@ -62,8 +62,8 @@ Result<CreatedDisk> ControlService::CreateDisk(const CreateDiskRequest& request)
   disk.created_at = clock_->NowMicros();
 
   ARCHIL_ASSIGN_OR_RETURN(IssuedCredential cred, IssueCredential(CredentialKind::kDiskToken));
-  DiskUser user{cred.id, disk.id, "token", "default", cred.suffix, cred.secret_hash,
-                disk.created_at};
+  DiskUser user{cred.id,     disk.id,          "token",        "default",
+                cred.suffix, cred.secret_hash, disk.created_at};
   ARCHIL_ASSIGN_OR_RETURN(CreateDiskResult result, catalog_->CreateDisk(disk, user));
   CreatedDisk out{std::move(result.disk), result.created, ""};
   if (out.created) out.token = cred.token;
@@ -93,8 +93,8 @@ Result<CreatedUser> ControlService::AddDiskUser(std::string_view disk_id,
   if (nickname.empty()) return Status::InvalidArgument("nickname must not be empty");
   ARCHIL_RETURN_IF_ERROR(ValidateText("nickname", nickname, 255));
   ARCHIL_ASSIGN_OR_RETURN(IssuedCredential cred, IssueCredential(CredentialKind::kDiskToken));
-  DiskUser user{cred.id,          std::string(disk_id), "token", std::string(nickname),
-                cred.suffix,      cred.secret_hash,     clock_->NowMicros()};
+  DiskUser user{cred.id,          std::string(disk_id), "token", std::string(nickname), cred.suffix,
+                cred.secret_hash, clock_->NowMicros()};
   ARCHIL_RETURN_IF_ERROR(catalog_->AddDiskUser(user));
   return CreatedUser{std::move(user), cred.token};
 }
@@ -110,8 +110,8 @@ Result<CreatedApiKey> ControlService::CreateApiKey(std::string_view name,
   ARCHIL_RETURN_IF_ERROR(ValidateKeyName(name));
   ARCHIL_RETURN_IF_ERROR(ValidateText("description", description, 500));
   ARCHIL_ASSIGN_OR_RETURN(IssuedCredential cred, IssueCredential(CredentialKind::kApiKey));
-  ApiKey key{cred.id,          std::string(name), std::string(description), cred.suffix,
-             cred.secret_hash, clock_->NowMicros()};
+  ApiKey key{cred.id,     std::string(name), std::string(description),
+             cred.suffix, cred.secret_hash,  clock_->NowMicros()};
   ARCHIL_RETURN_IF_ERROR(catalog_->AddApiKey(key));
   return CreatedApiKey{std::move(key), cred.token};
 }
@@ -131,8 +131,8 @@ Result<bool> ControlService::BootstrapAdminKey(
   if (keys > 0) return false;
   ARCHIL_ASSIGN_OR_RETURN(IssuedCredential cred, IssueCredential(CredentialKind::kApiKey));
   ARCHIL_RETURN_IF_ERROR(persist(cred.token));
-  ApiKey key{cred.id,          "admin", "created by archil server on first start", cred.suffix,
-             cred.secret_hash, clock_->NowMicros()};
+  ApiKey key{cred.id,     "admin",          "created by archil server on first start",
+             cred.suffix, cred.secret_hash, clock_->NowMicros()};
   ARCHIL_RETURN_IF_ERROR(catalog_->AddApiKey(key));
   return true;
 }

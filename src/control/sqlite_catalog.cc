@@ -46,12 +46,16 @@ CREATE TABLE api_keys(
 Status SqliteError(sqlite3* db, int rc, std::string_view what) {
   std::string msg = std::string(what) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
   switch (rc & 0xff) {
-    case SQLITE_CONSTRAINT: return Status::AlreadyExists(msg);
+    case SQLITE_CONSTRAINT:
+      return Status::AlreadyExists(msg);
     case SQLITE_CORRUPT:
-    case SQLITE_NOTADB: return Status::Corruption(msg);
+    case SQLITE_NOTADB:
+      return Status::Corruption(msg);
     case SQLITE_BUSY:
-    case SQLITE_LOCKED: return Status::Unavailable(msg);
-    default: return Status::IoError(msg);
+    case SQLITE_LOCKED:
+      return Status::Unavailable(msg);
+    default:
+      return Status::IoError(msg);
   }
 }
 
@@ -174,8 +178,8 @@ ApiKey KeyFromRow(const S& s) {
 
 Result<std::unique_ptr<SqliteCatalog>> SqliteCatalog::Open(const std::string& path) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     Status s = SqliteError(db, rc, "open catalog " + path);
     sqlite3_close(db);
@@ -231,8 +235,8 @@ Status SqliteCatalog::Migrate() {
   std::string version = row ? get.Text(0) : "";
   if (version != std::to_string(kSchemaVersion)) {
     // Later versions add migrations here, each in this transaction.
-    return Status::Corruption("unknown catalog schema version '" + version + "' (this build knows " +
-                              std::to_string(kSchemaVersion) + ")");
+    return Status::Corruption("unknown catalog schema version '" + version +
+                              "' (this build knows " + std::to_string(kSchemaVersion) + ")");
   }
   return txn.Commit();
 }
@@ -259,7 +263,9 @@ Result<Disk> SqliteCatalog::LiveDiskWhere(const char* column, std::string_view v
   ARCHIL_RETURN_IF_ERROR(s.prepared());
   s.Bind(value);
   ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
-  if (!row) return Status::NotFound("no disk with " + std::string(column) + " '" + std::string(value) + "'");
+  if (!row)
+    return Status::NotFound("no disk with " + std::string(column) + " '" + std::string(value) +
+                            "'");
   Disk d = DiskFromRow(s);
   ARCHIL_ASSIGN_OR_RETURN(d.users, UsersOf(d.id));
   return d;
@@ -338,7 +344,8 @@ Status SqliteCatalog::MarkDiskDeleting(std::string_view id) {
   Stmt s(this, "UPDATE disks SET state = 'deleting' WHERE id = ? AND state = 'available'");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
   ARCHIL_RETURN_IF_ERROR(s.Bind(id).Run());
-  if (sqlite3_changes(db_) == 0) return Status::NotFound("no disk with id '" + std::string(id) + "'");
+  if (sqlite3_changes(db_) == 0)
+    return Status::NotFound("no disk with id '" + std::string(id) + "'");
   return Status::Ok();
 }
 
@@ -459,8 +466,7 @@ Status SqliteCatalog::DeleteApiKey(std::string_view id) {
   ARCHIL_ASSIGN_OR_RETURN(bool row, count.Step());
   if (!row || count.Int(1) == 0) return Status::NotFound("no API key '" + std::string(id) + "'");
   if (count.Int(0) == 1) {
-    return Status::AlreadyExists(
-        "refusing to delete the last API key: create another one first");
+    return Status::AlreadyExists("refusing to delete the last API key: create another one first");
   }
   Stmt del(this, "DELETE FROM api_keys WHERE id = ?");
   ARCHIL_RETURN_IF_ERROR(del.prepared());

@@ -39,8 +39,9 @@ std::string DiskId(int n) { return "dsk-" + Hex16(n); }
 class SqliteCatalogTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("archil-catalog-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("archil-catalog-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     Reopen();
@@ -74,8 +75,8 @@ TEST_F(SqliteCatalogTest, CreateGetAndIdempotentCreate) {
   EXPECT_EQ(catalog_->GetDisk(DiskId(2)).status().code(), Status::Code::kNotFound);
   EXPECT_EQ(catalog_->GetDiskUser(Hex16(101)).status().code(), Status::Code::kNotFound);
 
-  auto conflict = catalog_->CreateDisk(MakeDisk(DiskId(3), "a", {1, 1, 0700}),
-                                       MakeUser(Hex16(102), DiskId(3)));
+  auto conflict =
+      catalog_->CreateDisk(MakeDisk(DiskId(3), "a", {1, 1, 0700}), MakeUser(Hex16(102), DiskId(3)));
   EXPECT_EQ(conflict.status().code(), Status::Code::kAlreadyExists);
 
   auto got = catalog_->GetDisk(DiskId(1));
@@ -87,8 +88,9 @@ TEST_F(SqliteCatalogTest, CreateGetAndIdempotentCreate) {
 
 TEST_F(SqliteCatalogTest, PaginatesInCreationOrder) {
   for (int i = 0; i < 7; ++i) {
-    ASSERT_TRUE(catalog_->CreateDisk(MakeDisk(DiskId(50 - i), "d" + std::to_string(i)),
-                                     MakeUser(Hex16(200 + i), DiskId(50 - i)))
+    ASSERT_TRUE(catalog_
+                    ->CreateDisk(MakeDisk(DiskId(50 - i), "d" + std::to_string(i)),
+                                 MakeUser(Hex16(200 + i), DiskId(50 - i)))
                     .ok());
   }
   std::vector<std::string> names;
@@ -170,9 +172,9 @@ TEST_F(SqliteCatalogTest, ApiKeysAndTheLastKeyRule) {
 }
 
 TEST_F(SqliteCatalogTest, StateSurvivesReopen) {
-  ASSERT_TRUE(catalog_->CreateDisk(MakeDisk(DiskId(1), "keep", {7, 8, 0750}),
-                                   MakeUser(Hex16(1), DiskId(1)))
-                  .ok());
+  ASSERT_TRUE(
+      catalog_->CreateDisk(MakeDisk(DiskId(1), "keep", {7, 8, 0750}), MakeUser(Hex16(1), DiskId(1)))
+          .ok());
   ASSERT_TRUE(catalog_->AddApiKey({Hex16(5), "k", "", "abcd", std::string(64, 'a'), 1}).ok());
   Reopen();
   auto d = catalog_->GetDisk(DiskId(1));
