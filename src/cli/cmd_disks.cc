@@ -107,11 +107,8 @@ Status Delete(const CliContext& ctx, const std::string& ref) {
     id = Field(d, "id");
   }
   ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("DELETE", "/api/disks/" + id));
-  if (ctx.options.json) {
-    PrintJson(r.data);
-  } else if (!ctx.options.quiet) {
-    std::printf("deleted disk %s (its data is removed in the background)\n", id.c_str());
-  }
+  Report(ctx.options.json, ctx.options.quiet, r.data,
+         "deleted disk " + id + " (its data is removed in the background)");
   return Status::Ok();
 }
 

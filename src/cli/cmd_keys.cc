@@ -51,11 +51,7 @@ Status List(const CliContext& ctx) {
 Status Delete(const CliContext& ctx, const std::string& id) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
   ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("DELETE", "/api/tokens/" + UrlEncode(id)));
-  if (ctx.options.json) {
-    PrintJson(r.data);
-  } else if (!ctx.options.quiet) {
-    std::printf("deleted API key %s\n", id.c_str());
-  }
+  Report(ctx.options.json, ctx.options.quiet, r.data, "deleted API key " + id);
   return Status::Ok();
 }
 

@@ -45,11 +45,8 @@ Status Remove(const CliContext& ctx, const std::string& disk, const std::string&
   ARCHIL_ASSIGN_OR_RETURN(json d, FindDisk(api, disk));
   ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("DELETE", "/api/disks/" + Field(d, "id") +
                                                              "/users/" + UrlEncode(identifier)));
-  if (ctx.options.json) {
-    PrintJson(r.data);
-  } else if (!ctx.options.quiet) {
-    std::printf("removed user %s from disk %s\n", identifier.c_str(), Field(d, "id").c_str());
-  }
+  Report(ctx.options.json, ctx.options.quiet, r.data,
+         "removed user " + identifier + " from disk " + Field(d, "id"));
   return Status::Ok();
 }
 

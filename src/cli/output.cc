@@ -30,6 +30,14 @@ void PrintJson(const nlohmann::json& value) {
   std::printf("%s\n", value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
+void Report(bool json, bool quiet, const nlohmann::json& data, const std::string& message) {
+  if (json) {
+    PrintJson(data);
+  } else if (!quiet) {
+    std::printf("%s\n", message.c_str());
+  }
+}
+
 std::string Field(const nlohmann::json& o, const char* key) {
   if (!o.is_object()) return "-";
   auto it = o.find(key);

@@ -14,6 +14,10 @@ void PrintTable(const std::vector<std::string>& header,
 // Pretty-printed JSON to stdout.
 void PrintJson(const nlohmann::json& value);
 
+// What a command that changed something prints: `data` as JSON with --json, else `message`
+// (a line) unless --quiet.
+void Report(bool json, bool quiet, const nlohmann::json& data, const std::string& message);
+
 // Field as text: strings as they are, numbers in decimal, absent or null as "-".
 std::string Field(const nlohmann::json& object, const char* key);
 

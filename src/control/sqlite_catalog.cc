@@ -169,6 +169,24 @@ Disk DiskFromRow(const S& s) {
   return d;
 }
 
+// Reads up to `limit` rows of a statement whose first column is `seq` and which asked for
+// limit + 1 rows; the extra row only says that there is a next page.
+template <typename T, typename S, typename RowFn>
+Result<Page<T>> ReadPage(S& s, uint32_t limit, RowFn from_row) {
+  Page<T> out;
+  int64_t last_seq = 0;
+  for (;;) {
+    ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) return out;
+    if (out.items.size() == limit) {
+      out.next_cursor = EncodeCursor(last_seq);
+      return out;
+    }
+    last_seq = s.Int(0);
+    out.items.push_back(from_row(s));
+  }
+}
+
 template <typename S>
 ApiKey KeyFromRow(const S& s) {
   return ApiKey{s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), s.Int(6)};
@@ -321,18 +339,7 @@ Result<Page<Disk>> SqliteCatalog::ListDisks(const PageRequest& page, std::string
   s.Bind(after);
   if (!name.empty()) s.Bind(name);
   s.Bind(static_cast<int64_t>(page.limit) + 1);
-  Page<Disk> out;
-  int64_t last_seq = 0;
-  for (;;) {
-    ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    if (out.items.size() == page.limit) {
-      out.next_cursor = EncodeCursor(last_seq);
-      break;
-    }
-    last_seq = s.Int(0);
-    out.items.push_back(DiskFromRow(s));
-  }
+  ARCHIL_ASSIGN_OR_RETURN(Page<Disk> out, ReadPage<Disk>(s, page.limit, DiskFromRow<Stmt>));
   for (Disk& d : out.items) {
     ARCHIL_ASSIGN_OR_RETURN(d.users, UsersOf(d.id));
   }
@@ -441,19 +448,7 @@ Result<Page<ApiKey>> SqliteCatalog::ListApiKeys(const PageRequest& page) {
          "FROM api_keys WHERE seq > ? ORDER BY seq LIMIT ?");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
   s.Bind(after).Bind(static_cast<int64_t>(page.limit) + 1);
-  Page<ApiKey> out;
-  int64_t last_seq = 0;
-  for (;;) {
-    ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    if (out.items.size() == page.limit) {
-      out.next_cursor = EncodeCursor(last_seq);
-      break;
-    }
-    last_seq = s.Int(0);
-    out.items.push_back(KeyFromRow(s));
-  }
-  return out;
+  return ReadPage<ApiKey>(s, page.limit, KeyFromRow<Stmt>);
 }
 
 Status SqliteCatalog::DeleteApiKey(std::string_view id) {
