@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 
 namespace archil {
@@ -92,7 +93,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Bind(const HttpServerOptions& o,
   server->set_tcp_nodelay(true);
 
   auto handler = [router](const httplib::Request& req, httplib::Response& res) {
-    Send(router->Handle(ToApiRequest(req)), res);
+    int64_t start = SystemClock::Instance().MonotonicNanos();
+    ApiResponse api = router->Handle(ToApiRequest(req));
+    Send(api, res);
+    ARCHIL_LOG(kDebug) << req.method << " " << req.path << " " << api.status << " "
+                       << (SystemClock::Instance().MonotonicNanos() - start) / 1000 << " us";
   };
   const char* kAll = R"(/.*)";
   server->Get(kAll, handler);
