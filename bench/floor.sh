@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# floor.sh: this machine's floor for the seed's latency rows (seed/latency.md), in one run.
+#
+#   O_SYNC write ms     the seed's fio O_SYNC line, verbatim, on a fresh file on the local disk
+#   cache-miss read ms  the seed's fio randread line on a file filled the way the seed fills it
+#                       (fio --rw=write --bs=1M --end_fsync=1: real blocks, not holes)
+#   loopback rtt ms     4 KiB TCP ping-pong on loopback (bench/spikes/tcp_pingpong.cc)
+#   fuse read ms        the same randread line through libfuse's passthrough_ll (cache=never,
+#                       i.e. direct_io, libfuse's multi-threaded loop) over the same file
+#   fuse overhead ms    fuse read minus cache-miss read (difference of the p50s and of the p95s)
+#
+# There is no FUSE write row: passthrough_ll passes O_DIRECT to its backing file with unaligned
+# buffers, so the seed's --direct=1 write fails with EINVAL through it.
+#
+# Usage: bench/floor.sh [--runtime S] [--full] [--dir DIR]
+#   --runtime S  fio runtime per row (default 10; the seed uses 30)
+#   --full       the seed's 30 s per row
+#   --dir DIR    directory on the disk to measure (default /var/tmp); a fresh subdirectory is
+#                created and removed. Needs ~5 GiB free. Run as root for FUSE.
+set -euo pipefail
+
+RUNTIME=10
+DIR=/var/tmp
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --runtime) RUNTIME="$2"; shift 2 ;;
+    --full) RUNTIME=30; shift ;;
+    --dir) DIR="$2"; shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "floor.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+for tool in fio jq; do
+  if ! command -v "$tool" > /dev/null; then
+    echo "floor.sh: '$tool' is not installed; it is required (Debian: apt-get install $tool)" >&2
+    exit 1
+  fi
+done
+[[ -d "$DIR" ]] || { echo "floor.sh: --dir $DIR is not a directory" >&2; exit 1; }
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${SPIKES_BUILD:-$REPO/build/spikes}
+if [[ ! -x $BUILD/tcp_pingpong || ! -x $BUILD/passthrough_ll ]]; then
+  echo "floor.sh: building spikes in $BUILD" >&2
+  cmake -S "$REPO/bench/spikes" -B "$BUILD" -G Ninja > /dev/null
+  ninja -C "$BUILD" tcp_pingpong > /dev/null
+  ninja -C "$BUILD" passthrough_ll > /dev/null 2>&1 || true  # optional: libfuse examples
+fi
+
+W=$(mktemp -d "$DIR/floor.XXXXXX")
+MNT=$W/mnt
+FUSE_PID=
+cleanup() {
+  if [[ -n $FUSE_PID ]]; then
+    mountpoint -q "$MNT" && { fusermount3 -u "$MNT" 2> /dev/null || umount "$MNT" || true; }
+    kill "$FUSE_PID" 2> /dev/null || true
+    wait "$FUSE_PID" 2> /dev/null || true
+  fi
+  rm -rf "$W"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { echo "floor.sh: $*" >&2; }
+
+# The seed's fio line and its percentile extraction (p50 and p95 of clat, in ms).
+FIO="fio --name=t --bs=4k --iodepth=1 --direct=1 --time_based --runtime=$RUNTIME --output-format=json"
+fiostat() { jq -r ".jobs[0].$1.clat_ns.percentile | \"\(.[\"50.000000\"] / 1e6) \(.[\"95.000000\"] / 1e6)\""; }
+
+declare -A P50 P95
+set_row() { read -r "P50[$1]" "P95[$1]" <<< "$2"; }
+
+log "O_SYNC write: fresh file, ${RUNTIME} s"
+set_row write "$($FIO --filename="$W/w" --size=1G --rw=randwrite --sync=1 | fiostat write)"
+rm -f "$W/w"
+
+log "filling a 4 GiB file the seed's way"
+fio --name=fill --filename="$W/r" --size=4G --rw=write --bs=1M --end_fsync=1 > /dev/null
+log "cache-miss read: ${RUNTIME} s"
+set_row read "$($FIO --filename="$W/r" --size=4G --rw=randread | fiostat read)"
+
+log "loopback rtt"
+set_row rtt "$("$BUILD/tcp_pingpong" --floor)"
+
+if [[ -x $BUILD/passthrough_ll && -c /dev/fuse ]]; then
+  log "fuse read through passthrough_ll: ${RUNTIME} s"
+  mkdir "$MNT"
+  "$BUILD/passthrough_ll" -f -o source="$W",cache=never "$MNT" 2> "$W/passthrough.log" &
+  FUSE_PID=$!
+  for _ in $(seq 100); do mountpoint -q "$MNT" && break; sleep 0.05; done
+  if mountpoint -q "$MNT"; then
+    set_row fuse "$($FIO --filename="$MNT/r" --size=4G --rw=randread | fiostat read)"
+    P50[fuse_overhead]=$(awk -v a="${P50[fuse]}" -v b="${P50[read]}" 'BEGIN { print a - b }')
+    P95[fuse_overhead]=$(awk -v a="${P95[fuse]}" -v b="${P95[read]}" 'BEGIN { print a - b }')
+  else
+    log "passthrough_ll did not mount: $(cat "$W/passthrough.log")"
+  fi
+else
+  log "no passthrough_ll binary or no /dev/fuse: FUSE rows skipped"
+fi
+
+echo "# floor on $(hostname), $(date -u +%FT%TZ), kernel $(uname -r), $(nproc) CPUs"
+echo "# dir $DIR ($(findmnt -n -o FSTYPE,SOURCE --target "$DIR" | tr -s ' ' | sed 's/ / on /')), fio runtime ${RUNTIME} s, load $(cut -d' ' -f1-3 /proc/loadavg)"
+row() {  # name key
+  if [[ -n ${P50[$2]:-} ]]; then
+    printf '%-20s %8.3f %8.3f\n' "$1" "${P50[$2]}" "${P95[$2]}"
+  else
+    printf '%-20s %8s %8s\n' "$1" n/a n/a
+  fi
+}
+printf '%-20s %8s %8s\n' row p50 p95
+row "O_SYNC write ms" write
+row "cache-miss read ms" read
+row "loopback rtt ms" rtt
+row "fuse read ms" fuse
+row "fuse overhead ms" fuse_overhead
