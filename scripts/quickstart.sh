@@ -2,8 +2,8 @@
 # One command from a fresh machine to a running system: installs and builds (scripts/setup.sh),
 # starts `archil server` with embedded defaults in the background, and creates a disk.
 #
-#   sudo scripts/quickstart.sh          start (idempotent: reuses a running server and the disk)
-#   sudo scripts/quickstart.sh --stop   stop the server
+#   scripts/quickstart.sh          start (idempotent: reuses a running server and the disk)
+#   scripts/quickstart.sh --stop   stop the server
 #
 # ARCHIL_DATA_DIR (default /var/lib/archil) holds the catalog, the admin key and disk data.
 set -euo pipefail
@@ -25,7 +25,7 @@ if [ "${1:-}" = "--stop" ]; then
 fi
 
 if [ "$(id -u)" -ne 0 ]; then
-  echo "quickstart: run as root (sudo scripts/quickstart.sh): the server advertises itself under /run/archil" >&2
+  echo "quickstart: run as root: the server advertises itself under /run/archil" >&2
   exit 2
 fi
 
@@ -59,5 +59,5 @@ Try:
   $bin/archil keys create my-laptop
   curl -H "Authorization: Bearer \$(cat $data/admin-api-key)" $(jq -r .api /run/archil/local.json)/api/disks
 Mounting (archil mount) arrives with the data path; see docs/architecture.md.
-Stop the server with: sudo scripts/quickstart.sh --stop
+Stop the server with: scripts/quickstart.sh --stop
 TXT
