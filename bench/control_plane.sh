@@ -2,7 +2,7 @@
 # Control-plane latency, measured the way the seed's latency script measures it (seed/latency.md):
 # `create ms` / `delete ms` are curl's time_total minus time_appconnect, one new connection per
 # request, each create durably committed (SQLite WAL, synchronous=FULL) before it answers.
-# Also: `archil version` cold start (hyperfine) and this disk's fdatasync floor (fio), for context.
+# Also: `archil version` cold start (hyperfine), and the floors under these rows (fio, health).
 #
 #   bench/control_plane.sh [-n N]        default N=200
 # Starts its own server on a free port in a temporary directory under /var/tmp (a real disk, not
@@ -42,15 +42,35 @@ for i in $(seq "$N"); do
   api -o /dev/null -w '%{time_appconnect} %{time_total}\n' -X DELETE \
     "$API/api/disks/$(jq -r .data.diskId "$T/create.json")" >> "$T/delete.txt"
 done
+# The same creates and deletes back to back on one keep-alive connection (one curl process), to
+# show the server's own cost without the idle gap the seed's loop leaves between requests.
+args=()
+for i in $(seq "$N"); do
+  args+=(-sf -o /dev/null -w '%{time_total}\n' -H "Authorization: Bearer $KEY"
+         -H 'Content-Type: application/json' -d "{\"name\":\"kept-$i\"}" "$API/api/disks" --next)
+done
+curl "${args[@]}" -s -o /dev/null "$API/api/health" > "$T/kept.txt"
 echo "machine: $(nproc) cores, $(uname -r), data dir on $(df --output=source "$T" | tail -1)"
 echo "requests: $N creates + $N deletes, new connection each, plain HTTP on loopback"
 echo "create ms: $(awk '{ print ($2 - $1) * 1000 }' "$T/create.txt" | stats)"
 echo "delete ms: $(awk '{ print ($2 - $1) * 1000 }' "$T/delete.txt" | stats)"
+echo "create ms, back to back on one connection: $(head -n "$N" "$T/kept.txt" | awk '{ print $1 * 1000 }' | stats)"
 
-fio --name=floor --directory="$T" --rw=write --bs=4k --size=16m --fdatasync=1 --runtime=5 \
-  --time_based --output-format=json > "$T/fio.json" 2>/dev/null
-echo "fdatasync floor ms (fio 4k append+fdatasync): $(jq -r '.jobs[0].sync.lat_ns.percentile |
-  "p50 \(.["50.000000"] / 1e6), p95 \(.["95.000000"] / 1e6)"' "$T/fio.json")"
+# The floors, measured the same way: a durable 4 KiB write back to back, and the same write 5 ms
+# after the previous one (how creates arrive in the seed's loop: curl starts between them; on this
+# VM a flush after an idle gap costs several times a back-to-back one). And the HTTP round trip
+# of this server on a new connection with no commit (GET /api/health).
+floor() {
+  fio --name=floor --directory="$T" --rw=write --bs=4k --size=16m --fdatasync=1 --runtime=5 \
+    --time_based --output-format=json "$@" > "$T/fio.json" 2>/dev/null
+  jq -r '.jobs[0].sync.lat_ns.percentile | "p50 \(.["50.000000"] / 1e6), p95 \(.["95.000000"] / 1e6)"' \
+    "$T/fio.json"
+}
+echo "floor, 4k write+fdatasync back to back ms: $(floor)"
+echo "floor, 4k write+fdatasync 5 ms apart ms: $(floor --thinktime=5000 --thinktime_blocks=1)"
+for i in $(seq "$N"); do curl -s -o /dev/null -w '%{time_appconnect} %{time_total}\n' "$API/api/health"; done \
+  > "$T/health.txt"
+echo "health (HTTP, no commit) ms: $(awk '{ print ($2 - $1) * 1000 }' "$T/health.txt" | stats)"
 
 hyperfine -N -w 20 -r 300 --export-json "$T/hf.json" "$BIN/archil version" >/dev/null 2>&1
 echo "archil version cold start ms: $(jq -r '.results[0] | "mean \(.mean * 1000 | . * 100 | round / 100), min \(.min * 1000 | . * 100 | round / 100)"' "$T/hf.json")"

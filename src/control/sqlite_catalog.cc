@@ -1,6 +1,11 @@
 #include "control/sqlite_catalog.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include "base/strings.h"
 
@@ -9,12 +14,25 @@ namespace {
 
 constexpr int kSchemaVersion = 1;
 
+// The WAL is preallocated with written zeros to a size it reaches before the automatic checkpoint
+// (1000 pages of 1 KiB plus frame headers) restarts it from the beginning. Then a commit
+// overwrites blocks and its fdatasync needs no file-system journal commit for a size change:
+// 0.94 instead of 1.38 ms per create on the development VM. SQLite's recovery stops at the first
+// frame that fails its checksum, and zeros always do.
+constexpr off_t kWalPreallocBytes = 2 << 20;
+
 // Schema version 1. Partial unique index: a name is unique among live disks only, so a deleted
 // disk's name can be reused while its data is still being purged.
+//
+// Shaped for the cost of a durable commit: every page a transaction changes is written to the WAL
+// and flushed, and on the development VM a flush after an idle gap costs 0.73 ms for 4 KiB and
+// 1.02 ms for 28 KiB (bench/control_plane.sh). So pages are 1 KiB (the catalog is small), seq is a
+// plain rowid (AUTOINCREMENT would also rewrite sqlite_sequence), and disk_users is clustered on
+// its key: a disk create touches 5 pages (5 KiB) instead of 7 (28 KiB).
 constexpr char kSchemaV1[] = R"sql(
-CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE disks(
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  seq INTEGER PRIMARY KEY,
   id TEXT NOT NULL UNIQUE,
   name TEXT NOT NULL,
   region TEXT NOT NULL,
@@ -31,10 +49,10 @@ CREATE TABLE disk_users(
   nickname TEXT NOT NULL,
   token_suffix TEXT NOT NULL,
   secret_hash TEXT NOT NULL,
-  created_at INTEGER NOT NULL);
+  created_at INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX disk_users_disk ON disk_users(disk_id);
 CREATE TABLE api_keys(
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  seq INTEGER PRIMARY KEY,
   id TEXT NOT NULL UNIQUE,
   name TEXT NOT NULL,
   description TEXT NOT NULL,
@@ -206,12 +224,41 @@ Result<std::unique_ptr<SqliteCatalog>> SqliteCatalog::Open(const std::string& pa
   std::unique_ptr<SqliteCatalog> c(new SqliteCatalog(db));
   MutexLock lock(&c->mu_);
   ARCHIL_RETURN_IF_ERROR(c->Exec("PRAGMA busy_timeout = 5000").WithContext("catalog " + path));
+  // Takes effect only while the file is still empty (before journal_mode = WAL writes it).
+  ARCHIL_RETURN_IF_ERROR(c->Exec("PRAGMA page_size = 1024"));
   // journal_mode returns a row; sqlite3_exec ignores it.
   ARCHIL_RETURN_IF_ERROR(c->Exec("PRAGMA journal_mode = WAL").WithContext("catalog " + path));
   ARCHIL_RETURN_IF_ERROR(c->Exec("PRAGMA synchronous = FULL"));
   ARCHIL_RETURN_IF_ERROR(c->Exec("PRAGMA foreign_keys = ON"));
   ARCHIL_RETURN_IF_ERROR(c->Migrate().WithContext("catalog " + path));
+  if (path != ":memory:") ARCHIL_RETURN_IF_ERROR(c->PreallocateWal(path + "-wal"));
   return c;
+}
+
+Status SqliteCatalog::PreallocateWal(const std::string& wal_path) {
+  // Keep the WAL file when the last connection closes, so a restart starts warm too.
+  int persist = 1;
+  sqlite3_file_control(db_, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
+  // Under the write lock no other connection appends frames, so zeros go only past the end.
+  Txn txn(this);
+  ARCHIL_RETURN_IF_ERROR(txn.Begin());
+  int fd = open(wal_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::FromErrno(errno, "open " + wal_path);
+  struct stat st {};
+  Status s = fstat(fd, &st) == 0 ? Status::Ok() : Status::FromErrno(errno, "stat " + wal_path);
+  const std::string zeros(64 * 1024, '\0');
+  for (off_t off = st.st_size; s.ok() && off < kWalPreallocBytes;
+       off += static_cast<off_t>(zeros.size())) {
+    if (pwrite(fd, zeros.data(), zeros.size(), off) != static_cast<ssize_t>(zeros.size())) {
+      s = Status::FromErrno(errno, "preallocate " + wal_path);
+    }
+  }
+  if (s.ok() && st.st_size < kWalPreallocBytes && fdatasync(fd) != 0) {
+    s = Status::FromErrno(errno, "fdatasync " + wal_path);
+  }
+  close(fd);
+  ARCHIL_RETURN_IF_ERROR(s);
+  return txn.Commit();
 }
 
 SqliteCatalog::~SqliteCatalog() {

@@ -46,6 +46,7 @@ class SqliteCatalog final : public Catalog {
   class Txn;
   explicit SqliteCatalog(sqlite3* db) : db_(db) {}
   Status Migrate() ARCHIL_REQUIRES(mu_);
+  Status PreallocateWal(const std::string& wal_path) ARCHIL_REQUIRES(mu_);
   Status Exec(const char* sql) ARCHIL_REQUIRES(mu_);
   Result<std::vector<DiskUser>> UsersOf(std::string_view disk_id) ARCHIL_REQUIRES(mu_);
   Result<Disk> LiveDiskWhere(const char* column, std::string_view value) ARCHIL_REQUIRES(mu_);
