@@ -295,6 +295,17 @@ TEST_F(CliTest, FullLifecycleWithNoConfiguration) {
   EXPECT_EQ(disks[0]["id"], second_id);
 }
 
+TEST_F(CliTest, OneServerPerDataDir) {
+  StartServer();
+  Ran second = Archil({"server", "--data-dir", (dir_ / "data").string(), "--api-listen",
+                       "127.0.0.1:0", "--region", "other"});
+  EXPECT_EQ(second.exit_code, 5) << second.err;
+  EXPECT_NE(second.err.find("another archil server (pid " + std::to_string(server_) + ")"),
+            std::string::npos)
+      << second.err;
+  EXPECT_EQ(Archil({"disks", "list"}).exit_code, 0) << "the first server must be unharmed";
+}
+
 TEST_F(CliTest, ServerRefusesBadOptions) {
   Ran r = Archil({"server", "--data-dir", (dir_ / "d").string(), "--api-listen", "0.0.0.0:0"});
   EXPECT_EQ(r.exit_code, 2);

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "api/exit_code.h"
 #include "base/log.h"
 #include "control/server.h"
 
@@ -50,7 +51,7 @@ int main(int argc, char** argv) {
   archil::Status s = archil::RunServer(o);
   if (!s.ok()) {
     std::fprintf(stderr, "archil server: %s\n", s.message().c_str());
-    return s.code() == archil::Status::Code::kInvalidArgument ? 2 : 1;
+    return archil::ExitCodeFor(s.code());
   }
   return 0;
 }

@@ -1,8 +1,8 @@
 #include <cstdio>
 
+#include "api/exit_code.h"
 #include "base/log.h"
 #include "cli/commands.h"
-#include "cli/exit_code.h"
 
 namespace archil {
 

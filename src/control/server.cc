@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,6 +56,28 @@ Status WriteSecretFile(const std::string& dir, const std::string& name, const st
     return Status::FromErrno(err, "write " + path);
   }
   return FsyncDir(dir);
+}
+
+// One server per data directory: holds an exclusive lock on DATA_DIR/lock for the process's life
+// (released by the kernel if it dies), with the holder's pid inside for the error message.
+Result<int> LockDataDir(const std::string& dir) {
+  std::string path = dir + "/lock";
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::FromErrno(errno, "open " + path);
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char buf[32] = {};
+    ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+    close(fd);
+    std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?";
+    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+    return Status::AlreadyExists("another archil server (pid " + pid + ") uses " + dir +
+                                 ": stop it, or pass a different --data-dir");
+  }
+  std::string pid = std::to_string(getpid()) + "\n";
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+    ARCHIL_LOG(kWarn) << "cannot record pid in " << path;
+  }
+  return fd;
 }
 
 Result<std::string> CatalogPath(const ServerOptions& o) {
@@ -140,6 +163,11 @@ Status RunServer(const ServerOptions& o) {
   signal(SIGPIPE, SIG_IGN);
 
   ARCHIL_RETURN_IF_ERROR(MakeDir(o.data_dir, 0700));
+  ARCHIL_ASSIGN_OR_RETURN(int lock_fd, LockDataDir(o.data_dir));
+  struct CloseOnExit {
+    int fd;
+    ~CloseOnExit() { close(fd); }
+  } lock_guard{lock_fd};
   ARCHIL_RETURN_IF_ERROR(MakeDir(o.data_dir + "/disks", 0700));
   ARCHIL_ASSIGN_OR_RETURN(std::string catalog_path, CatalogPath(o));
   ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<SqliteCatalog> catalog,

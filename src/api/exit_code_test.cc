@@ -1,8 +1,6 @@
-#include "cli/exit_code.h"
+#include "api/exit_code.h"
 
 #include <gtest/gtest.h>
-
-#include "cli/api_client.h"
 
 namespace archil {
 namespace {
@@ -23,14 +21,6 @@ TEST(ExitCodeTest, ErrorLinesSayWhatToDo) {
             std::string::npos);
   EXPECT_NE(ErrorLine(Status::Unavailable("cannot connect")).find("--endpoint"), std::string::npos);
   EXPECT_EQ(ErrorLine(Status::NotFound("no disk named 'x'")), "archil: no disk named 'x'");
-}
-
-TEST(ExitCodeTest, HttpStatusesMapBack) {
-  EXPECT_EQ(CodeForHttpStatus(200), Status::Code::kOk);
-  EXPECT_EQ(CodeForHttpStatus(409), Status::Code::kAlreadyExists);
-  EXPECT_EQ(CodeForHttpStatus(413), Status::Code::kTooLarge);
-  EXPECT_EQ(CodeForHttpStatus(503), Status::Code::kUnavailable);
-  EXPECT_EQ(CodeForHttpStatus(500), Status::Code::kInternal);
 }
 
 }  // namespace

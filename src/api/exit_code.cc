@@ -1,4 +1,4 @@
-#include "cli/exit_code.h"
+#include "api/exit_code.h"
 
 namespace archil {
 

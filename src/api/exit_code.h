@@ -1,5 +1,5 @@
-// The one mapping from Status to process exit codes (the CLI's edge), and the one-line message
-// that goes with it: what went wrong, then what to do.
+// The one mapping from Status to process exit codes (the edge of both binaries), and the one-line
+// message that goes with it: what went wrong, then what to do.
 #pragma once
 
 #include <string>
