@@ -101,11 +101,8 @@ class CliTest : public ::testing::Test {
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "run");
-    env_ = {{"ARCHIL_RUN_DIR", (dir_ / "run").string()},
-            {"ARCHIL_REGIONS_FILE", (dir_ / "no-regions.json").string()}};
-    // ARCHIL_REGIONS_FILE set to a missing file is an error; use the default path instead unless
-    // a test writes one.
-    env_.erase("ARCHIL_REGIONS_FILE");
+    // Every ARCHIL_* variable of the caller is dropped (Environment()); servers advertise here.
+    env_ = {{"ARCHIL_RUN_DIR", (dir_ / "run").string()}};
   }
   void TearDown() override {
     StopServer();

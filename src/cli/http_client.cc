@@ -19,6 +19,8 @@
 namespace archil {
 namespace {
 
+constexpr size_t kMaxHeaderBytes = 64 * 1024;
+
 std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
@@ -103,6 +105,7 @@ class Connection {
   // Reads until the peer closes, or the response is known complete, or `max` bytes.
   Result<std::string> ReadResponse(size_t max) {
     std::string buf;
+    size_t expected = 0;  // 0: headers not complete yet; SIZE_MAX: read until the server closes
     char chunk[16384];
     for (;;) {
       ssize_t n;
@@ -111,7 +114,6 @@ class Connection {
         if (n <= 0) {
           int e = SSL_get_error(ssl_, static_cast<int>(n));
           if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && errno == 0)) break;
-          if (!buf.empty() && ResponseComplete(buf)) break;
           return Status::Unavailable("TLS read failed: " + OpenSslError());
         }
       } else {
@@ -127,24 +129,18 @@ class Connection {
       }
       buf.append(chunk, static_cast<size_t>(n));
       if (buf.size() > max) return Status::TooLarge("server answer larger than the client limit");
-      if (ResponseComplete(buf)) break;
+      if (expected == 0) {
+        expected = ExpectedResponseSize(buf);
+        if (expected == 0 && buf.size() > kMaxHeaderBytes) {
+          return Status::Corruption("server answer has no end of headers in its first 64 KiB");
+        }
+      }
+      if (expected != 0 && buf.size() >= expected) break;
     }
     return buf;
   }
 
  private:
-  // True once headers and a Content-Length body are all in (chunked: wait for close).
-  static bool ResponseComplete(const std::string& buf) {
-    size_t end = buf.find("\r\n\r\n");
-    if (end == std::string::npos) return false;
-    Result<HttpResponse> r = ParseHttpResponse(buf);
-    if (!r.ok()) return false;
-    for (const auto& [k, v] : r->headers) {
-      if (k == "content-length") return true;  // ParseHttpResponse checked the length
-    }
-    return false;
-  }
-
   Status StartTls(const Url& url, const HttpClientOptions& o) {
     ctx_ = SSL_CTX_new(TLS_client_method());
     if (!ctx_) return Status::Internal("TLS init: " + OpenSslError());
@@ -250,13 +246,16 @@ Result<Url> ParseUrl(std::string_view s) {
   return url;
 }
 
-Result<HttpResponse> ParseHttpResponse(std::string_view raw) {
-  size_t head_end = raw.find("\r\n\r\n");
-  if (head_end == std::string_view::npos) {
-    return Status::Corruption("malformed HTTP response: no end of headers");
-  }
-  std::string_view head = raw.substr(0, head_end);
-  std::string_view body = raw.substr(head_end + 4);
+namespace {
+
+// The status line and headers of a response; `head` ends before the blank line.
+struct Head {
+  HttpResponse response;  // status and headers; no body
+  bool chunked = false;
+  std::optional<uint64_t> length;
+};
+
+Result<Head> ParseHead(std::string_view head) {
   size_t eol = head.find("\r\n");
   std::string_view status_line = head.substr(0, eol);
   if (status_line.size() < 12 || status_line.substr(0, 7) != "HTTP/1." || status_line[8] != ' ') {
@@ -264,33 +263,53 @@ Result<HttpResponse> ParseHttpResponse(std::string_view raw) {
   }
   std::optional<uint64_t> code = ParseUint64(status_line.substr(9, 3));
   if (!code || *code < 100 || *code > 599) return Status::Corruption("malformed HTTP status code");
-  HttpResponse r;
-  r.status = static_cast<int>(*code);
+  Head h;
+  h.response.status = static_cast<int>(*code);
   std::string_view rest = eol == std::string_view::npos ? "" : head.substr(eol + 2);
-  bool chunked = false;
-  std::optional<uint64_t> length;
   while (!rest.empty()) {
     size_t e = rest.find("\r\n");
     std::string_view line = rest.substr(0, e);
     rest = e == std::string_view::npos ? "" : rest.substr(e + 2);
     size_t colon = line.find(':');
-    if (colon == std::string_view::npos || colon == 0)
+    if (colon == std::string_view::npos || colon == 0) {
       return Status::Corruption("malformed HTTP header");
+    }
     std::string name = Lower(line.substr(0, colon));
     std::string value(Trim(line.substr(colon + 1)));
     if (name == "content-length") {
-      length = ParseUint64(value);
-      if (!length) return Status::Corruption("malformed Content-Length");
+      h.length = ParseUint64(value);
+      if (!h.length) return Status::Corruption("malformed Content-Length");
     } else if (name == "transfer-encoding" && Lower(value).find("chunked") != std::string::npos) {
-      chunked = true;
+      h.chunked = true;
     }
-    r.headers.emplace_back(std::move(name), std::move(value));
+    h.response.headers.emplace_back(std::move(name), std::move(value));
   }
-  if (chunked) {
+  return h;
+}
+
+}  // namespace
+
+size_t ExpectedResponseSize(std::string_view received) {
+  size_t end = received.find("\r\n\r\n");
+  if (end == std::string_view::npos) return 0;
+  Result<Head> h = ParseHead(received.substr(0, end));
+  if (!h.ok() || h->chunked || !h->length || *h->length > SIZE_MAX - end - 4) return SIZE_MAX;
+  return end + 4 + static_cast<size_t>(*h->length);
+}
+
+Result<HttpResponse> ParseHttpResponse(std::string_view raw) {
+  size_t head_end = raw.find("\r\n\r\n");
+  if (head_end == std::string_view::npos) {
+    return Status::Corruption("malformed HTTP response: no end of headers");
+  }
+  ARCHIL_ASSIGN_OR_RETURN(Head h, ParseHead(raw.substr(0, head_end)));
+  std::string_view body = raw.substr(head_end + 4);
+  HttpResponse r = std::move(h.response);
+  if (h.chunked) {
     ARCHIL_ASSIGN_OR_RETURN(r.body, DecodeChunked(body));
-  } else if (length) {
-    if (body.size() < *length) return Status::Corruption("truncated HTTP response body");
-    r.body = std::string(body.substr(0, *length));
+  } else if (h.length) {
+    if (body.size() < *h.length) return Status::Corruption("truncated HTTP response body");
+    r.body = std::string(body.substr(0, *h.length));
   } else {
     r.body = std::string(body);
   }

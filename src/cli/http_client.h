@@ -55,6 +55,10 @@ Result<HttpResponse> SendHttpRequest(const Url& url, const HttpRequest& request,
 // encoding or end of stream). Exposed for tests and the fuzzer.
 Result<HttpResponse> ParseHttpResponse(std::string_view raw);
 
+// The total size of a response whose beginning is `received`: 0 while its headers are not all
+// in, SIZE_MAX when only the end of the stream tells (chunked, no Content-Length, malformed).
+size_t ExpectedResponseSize(std::string_view received);
+
 // Percent-encodes a query value or path segment (RFC 3986 unreserved characters kept).
 std::string UrlEncode(std::string_view s);
 

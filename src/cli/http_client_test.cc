@@ -54,6 +54,19 @@ TEST(HttpResponseTest, RejectsMalformedAnswers) {
   }
 }
 
+TEST(HttpResponseTest, ExpectedSizeIsKnownFromTheHeaders) {
+  EXPECT_EQ(ExpectedResponseSize("HTTP/1.1 200 OK\r\nContent-Len"), 0u);
+  std::string head = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n";
+  EXPECT_EQ(ExpectedResponseSize(head), head.size() + 10);
+  EXPECT_EQ(ExpectedResponseSize(head + "01234"), head.size() + 10);
+  EXPECT_EQ(ExpectedResponseSize("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"),
+            SIZE_MAX);
+  EXPECT_EQ(ExpectedResponseSize("HTTP/1.1 200 OK\r\n\r\n"), SIZE_MAX);
+  EXPECT_EQ(ExpectedResponseSize("garbage\r\n\r\n"), SIZE_MAX);
+  EXPECT_EQ(ExpectedResponseSize("HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\n"),
+            SIZE_MAX);
+}
+
 TEST(HttpResponseTest, RandomBytesNeverCrash) {
   unsigned seed = std::random_device{}();
   std::printf("seed %u\n", seed);
@@ -80,6 +93,7 @@ TEST(HttpResponseTest, RandomBytesNeverCrash) {
       if (s.empty()) s = "H";
     }
     (void)ParseHttpResponse(s);
+    (void)ExpectedResponseSize(s);
   }
 }
 
