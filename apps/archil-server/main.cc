@@ -1,6 +1,9 @@
 // archil-server: the server role (`archil server` execs this binary with the same arguments).
 // Kept apart from the client binary so the client never loads the server's libraries
 // (docs/adr/0001-binary-split.md).
+#include <pthread.h>
+#include <signal.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -9,6 +12,14 @@
 #include "control/server.h"
 
 int main(int argc, char** argv) {
+  // Hold shutdown signals from the first instruction: RunServer() waits for them on a thread, so
+  // one that arrives during start-up still shuts down cleanly instead of killing the process.
+  sigset_t shutdown_signals;
+  sigemptyset(&shutdown_signals);
+  sigaddset(&shutdown_signals, SIGTERM);
+  sigaddset(&shutdown_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &shutdown_signals, nullptr);
+
   archil::ServerOptions o;
   std::string log_level = "info";
   CLI::App app{"Run the archil control plane and disk server with embedded defaults.",

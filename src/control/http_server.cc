@@ -151,6 +151,8 @@ Status HttpServer::Serve() {
 
 void HttpServer::Stop() { server_->stop(); }
 
+bool HttpServer::running() const { return server_->is_running(); }
+
 std::string HttpServer::url() const {
   std::string host = host_.find(':') != std::string::npos ? "[" + host_ + "]" : host_;
   if (host_ == "0.0.0.0") host = "127.0.0.1";

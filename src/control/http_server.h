@@ -41,6 +41,8 @@ class HttpServer {
   // Stops accepting, lets in-flight requests finish, and makes Serve() return.
   void Stop();
 
+  // True while Serve() accepts connections.
+  bool running() const;
   int port() const { return port_; }
   // "http://127.0.0.1:8420" or "https://...".
   std::string url() const;

@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -206,13 +208,19 @@ Status RunServer(const ServerOptions& o) {
   }
 
   purger.Start();
-  std::thread signal_thread = StartSignalThread(signals, [&server](int sig) {
+  std::atomic<bool> serve_returned{false};
+  std::thread signal_thread = StartSignalThread(signals, [&](int sig) {
     ARCHIL_LOG(kInfo) << "signal " << sig << ": shutting down";
+    // A stop before the listener runs would be lost: wait until it runs (or has given up).
+    while (!server->running() && !serve_returned) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     server->Stop();
   });
   ARCHIL_LOG(kInfo) << "archil server: region " << o.region << ", control plane " << server->url()
                     << ", data " << o.data_dir;
   Status served = server->Serve();
+  serve_returned = true;
 
   // Serve() also returns on a listener error; wake the signal thread so it can be joined.
   pthread_kill(signal_thread.native_handle(), SIGTERM);
