@@ -9,8 +9,8 @@
 
 #include "base/clock.h"
 #include "base/strings.h"
+#include "catalog/sqlite_catalog.h"
 #include "control/api_router.h"
-#include "control/sqlite_catalog.h"
 
 namespace {
 

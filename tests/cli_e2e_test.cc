@@ -195,9 +195,13 @@ TEST_F(CliTest, VersionAndUsageErrors) {
                                        {"disks"},
                                        {"disks", "create"},
                                        {"disks", "list", "--limit", "0"},
-                                       {"--log-level", "loud", "version"}}) {
+                                       {"--log-level", "loud", "version"},
+                                       {"disks", "create", "x", "--log-level", "loud"}}) {
     Ran r = Archil(bad);
+    // A usage error stops the command before it does anything: no output, and no attempt to
+    // reach a server (which would exit 4 here, as none runs).
     EXPECT_EQ(r.exit_code, 2) << (bad.empty() ? "" : bad[0]) << ": " << r.err;
+    EXPECT_EQ(r.out, "") << (bad.empty() ? "" : bad[0]);
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_EQ(r.err.rfind("archil: ", 0), 0u) << r.err;
   }

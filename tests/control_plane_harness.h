@@ -10,10 +10,10 @@
 #include <thread>
 
 #include "base/clock.h"
+#include "catalog/sqlite_catalog.h"
 #include "control/api_router.h"
 #include "control/http_server.h"
 #include "control/service.h"
-#include "control/sqlite_catalog.h"
 
 namespace archil::testing {
 

@@ -9,7 +9,7 @@
 
 #include "api/exit_code.h"
 #include "base/log.h"
-#include "control/server.h"
+#include "server.h"
 
 int main(int argc, char** argv) {
   // Hold shutdown signals from the first instruction: RunServer() waits for them on a thread, so

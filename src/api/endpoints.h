@@ -1,6 +1,6 @@
 // Where a region's services are, and how the CLI finds them.
 //
-// Resolution order (SPEC.md "Region resolution"):
+// Resolution order (docs/cli.md):
 //   1. an explicit endpoint (`--endpoint URL` or ARCHIL_ENDPOINT);
 //   2. the regions file (ARCHIL_REGIONS_FILE, default /etc/archil/regions.json):
 //        {"regions": {"<region>": {"api": "https://host:port", "mount": "host:port"}}}

@@ -5,15 +5,6 @@
 
 namespace archil {
 
-bool IsDiskId(std::string_view s) {
-  return s.size() == 20 && s.substr(0, 4) == "dsk-" && IsLowerHex(s.substr(4), 16);
-}
-
-Result<std::string> NewDiskId() {
-  ARCHIL_ASSIGN_OR_RETURN(std::string hex, SecureRandomHex(8));
-  return "dsk-" + hex;
-}
-
 Status ValidateDiskName(std::string_view name) {
   bool ok = !name.empty() && name.size() <= 100;
   for (char c : name) {

@@ -8,11 +8,6 @@
 
 namespace archil {
 
-// "dsk-" + 16 lower-case hex digits.
-bool IsDiskId(std::string_view s);
-// A fresh random disk id.
-Result<std::string> NewDiskId();
-
 // Disk names: 1 to 100 of [A-Za-z0-9_-].
 Status ValidateDiskName(std::string_view name);
 // API key names: 1 to 100 printable characters (no control characters), valid UTF-8.

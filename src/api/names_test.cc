@@ -5,16 +5,6 @@
 namespace archil {
 namespace {
 
-TEST(NamesTest, DiskIds) {
-  EXPECT_TRUE(IsDiskId("dsk-0123456789abcdef"));
-  EXPECT_FALSE(IsDiskId("dsk-0123456789ABCDEF"));
-  EXPECT_FALSE(IsDiskId("dsk-0123456789abcde"));
-  EXPECT_FALSE(IsDiskId("dsx-0123456789abcdef"));
-  Result<std::string> id = NewDiskId();
-  ASSERT_TRUE(id.ok());
-  EXPECT_TRUE(IsDiskId(*id));
-}
-
 TEST(NamesTest, DiskNames) {
   EXPECT_TRUE(ValidateDiskName("a").ok());
   EXPECT_TRUE(ValidateDiskName("My_disk-01").ok());

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstring>
 #include <memory>
+#include <set>
 
 namespace archil {
 namespace {
@@ -39,16 +41,69 @@ TEST(StatusTest, CarriesCodeMessageAndContext) {
   EXPECT_TRUE(Status::Ok().WithContext("x").ok());
 }
 
-TEST(StatusTest, FromErrnoNamesTheCall) {
+TEST(StatusTest, FromErrnoNamesTheCallAndKeepsTheErrno) {
   Status s = Status::FromErrno(ENOENT, "open /x");
-  EXPECT_EQ(s.code(), Status::Code::kIoError);
+  EXPECT_EQ(s.code(), Status::Code::kNotFound);
+  EXPECT_EQ(s.sys_errno(), ENOENT);
   EXPECT_EQ(s.message(), "open /x: No such file or directory");
+  // Context keeps the errno.
+  EXPECT_EQ(ErrnoFor(s.WithContext("mount")), ENOENT);
+}
+
+TEST(StatusTest, ErrnosSurviveAsCodes) {
+  struct Case {
+    int err;
+    Status::Code code;
+  };
+  for (Case c :
+       {Case{ENOSPC, Status::Code::kNoSpace}, Case{EDQUOT, Status::Code::kNoSpace},
+        Case{ENOENT, Status::Code::kNotFound}, Case{EEXIST, Status::Code::kAlreadyExists},
+        Case{ESTALE, Status::Code::kStale}, Case{EACCES, Status::Code::kPermissionDenied},
+        Case{ENOTEMPTY, Status::Code::kFailedPrecondition}, Case{EBUSY, Status::Code::kBusy},
+        Case{EIO, Status::Code::kIoError}, Case{ECONNREFUSED, Status::Code::kUnavailable},
+        Case{ENAMETOOLONG, Status::Code::kTooLarge}}) {
+    Status s = Status::Errno(c.err, "x");
+    EXPECT_EQ(s.code(), c.code) << std::strerror(c.err);
+    // The exact errno reaches the file-system edge, not the code's default.
+    EXPECT_EQ(ErrnoFor(s), c.err) << std::strerror(c.err);
+  }
+  // Without a kept errno, the code's default.
+  EXPECT_EQ(ErrnoFor(Status::NotFound("x")), ENOENT);
+  EXPECT_EQ(ErrnoFor(Status::Corruption("x")), EIO);
+  EXPECT_EQ(ErrnoFor(Status::Ok()), 0);
+  // Errno(0) is a caller bug, reported as such rather than as success.
+  EXPECT_EQ(Status::Errno(0, "x").code(), Status::Code::kInternal);
 }
 
 TEST(StatusTest, CodeNamesAreStable) {
   EXPECT_EQ(CodeName(Status::Code::kInvalidArgument), "invalid_argument");
   EXPECT_EQ(CodeName(Status::Code::kAlreadyExists), "conflict");
   EXPECT_EQ(CodeName(Status::Code::kTooLarge), "too_large");
+  EXPECT_EQ(CodeName(Status::Code::kNoSpace), "no_space");
+}
+
+// Every code has its own name, and the edges' mappings agree with their documented tables
+// (docs/api.md, docs/cli.md).
+TEST(StatusTest, OneTableForNamesHttpAndExitCodes) {
+  std::set<std::string_view> names;
+  for (int i = 0; i < Status::kNumCodes; ++i) {
+    auto code = static_cast<Status::Code>(i);
+    EXPECT_TRUE(names.insert(CodeName(code)).second) << CodeName(code);
+    int http = HttpStatusFor(code);
+    EXPECT_TRUE(code == Status::Code::kOk ? http == 200 : http >= 400 && http < 600);
+    EXPECT_EQ(ExitCodeFor(code) == 0, code == Status::Code::kOk);
+  }
+  EXPECT_EQ(HttpStatusFor(Status::Code::kUnauthenticated), 401);
+  EXPECT_EQ(HttpStatusFor(Status::Code::kAlreadyExists), 409);
+  EXPECT_EQ(HttpStatusFor(Status::Code::kBusy), 409);
+  EXPECT_EQ(HttpStatusFor(Status::Code::kUnavailable), 503);
+  EXPECT_EQ(HttpStatusFor(Status::Code::kInternal), 500);
+  EXPECT_EQ(ExitCodeFor(Status::Code::kInvalidArgument), 2);
+  EXPECT_EQ(ExitCodeFor(Status::Code::kPermissionDenied), 3);
+  EXPECT_EQ(ExitCodeFor(Status::Code::kNotFound), 4);
+  EXPECT_EQ(ExitCodeFor(Status::Code::kBusy), 5);
+  EXPECT_EQ(ExitCodeFor(Status::Code::kUnavailable), 6);
+  EXPECT_EQ(ExitCodeFor(Status::Code::kCorruption), 1);
 }
 
 TEST(ResultTest, MacrosPropagate) {

@@ -1,5 +1,7 @@
 #include "cli/api_client.h"
 
+#include "api/wire.h"
+
 namespace archil {
 
 using nlohmann::json;
@@ -38,28 +40,29 @@ Result<ApiReply> ApiClient::Call(const std::string& method, const std::string& t
     req.body = body->dump(-1, ' ', false, json::error_handler_t::replace);
   }
   ARCHIL_ASSIGN_OR_RETURN(HttpResponse res, SendHttpRequest(url_, req, options_));
-  json envelope = json::parse(res.body, nullptr, /*allow_exceptions=*/false);
-  if (envelope.is_discarded() || !envelope.is_object() || !envelope.contains("success") ||
-      !envelope["success"].is_boolean()) {
-    return Status(CodeForHttpStatus(res.status) == Status::Code::kOk
-                      ? Status::Code::kCorruption
-                      : CodeForHttpStatus(res.status),
-                  "unexpected answer from the server (HTTP " + std::to_string(res.status) +
+  return DecodeApiReply(res.status, res.body);
+}
+
+Result<ApiReply> DecodeApiReply(int http_status, std::string_view body) {
+  Status::Code code = CodeForHttpStatus(http_status);
+  Result<wire::Envelope> envelope = wire::DecodeEnvelope(body);
+  if (!envelope.ok()) {
+    // A proxy's error page or another service: the HTTP status still says what kind of failure.
+    return Status(code == Status::Code::kOk ? Status::Code::kCorruption : code,
+                  "unexpected answer from the server (HTTP " + std::to_string(http_status) +
                       "): is this an archil control plane?");
   }
-  if (!envelope["success"].get<bool>()) {
-    std::string message = envelope.contains("error") && envelope["error"].is_string()
-                              ? envelope["error"].get<std::string>()
-                              : "HTTP " + std::to_string(res.status);
-    Status::Code code = CodeForHttpStatus(res.status);
-    return Status(code == Status::Code::kOk ? Status::Code::kInternal : code, message);
+  if (!envelope->success) {
+    return Status(code == Status::Code::kOk ? Status::Code::kInternal : code, envelope->error);
+  }
+  if (code != Status::Code::kOk) {
+    return Status::Corruption("the server answered HTTP " + std::to_string(http_status) +
+                              " with a success envelope");
   }
   ApiReply reply;
-  reply.http_status = res.status;
-  if (envelope.contains("data")) reply.data = envelope["data"];
-  if (envelope.contains("nextCursor") && envelope["nextCursor"].is_string()) {
-    reply.next_cursor = envelope["nextCursor"].get<std::string>();
-  }
+  reply.http_status = http_status;
+  reply.data = std::move(envelope->data);
+  reply.next_cursor = envelope->next_cursor.value_or("");
   return reply;
 }
 

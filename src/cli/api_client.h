@@ -36,6 +36,11 @@ class ApiClient {
   HttpClientOptions options_;
 };
 
+// Decodes a response (status and body) as Call() does: the envelope's data on success; on
+// failure the server's message with the code its HTTP status stands for; Corruption for anything
+// that is not an envelope or contradicts its status.
+Result<ApiReply> DecodeApiReply(int http_status, std::string_view body);
+
 // The Status code for an HTTP error status (the client side's one mapping).
 Status::Code CodeForHttpStatus(int http_status);
 

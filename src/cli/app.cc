@@ -53,10 +53,9 @@ int RunCli(int argc, char** argv) {
     return 2;
   }
   SetLogLevel(*level);
-  if (!ctx.result.ok()) {
-    std::fprintf(stderr, "%s\n", ErrorLine(ctx.result).c_str());
-  }
-  return ExitCodeFor(ctx.result.code());
+  Status result = ctx.action ? ctx.action() : Status::Internal("no command chosen");
+  if (!result.ok()) std::fprintf(stderr, "%s\n", ErrorLine(result).c_str());
+  return ExitCodeFor(result.code());
 }
 
 }  // namespace archil

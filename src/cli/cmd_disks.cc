@@ -1,5 +1,6 @@
 // archil disks create|list|get|delete
 #include "api/names.h"
+#include "base/ids.h"
 #include "base/strings.h"
 #include "cli/commands.h"
 #include "cli/output.h"
@@ -9,12 +10,8 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<std::string> DiskRow(const json& d) {
-  size_t users = d.contains("authorizedUsers") && d["authorizedUsers"].is_array()
-                     ? d["authorizedUsers"].size()
-                     : 0;
-  return {Field(d, "id"),     Field(d, "name"),      Field(d, "status"),
-          Field(d, "region"), Field(d, "createdAt"), std::to_string(users)};
+std::vector<std::string> DiskRow(const wire::Disk& d) {
+  return {d.id, d.name, d.status, d.region, d.created_at, std::to_string(d.users.size())};
 }
 
 const std::vector<std::string> kDiskHeader = {"ID", "NAME", "STATUS", "REGION", "CREATED", "USERS"};
@@ -27,33 +24,27 @@ struct CreateArgs {
 
 Status Create(const CliContext& ctx, const CreateArgs& a) {
   ARCHIL_RETURN_IF_ERROR(ValidateDiskName(a.name));
-  json body = {{"name", a.name}};
-  if (a.uid || a.gid || !a.mode.empty()) {
-    json attrs = json::object();
-    if (a.uid) attrs["uid"] = *a.uid;
-    if (a.gid) attrs["gid"] = *a.gid;
-    if (!a.mode.empty()) {
-      char* end = nullptr;
-      unsigned long mode = std::strtoul(a.mode.c_str(), &end, 8);
-      if (*end != '\0' || mode > 07777) {
-        return Status::InvalidArgument("--mode must be octal permission bits, e.g. 0755");
-      }
-      attrs["mode"] = mode;
+  wire::CreateDiskRequest body{a.name, a.uid, a.gid, std::nullopt};
+  if (!a.mode.empty()) {
+    char* end = nullptr;
+    unsigned long mode = std::strtoul(a.mode.c_str(), &end, 8);
+    if (*end != '\0' || mode > 07777) {
+      return Status::InvalidArgument("--mode must be octal permission bits, e.g. 0755");
     }
-    body["rootAttrs"] = attrs;
+    body.mode = static_cast<uint32_t>(mode);
   }
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
-  ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("POST", "/api/disks", body));
+  ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("POST", "/api/disks", wire::ToJson(body)));
+  ARCHIL_ASSIGN_OR_RETURN(wire::CreateDiskReply created, wire::DecodeCreateDiskReply(r.data));
   if (ctx.options.json) {
     PrintJson(r.data);
     return Status::Ok();
   }
-  std::string id = Field(r.data, "diskId");
+  const std::string& id = created.disk_id;
   std::string token;
-  if (r.data["authorizedUsers"].is_array() && !r.data["authorizedUsers"].empty()) {
-    token = Field(r.data["authorizedUsers"][0], "token");
-  }
-  if (r.http_status == 201) {
+  if (!created.users.empty()) token = created.users[0].token.value_or("");
+  if (created.created) {
+    if (token.empty()) return Status::Corruption("the server created the disk but sent no token");
     std::printf("created disk %s (%s)\n", id.c_str(), a.name.c_str());
     std::printf("disk token, shown only now (export ARCHIL_MOUNT_TOKEN=...):\n%s\n", token.c_str());
   } else {
@@ -68,13 +59,15 @@ Status Create(const CliContext& ctx, const CreateArgs& a) {
 Status List(const CliContext& ctx, const std::string& name, std::optional<uint32_t> limit) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
   json all = json::array();
+  std::vector<std::vector<std::string>> rows;
   std::string cursor;
   do {
     std::string target = "/api/disks?limit=" + std::to_string(limit.value_or(100));
     if (!name.empty()) target += "&name=" + UrlEncode(name);
     if (!cursor.empty()) target += "&cursor=" + UrlEncode(cursor);
     ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("GET", target));
-    if (!r.data.is_array()) return Status::Corruption("server sent a disk list that is not a list");
+    ARCHIL_ASSIGN_OR_RETURN(std::vector<wire::Disk> disks, wire::DecodeDiskList(r.data));
+    for (const wire::Disk& d : disks) rows.push_back(DiskRow(d));
     for (auto& d : r.data) all.push_back(std::move(d));
     cursor = limit ? "" : r.next_cursor;  // --limit: one page only
   } while (!cursor.empty());
@@ -82,29 +75,27 @@ Status List(const CliContext& ctx, const std::string& name, std::optional<uint32
     PrintJson(all);
     return Status::Ok();
   }
-  std::vector<std::vector<std::string>> rows;
-  for (const json& d : all) rows.push_back(DiskRow(d));
   PrintTable(kDiskHeader, rows);
   return Status::Ok();
 }
 
 Status Get(const CliContext& ctx, const std::string& ref) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
-  ARCHIL_ASSIGN_OR_RETURN(json d, FindDisk(api, ref));
+  ARCHIL_ASSIGN_OR_RETURN(FoundDisk d, FindDisk(api, ref));
   if (ctx.options.json) {
-    PrintJson(d);
+    PrintJson(d.raw);
     return Status::Ok();
   }
-  PrintTable(kDiskHeader, {DiskRow(d)});
+  PrintTable(kDiskHeader, {DiskRow(d.disk)});
   return Status::Ok();
 }
 
 Status Delete(const CliContext& ctx, const std::string& ref) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
   std::string id = ref;
-  if (!IsDiskId(ref)) {
-    ARCHIL_ASSIGN_OR_RETURN(json d, FindDisk(api, ref));
-    id = Field(d, "id");
+  if (!DiskId::IsValid(ref)) {
+    ARCHIL_ASSIGN_OR_RETURN(FoundDisk d, FindDisk(api, ref));
+    id = d.disk.id;
   }
   ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("DELETE", "/api/disks/" + id));
   Report(ctx.options.json, ctx.options.quiet, r.data,
@@ -114,10 +105,12 @@ Status Delete(const CliContext& ctx, const std::string& ref) {
 
 }  // namespace
 
-Result<nlohmann::json> FindDisk(const ApiClient& api, const std::string& ref) {
-  if (IsDiskId(ref)) {
+Result<FoundDisk> FindDisk(const ApiClient& api, const std::string& ref) {
+  if (DiskId::IsValid(ref)) {
     ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("GET", "/api/disks/" + ref));
-    return r.data;
+    ARCHIL_ASSIGN_OR_RETURN(wire::Disk d, wire::DecodeDisk(r.data));
+    if (d.id != ref) return Status::Corruption("asked for disk " + ref + ", got " + d.id);
+    return FoundDisk{std::move(r.data), std::move(d)};
   }
   Status valid = ValidateDiskName(ref);
   if (!valid.ok()) {
@@ -125,8 +118,9 @@ Result<nlohmann::json> FindDisk(const ApiClient& api, const std::string& ref) {
                                    "' is neither a disk id (dsk-<16 hex>) nor a disk name");
   }
   ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("GET", "/api/disks?limit=1&name=" + UrlEncode(ref)));
-  if (!r.data.is_array() || r.data.empty()) return Status::NotFound("no disk named '" + ref + "'");
-  return r.data[0];
+  ARCHIL_ASSIGN_OR_RETURN(std::vector<wire::Disk> disks, wire::DecodeDiskList(r.data));
+  if (disks.empty()) return Status::NotFound("no disk named '" + ref + "'");
+  return FoundDisk{r.data[0], std::move(disks[0])};
 }
 
 void AddDisksCommand(CLI::App& app, CliContext* ctx) {
@@ -140,7 +134,9 @@ void AddDisksCommand(CLI::App& app, CliContext* ctx) {
   create->add_option("--gid", create_args->gid, "Owner gid of the root directory (default 0)");
   create->add_option("--mode", create_args->mode,
                      "Octal mode of the root directory (default 0755)");
-  create->callback([ctx, create_args] { ctx->result = Create(*ctx, *create_args); });
+  create->callback([ctx, create_args] {
+    ctx->action = [ctx, create_args] { return Create(*ctx, *create_args); };
+  });
 
   auto list_name = std::make_shared<std::string>();
   auto list_limit = std::make_shared<std::optional<uint32_t>>();
@@ -148,17 +144,18 @@ void AddDisksCommand(CLI::App& app, CliContext* ctx) {
   list->add_option("--name", *list_name, "Only the disk with this exact name");
   list->add_option("--limit", *list_limit, "At most this many (1-100), one page")
       ->check(CLI::Range(1, 100));
-  list->callback(
-      [ctx, list_name, list_limit] { ctx->result = List(*ctx, *list_name, *list_limit); });
+  list->callback([ctx, list_name, list_limit] {
+    ctx->action = [ctx, list_name, list_limit] { return List(*ctx, *list_name, *list_limit); };
+  });
 
   auto ref = std::make_shared<std::string>();
   CLI::App* get = disks->add_subcommand("get", "Show one disk");
   get->add_option("DISK", *ref, "Disk id or name")->required();
-  get->callback([ctx, ref] { ctx->result = Get(*ctx, *ref); });
+  get->callback([ctx, ref] { ctx->action = [ctx, ref] { return Get(*ctx, *ref); }; });
 
   CLI::App* del = disks->add_subcommand("delete", "Delete a disk and, in the background, its data");
   del->add_option("DISK", *ref, "Disk id or name")->required();
-  del->callback([ctx, ref] { ctx->result = Delete(*ctx, *ref); });
+  del->callback([ctx, ref] { ctx->action = [ctx, ref] { return Delete(*ctx, *ref); }; });
 }
 
 }  // namespace archil

@@ -9,28 +9,31 @@ using nlohmann::json;
 
 Status Create(const CliContext& ctx, const std::string& name, const std::string& description) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
-  json body = {{"name", name}};
-  if (!description.empty()) body["description"] = description;
-  ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("POST", "/api/tokens", body));
+  wire::CreateKeyRequest body{name, description};
+  ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("POST", "/api/tokens", wire::ToJson(body)));
+  ARCHIL_ASSIGN_OR_RETURN(wire::ApiKey key, wire::DecodeApiKey(r.data));
+  if (!key.token) return Status::Corruption("the server created the key but sent no token");
   if (ctx.options.json) {
     PrintJson(r.data);
     return Status::Ok();
   }
   std::printf("created API key %s (%s)\nkey, shown only now (export ARCHIL_API_KEY=...):\n%s\n",
-              Field(r.data, "id").c_str(), name.c_str(), Field(r.data, "token").c_str());
+              key.id.c_str(), name.c_str(), key.token->c_str());
   return Status::Ok();
 }
 
 Status List(const CliContext& ctx) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
   json all = json::array();
+  std::vector<std::vector<std::string>> rows;
   std::string cursor;
   do {
     std::string target = "/api/tokens?limit=100";
     if (!cursor.empty()) target += "&cursor=" + UrlEncode(cursor);
     ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("GET", target));
-    if (!r.data.is_object() || !r.data["tokens"].is_array()) {
-      return Status::Corruption("server sent a key list without \"tokens\"");
+    ARCHIL_ASSIGN_OR_RETURN(std::vector<wire::ApiKey> keys, wire::DecodeKeyList(r.data));
+    for (const wire::ApiKey& k : keys) {
+      rows.push_back({k.id, k.name, "..." + k.token_suffix, k.created_at, k.description});
     }
     for (auto& k : r.data["tokens"]) all.push_back(std::move(k));
     cursor = r.next_cursor;
@@ -38,11 +41,6 @@ Status List(const CliContext& ctx) {
   if (ctx.options.json) {
     PrintJson(all);
     return Status::Ok();
-  }
-  std::vector<std::vector<std::string>> rows;
-  for (const json& k : all) {
-    rows.push_back({Field(k, "id"), Field(k, "name"), "..." + Field(k, "tokenSuffix"),
-                    Field(k, "createdAt"), Field(k, "description")});
   }
   PrintTable({"ID", "NAME", "KEY", "CREATED", "DESCRIPTION"}, rows);
   return Status::Ok();
@@ -66,15 +64,17 @@ void AddKeysCommand(CLI::App& app, CliContext* ctx) {
   CLI::App* create = keys->add_subcommand("create", "Create an API key (shown once)");
   create->add_option("NAME", *name, "A name to recognise the key by")->required();
   create->add_option("--description", *description, "Free text, up to 500 bytes");
-  create->callback([ctx, name, description] { ctx->result = Create(*ctx, *name, *description); });
+  create->callback([ctx, name, description] {
+    ctx->action = [ctx, name, description] { return Create(*ctx, *name, *description); };
+  });
 
   CLI::App* list = keys->add_subcommand("list", "List API keys (never their secrets)");
-  list->callback([ctx] { ctx->result = List(*ctx); });
+  list->callback([ctx] { ctx->action = [ctx] { return List(*ctx); }; });
 
   auto id = std::make_shared<std::string>();
   CLI::App* del = keys->add_subcommand("delete", "Revoke an API key");
   del->add_option("ID", *id, "Key id, as `archil keys list` shows it")->required();
-  del->callback([ctx, id] { ctx->result = Delete(*ctx, *id); });
+  del->callback([ctx, id] { ctx->action = [ctx, id] { return Delete(*ctx, *id); }; });
 }
 
 }  // namespace archil

@@ -46,7 +46,8 @@ void AddServerCommand(CLI::App& app, CliContext* ctx) {
   CLI::App* server = app.add_subcommand(
       "server", "Run the control plane and disk server (see `archil server --help`)");
   server->allow_extras();
-  server->callback([ctx, server] { ctx->result = ExecServer(server->remaining()); });
+  server->callback(
+      [ctx, server] { ctx->action = [ctx, server] { return ExecServer(server->remaining()); }; });
 }
 
 }  // namespace archil

@@ -9,32 +9,31 @@ using nlohmann::json;
 
 Status Add(const CliContext& ctx, const std::string& disk, const std::string& nickname) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
-  ARCHIL_ASSIGN_OR_RETURN(json d, FindDisk(api, disk));
-  json body = {{"type", "token"}, {"nickname", nickname}};
-  ARCHIL_ASSIGN_OR_RETURN(ApiReply r,
-                          api.Call("POST", "/api/disks/" + Field(d, "id") + "/users", body));
+  ARCHIL_ASSIGN_OR_RETURN(FoundDisk d, FindDisk(api, disk));
+  wire::AddUserRequest body{"token", nickname};
+  ARCHIL_ASSIGN_OR_RETURN(
+      ApiReply r, api.Call("POST", "/api/disks/" + d.disk.id + "/users", wire::ToJson(body)));
+  ARCHIL_ASSIGN_OR_RETURN(wire::User user, wire::DecodeUser(r.data));
+  if (!user.token) return Status::Corruption("the server added the user but sent no token");
   if (ctx.options.json) {
     PrintJson(r.data);
     return Status::Ok();
   }
   std::printf("added user %s (%s) to disk %s\ndisk token, shown only now:\n%s\n",
-              Field(r.data, "identifier").c_str(), nickname.c_str(), Field(d, "id").c_str(),
-              Field(r.data, "token").c_str());
+              user.identifier.c_str(), nickname.c_str(), d.disk.id.c_str(), user.token->c_str());
   return Status::Ok();
 }
 
 Status List(const CliContext& ctx, const std::string& disk) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
-  ARCHIL_ASSIGN_OR_RETURN(json d, FindDisk(api, disk));
-  json users = d.contains("authorizedUsers") ? d["authorizedUsers"] : json::array();
+  ARCHIL_ASSIGN_OR_RETURN(FoundDisk d, FindDisk(api, disk));
   if (ctx.options.json) {
-    PrintJson(users);
+    PrintJson(d.raw.contains("authorizedUsers") ? d.raw["authorizedUsers"] : json::array());
     return Status::Ok();
   }
   std::vector<std::vector<std::string>> rows;
-  for (const json& u : users) {
-    rows.push_back({Field(u, "identifier"), Field(u, "type"), Field(u, "nickname"),
-                    "..." + Field(u, "tokenSuffix"), Field(u, "createdAt")});
+  for (const wire::User& u : d.disk.users) {
+    rows.push_back({u.identifier, u.type, u.nickname, "..." + u.token_suffix, u.created_at});
   }
   PrintTable({"IDENTIFIER", "TYPE", "NICKNAME", "TOKEN", "CREATED"}, rows);
   return Status::Ok();
@@ -42,11 +41,11 @@ Status List(const CliContext& ctx, const std::string& disk) {
 
 Status Remove(const CliContext& ctx, const std::string& disk, const std::string& identifier) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
-  ARCHIL_ASSIGN_OR_RETURN(json d, FindDisk(api, disk));
-  ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("DELETE", "/api/disks/" + Field(d, "id") +
-                                                             "/users/" + UrlEncode(identifier)));
+  ARCHIL_ASSIGN_OR_RETURN(FoundDisk d, FindDisk(api, disk));
+  ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("DELETE", "/api/disks/" + d.disk.id + "/users/" +
+                                                             UrlEncode(identifier)));
   Report(ctx.options.json, ctx.options.quiet, r.data,
-         "removed user " + identifier + " from disk " + Field(d, "id"));
+         "removed user " + identifier + " from disk " + d.disk.id);
   return Status::Ok();
 }
 
@@ -62,16 +61,20 @@ void AddUsersCommand(CLI::App& app, CliContext* ctx) {
   CLI::App* add = users->add_subcommand("add", "Add a disk token (shown once)");
   add->add_option("DISK", *disk, "Disk id or name")->required();
   add->add_option("--nickname", *nickname, "A name for the token holder")->capture_default_str();
-  add->callback([ctx, disk, nickname] { ctx->result = Add(*ctx, *disk, *nickname); });
+  add->callback([ctx, disk, nickname] {
+    ctx->action = [ctx, disk, nickname] { return Add(*ctx, *disk, *nickname); };
+  });
 
   CLI::App* list = users->add_subcommand("list", "List a disk's tokens (never their secrets)");
   list->add_option("DISK", *disk, "Disk id or name")->required();
-  list->callback([ctx, disk] { ctx->result = List(*ctx, *disk); });
+  list->callback([ctx, disk] { ctx->action = [ctx, disk] { return List(*ctx, *disk); }; });
 
   CLI::App* remove = users->add_subcommand("remove", "Revoke a disk token");
   remove->add_option("DISK", *disk, "Disk id or name")->required();
   remove->add_option("IDENTIFIER", *identifier, "As `archil users list` shows it")->required();
-  remove->callback([ctx, disk, identifier] { ctx->result = Remove(*ctx, *disk, *identifier); });
+  remove->callback([ctx, disk, identifier] {
+    ctx->action = [ctx, disk, identifier] { return Remove(*ctx, *disk, *identifier); };
+  });
 }
 
 }  // namespace archil

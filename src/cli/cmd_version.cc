@@ -16,11 +16,14 @@ namespace archil {
 void AddVersionCommand(CLI::App& app, CliContext* ctx) {
   CLI::App* version = app.add_subcommand("version", "Print the version");
   version->callback([ctx] {
-    if (ctx->options.json) {
-      PrintJson({{"version", ARCHIL_VERSION}, {"revision", ARCHIL_REVISION}});
-    } else {
-      std::printf("archil %s (%s)\n", ARCHIL_VERSION, ARCHIL_REVISION);
-    }
+    ctx->action = [ctx] {
+      if (ctx->options.json) {
+        PrintJson({{"version", ARCHIL_VERSION}, {"revision", ARCHIL_REVISION}});
+      } else {
+        std::printf("archil %s (%s)\n", ARCHIL_VERSION, ARCHIL_REVISION);
+      }
+      return Status::Ok();
+    };
   });
 }
 

@@ -1,9 +1,10 @@
-// The CLI's subcommands, one file each. Each Add* registers its subcommand on `app`; when it
-// runs, it stores its outcome in ctx->result.
+// The CLI's subcommands, one file each. Each Add* registers its subcommand on `app`; when the
+// command line chose it, it stores what to do in ctx->action, which RunCli runs after parsing.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
+#include "api/wire.h"
 #include "cli/context.h"
 
 namespace archil {
@@ -21,7 +22,12 @@ Status ExecServer(const std::vector<std::string>& args);
 // Runs the CLI; returns the process exit code.
 int RunCli(int argc, char** argv);
 
-// A disk by id or name, as the API's disk object. NotFound names what was looked for.
-Result<nlohmann::json> FindDisk(const ApiClient& api, const std::string& ref);
+// A disk by id or name: the API's disk object as sent (for --json) and decoded. NotFound names
+// what was looked for; Corruption if the server's answer is not a disk.
+struct FoundDisk {
+  nlohmann::json raw;
+  wire::Disk disk;
+};
+Result<FoundDisk> FindDisk(const ApiClient& api, const std::string& ref);
 
 }  // namespace archil

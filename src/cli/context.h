@@ -1,6 +1,7 @@
 // What every CLI command shares: the global flags, and how to reach the control plane.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "base/status.h"
@@ -22,10 +23,11 @@ struct GlobalOptions {
 class CliContext {
  public:
   GlobalOptions options;
-  // Set by the command that ran; main() turns it into the exit code.
-  Status result;
+  // Set by the chosen subcommand while the command line is parsed; run only once parsing and the
+  // global flags (log level) are settled, so a bad global flag stops the command before it acts.
+  std::function<Status()> action;
 
-  // Resolves the region's endpoint and the API key (SPEC.md "Region resolution").
+  // Resolves the region's endpoint and the API key (api/endpoints.h).
   Result<ApiClient> Api() const;
 };
 

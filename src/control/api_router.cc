@@ -2,54 +2,42 @@
 
 #include <vector>
 
+#include "api/wire.h"
 #include "base/clock.h"
+#include "base/status.h"
 #include "base/strings.h"
-#include "control/http_status.h"
-#include "control/json_body.h"
 
 namespace archil {
 namespace {
 
 using nlohmann::json;
 
-ApiResponse Ok(int status, json data, const std::string* next_cursor = nullptr) {
-  json body = {{"success", true}, {"data", std::move(data)}};
-  if (next_cursor) body["nextCursor"] = next_cursor->empty() ? json(nullptr) : json(*next_cursor);
-  return {status, DumpJson(body)};
+ApiResponse Ok(int status, const json& data, const std::string* next_cursor = nullptr) {
+  return {status, wire::EncodeOk(data, next_cursor)};
 }
 
-json UserJson(const DiskUser& u, const std::string& token = "") {
-  json j = {{"type", u.type},
-            {"nickname", u.nickname},
-            {"tokenSuffix", u.token_suffix},
-            {"identifier", u.identifier},
-            {"createdAt", FormatRfc3339(u.created_at)}};
-  if (!token.empty()) j["token"] = token;
-  return j;
+wire::User ToWire(const DiskUser& u, const std::string& token = "") {
+  wire::User w{u.type, u.nickname, u.token_suffix, u.identifier, FormatRfc3339(u.created_at), {}};
+  if (!token.empty()) w.token = token;
+  return w;
 }
 
-json DiskJson(const Disk& d) {
-  json users = json::array();
-  for (const DiskUser& u : d.users) users.push_back(UserJson(u));
-  return {{"id", d.id},
-          {"name", d.name},
-          {"organization", "default"},
-          {"status", d.state == DiskState::kAvailable ? "available" : "deleting"},
-          {"provider", "archil"},
-          {"region", d.region},
-          {"createdAt", FormatRfc3339(d.created_at)},
-          {"rootAttrs", {{"uid", d.root.uid}, {"gid", d.root.gid}, {"mode", d.root.mode}}},
-          {"authorizedUsers", std::move(users)}};
+wire::Disk ToWire(const Disk& d) {
+  wire::Disk w;
+  w.id = d.id.str();
+  w.name = d.name;
+  w.status = d.state == DiskState::kAvailable ? "available" : "deleting";
+  w.region = d.region;
+  w.created_at = FormatRfc3339(d.created_at);
+  w.root = {d.root.uid, d.root.gid, d.root.mode};
+  for (const DiskUser& u : d.users) w.users.push_back(ToWire(u));
+  return w;
 }
 
-json KeyJson(const ApiKey& k, const std::string& token = "") {
-  json j = {{"id", k.id},
-            {"name", k.name},
-            {"description", k.description},
-            {"tokenSuffix", k.token_suffix},
-            {"createdAt", FormatRfc3339(k.created_at)}};
-  if (!token.empty()) j["token"] = token;
-  return j;
+wire::ApiKey ToWire(const ApiKey& k, const std::string& token = "") {
+  wire::ApiKey w{k.id, k.name, k.description, k.token_suffix, FormatRfc3339(k.created_at), {}};
+  if (!token.empty()) w.token = token;
+  return w;
 }
 
 std::string QueryValue(const ApiRequest& r, const char* key) {
@@ -67,25 +55,6 @@ Result<PageRequest> PageFromQuery(const ApiRequest& r) {
   ARCHIL_ASSIGN_OR_RETURN(page.limit, ValidatePageLimit(limit));
   page.cursor = QueryValue(r, "cursor");
   return page;
-}
-
-Result<CreateDiskRequest> ParseCreateDisk(const std::string& body) {
-  ARCHIL_ASSIGN_OR_RETURN(json j, ParseJsonObject(body));
-  ARCHIL_RETURN_IF_ERROR(CheckKnownFields(j, {"name", "rootAttrs"}));
-  CreateDiskRequest req;
-  ARCHIL_ASSIGN_OR_RETURN(req.name, RequiredString(j, "name"));
-  auto attrs = j.find("rootAttrs");
-  if (attrs != j.end() && !attrs->is_null()) {
-    if (!attrs->is_object()) return Status::InvalidArgument("rootAttrs must be an object");
-    ARCHIL_RETURN_IF_ERROR(CheckKnownFields(*attrs, {"uid", "gid", "mode"}));
-    ARCHIL_ASSIGN_OR_RETURN(auto uid, OptionalUint(*attrs, "uid", UINT32_MAX - 1));
-    ARCHIL_ASSIGN_OR_RETURN(auto gid, OptionalUint(*attrs, "gid", UINT32_MAX - 1));
-    ARCHIL_ASSIGN_OR_RETURN(auto mode, OptionalUint(*attrs, "mode", 07777));
-    if (uid) req.root.uid = static_cast<uint32_t>(*uid);
-    if (gid) req.root.gid = static_cast<uint32_t>(*gid);
-    if (mode) req.root.mode = static_cast<uint32_t>(*mode);
-  }
-  return req;
 }
 
 class Dispatch {
@@ -144,27 +113,28 @@ class Dispatch {
     Result<Page<Disk>> disks = s_->ListDisks(*page, QueryValue(r_, "name"));
     if (!disks.ok()) return ErrorResponse(disks.status());
     json items = json::array();
-    for (const Disk& d : disks->items) items.push_back(DiskJson(d));
+    for (const Disk& d : disks->items) items.push_back(wire::ToJson(ToWire(d)));
     return Ok(200, std::move(items), &disks->next_cursor);
   }
 
   ApiResponse CreateDisk() {
-    Result<CreateDiskRequest> req = ParseCreateDisk(r_.body);
+    Result<wire::CreateDiskRequest> req = wire::DecodeCreateDiskRequest(r_.body);
     if (!req.ok()) return ErrorResponse(req.status());
-    Result<CreatedDisk> created = s_->CreateDisk(*req);
+    CreateDiskRequest create{req->name, {}};
+    if (req->uid) create.root.uid = *req->uid;
+    if (req->gid) create.root.gid = *req->gid;
+    if (req->mode) create.root.mode = *req->mode;
+    Result<CreatedDisk> created = s_->CreateDisk(create);
     if (!created.ok()) return ErrorResponse(created.status());
-    json users = json::array();
-    for (const DiskUser& u : created->disk.users) users.push_back(UserJson(u, created->token));
-    json data = {{"diskId", created->disk.id},
-                 {"created", created->created},
-                 {"authorizedUsers", std::move(users)},
-                 {"disk", DiskJson(created->disk)}};
-    return Ok(created->created ? 201 : 200, std::move(data));
+    wire::CreateDiskReply reply{
+        created->disk.id.str(), created->created, {}, ToWire(created->disk)};
+    for (const DiskUser& u : created->disk.users) reply.users.push_back(ToWire(u, created->token));
+    return Ok(created->created ? 201 : 200, wire::ToJson(reply));
   }
 
   ApiResponse GetDisk(std::string_view id) {
     Result<Disk> disk = s_->GetDisk(id);
-    return disk.ok() ? Ok(200, DiskJson(*disk)) : ErrorResponse(disk.status());
+    return disk.ok() ? Ok(200, wire::ToJson(ToWire(*disk))) : ErrorResponse(disk.status());
   }
 
   ApiResponse DeleteDisk(std::string_view id) {
@@ -177,29 +147,20 @@ class Dispatch {
     Result<Disk> disk = s_->GetDisk(disk_id);
     if (!disk.ok()) return ErrorResponse(disk.status());
     json users = json::array();
-    for (const DiskUser& u : disk->users) users.push_back(UserJson(u));
+    for (const DiskUser& u : disk->users) users.push_back(wire::ToJson(ToWire(u)));
     return Ok(200, std::move(users));
   }
 
   ApiResponse AddUser(std::string_view disk_id) {
-    Result<json> j = ParseJsonObject(r_.body);
-    if (!j.ok()) return ErrorResponse(j.status());
-    Status known = CheckKnownFields(*j, {"type", "nickname"});
-    if (!known.ok()) return ErrorResponse(known);
-    Result<std::optional<std::string>> type = OptionalString(*j, "type");
-    if (!type.ok()) return ErrorResponse(type.status());
-    if (type->value_or("token") != "token") {
-      return ErrorResponse(Status::InvalidArgument("unsupported user type: only \"token\" exists"));
-    }
-    Result<std::string> nickname = RequiredString(*j, "nickname");
-    if (!nickname.ok()) return ErrorResponse(nickname.status());
-    Result<CreatedUser> user = s_->AddDiskUser(disk_id, *nickname);
+    Result<wire::AddUserRequest> req = wire::DecodeAddUserRequest(r_.body);
+    if (!req.ok()) return ErrorResponse(req.status());
+    Result<CreatedUser> user = s_->AddDiskUser(disk_id, req->nickname);
     if (!user.ok()) return ErrorResponse(user.status());
-    return Ok(201, UserJson(user->user, user->token));
+    return Ok(201, wire::ToJson(ToWire(user->user, user->token)));
   }
 
   ApiResponse RemoveUser(std::string_view disk_id, std::string_view last) {
-    // Both DELETE /users/{identifier} (SPEC.md) and Archil's /users/token?identifier=X.
+    // Both DELETE /users/{identifier} and Archil's /users/token?identifier=X.
     std::string identifier(last);
     if (last == "token" && r_.query.count("identifier")) identifier = QueryValue(r_, "identifier");
     Status s = s_->RemoveDiskUser(disk_id, identifier);
@@ -213,22 +174,16 @@ class Dispatch {
     Result<Page<ApiKey>> keys = s_->ListApiKeys(*page);
     if (!keys.ok()) return ErrorResponse(keys.status());
     json items = json::array();
-    for (const ApiKey& k : keys->items) items.push_back(KeyJson(k));
+    for (const ApiKey& k : keys->items) items.push_back(wire::ToJson(ToWire(k)));
     return Ok(200, {{"tokens", std::move(items)}}, &keys->next_cursor);
   }
 
   ApiResponse CreateKey() {
-    Result<json> j = ParseJsonObject(r_.body);
-    if (!j.ok()) return ErrorResponse(j.status());
-    Status known = CheckKnownFields(*j, {"name", "description"});
-    if (!known.ok()) return ErrorResponse(known);
-    Result<std::string> name = RequiredString(*j, "name");
-    if (!name.ok()) return ErrorResponse(name.status());
-    Result<std::optional<std::string>> description = OptionalString(*j, "description");
-    if (!description.ok()) return ErrorResponse(description.status());
-    Result<CreatedApiKey> key = s_->CreateApiKey(*name, description->value_or(""));
+    Result<wire::CreateKeyRequest> req = wire::DecodeCreateKeyRequest(r_.body);
+    if (!req.ok()) return ErrorResponse(req.status());
+    Result<CreatedApiKey> key = s_->CreateApiKey(req->name, req->description);
     if (!key.ok()) return ErrorResponse(key.status());
-    return Ok(201, KeyJson(key->key, key->token));
+    return Ok(201, wire::ToJson(ToWire(key->key, key->token)));
   }
 
   ApiResponse DeleteKey(std::string_view id) {
@@ -244,8 +199,7 @@ class Dispatch {
 }  // namespace
 
 ApiResponse ErrorResponse(int http_status, std::string_view code, std::string_view message) {
-  json body = {{"success", false}, {"error", message}, {"code", code}};
-  return {http_status, DumpJson(body)};
+  return {http_status, wire::EncodeError(code, message)};
 }
 
 ApiResponse ErrorResponse(const Status& status) {

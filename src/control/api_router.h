@@ -1,4 +1,4 @@
-// ApiRouter: the control plane's HTTP API (SPEC.md, docs/api.md) as a pure function from a
+// ApiRouter: the control plane's HTTP API (docs/api.md) as a pure function from a
 // request to a response, so it is testable without sockets. http_server.h feeds it real requests.
 //
 // Every response body is the envelope {"success": true, "data": ...[, "nextCursor": ...]} or

@@ -1,5 +1,5 @@
 // HttpServer: serves an ApiRouter over HTTP/1.1 (HTTPS when given a certificate) with
-// cpp-httplib, configured for a control plane (design-review finding 43): a pool large enough for
+// cpp-httplib, configured for a control plane: a pool large enough for
 // 100+ concurrent keep-alive clients, a short keep-alive, read/write timeouts, a body limit that
 // answers 413, and the JSON envelope on every error httplib produces itself.
 //

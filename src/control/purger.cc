@@ -1,15 +1,13 @@
 #include "control/purger.h"
 
 #include <chrono>
-#include <filesystem>
-#include <system_error>
 
 #include "base/log.h"
 
 namespace archil {
 
-DiskPurger::DiskPurger(Catalog* catalog, std::string disks_dir)
-    : catalog_(catalog), disks_dir_(std::move(disks_dir)) {}
+DiskPurger::DiskPurger(Catalog* catalog, DiskDataStore* data, std::chrono::milliseconds retry_delay)
+    : catalog_(catalog), data_(data), retry_delay_(retry_delay) {}
 
 DiskPurger::~DiskPurger() { Stop(); }
 
@@ -33,11 +31,9 @@ void DiskPurger::Stop() {
 }
 
 Status DiskPurger::PurgeOnce() {
-  ARCHIL_ASSIGN_OR_RETURN(std::vector<std::string> ids, catalog_->DisksToPurge());
-  for (const std::string& id : ids) {
-    std::error_code ec;
-    std::filesystem::remove_all(std::filesystem::path(disks_dir_) / id, ec);
-    if (ec) return Status::IoError("remove data of " + id + ": " + ec.message());
+  ARCHIL_ASSIGN_OR_RETURN(std::vector<DiskId> ids, catalog_->DisksToPurge());
+  for (const DiskId& id : ids) {
+    ARCHIL_RETURN_IF_ERROR(data_->PurgeDiskData(id).WithContext("purge data of " + id.str()));
     ARCHIL_RETURN_IF_ERROR(catalog_->PurgeDisk(id));
     ARCHIL_LOG(kInfo) << "purged disk " << id;
   }
@@ -49,7 +45,9 @@ void DiskPurger::Loop() {
     Status s = PurgeOnce();
     if (!s.ok()) ARCHIL_LOG(kWarn) << "disk purge failed, will retry: " << s.ToString();
     MutexLock lock(&mu_);
-    if (!stop_ && !wake_) cv_.WaitFor(std::chrono::seconds(s.ok() ? 60 : 5));
+    if (!stop_ && !wake_) {
+      cv_.WaitFor(s.ok() ? std::chrono::milliseconds(std::chrono::seconds(60)) : retry_delay_);
+    }
     // Coalesce a burst of deletes into one pass, and keep the purge's commits off the path of
     // the requests that follow a delete.
     if (!stop_ && wake_) cv_.WaitFor(std::chrono::milliseconds(500));

@@ -1,39 +1,51 @@
 // DiskPurger: removes deleted disks in the background.
 //
 // DELETE /api/disks/{id} only marks a disk deleting (it disappears from the API and its tokens
-// stop working at once); this thread then removes its data directory and its catalog rows. It
-// also finishes purges a crash interrupted, since it scans the catalog on start.
+// stop working at once); this thread then asks the DiskDataStore to free its data and only then
+// removes its catalog rows, so a crash in between repeats the (idempotent) data purge rather than
+// leaking the data. It also finishes purges a crash interrupted, since it scans the catalog on
+// start. It listens to catalog events: a deleted disk wakes it.
 //
-// Thread-safety: Wake() and Stop() may be called from any thread.
+// Thread-safety: Wake(), Stop() and the listener callbacks may be called from any thread.
 #pragma once
 
-#include <string>
+#include <chrono>
+#include <string_view>
 #include <thread>
 
 #include "base/mutex.h"
-#include "control/catalog.h"
+#include "catalog/catalog.h"
+#include "catalog/disk_data.h"
+#include "catalog/events.h"
 
 namespace archil {
 
-class DiskPurger {
+class DiskPurger final : public CatalogListener {
  public:
-  // `disks_dir`: where per-disk data lives (DATA_DIR/disks); <disks_dir>/<id> is removed.
-  DiskPurger(Catalog* catalog, std::string disks_dir);
-  ~DiskPurger();  // Stop()s
+  // `retry_delay`: how long to wait after a failed pass before trying again.
+  DiskPurger(Catalog* catalog, DiskDataStore* data,
+             std::chrono::milliseconds retry_delay = std::chrono::seconds(5));
+  ~DiskPurger() override;  // Stop()s
 
   void Start();
   void Wake();
   // Finishes the purge in progress, then joins the thread.
   void Stop();
 
-  // One pass over the disks waiting to be purged (also used by tests).
+  // One pass over the disks waiting to be purged (also used by tests). Stops at the first
+  // failure, leaving that disk and the ones after it for the next pass.
   Status PurgeOnce();
+
+  // CatalogListener: a deleted disk wakes the purger; revoked tokens are not its business.
+  void OnDiskDeleted(const DiskId& disk) override { Wake(); }
+  void OnTokenRevoked(const DiskId& disk, std::string_view token_id) override {}
 
  private:
   void Loop();
 
   Catalog* const catalog_;
-  const std::string disks_dir_;
+  DiskDataStore* const data_;
+  const std::chrono::milliseconds retry_delay_;
   Mutex mu_;
   CondVar cv_{&mu_};
   bool stop_ ARCHIL_GUARDED_BY(mu_) = false;

@@ -1,24 +1,13 @@
 #include "control/service.h"
 
 #include "api/names.h"
-#include "control/credentials.h"
+#include "catalog/credentials.h"
 
 namespace archil {
-namespace {
-
-Status CheckDiskId(std::string_view id) {
-  if (IsDiskId(id)) return Status::Ok();
-  return Status::InvalidArgument("invalid disk id: expected dsk- followed by 16 hex digits");
-}
-
-}  // namespace
 
 ControlService::ControlService(Catalog* catalog, const Clock* clock, std::string region,
-                               std::function<void()> on_disk_deleted)
-    : catalog_(catalog),
-      clock_(clock),
-      region_(std::move(region)),
-      on_disk_deleted_(std::move(on_disk_deleted)) {}
+                               CatalogListener* events)
+    : catalog_(catalog), clock_(clock), region_(std::move(region)), events_(events) {}
 
 Result<uint32_t> ValidatePageLimit(std::optional<uint64_t> limit) {
   if (!limit) return 50u;
@@ -55,7 +44,7 @@ Result<CreatedDisk> ControlService::CreateDisk(const CreateDiskRequest& request)
     return Status::InvalidArgument("rootAttrs.mode must be permission bits (at most 07777)");
   }
   Disk disk;
-  ARCHIL_ASSIGN_OR_RETURN(disk.id, NewDiskId());
+  ARCHIL_ASSIGN_OR_RETURN(disk.id, DiskId::Generate());
   disk.name = request.name;
   disk.region = region_;
   disk.root = request.root;
@@ -71,8 +60,8 @@ Result<CreatedDisk> ControlService::CreateDisk(const CreateDiskRequest& request)
 }
 
 Result<Disk> ControlService::GetDisk(std::string_view id) const {
-  ARCHIL_RETURN_IF_ERROR(CheckDiskId(id));
-  return catalog_->GetDisk(id);
+  ARCHIL_ASSIGN_OR_RETURN(DiskId disk, DiskId::Parse(id));
+  return catalog_->GetDisk(disk);
 }
 
 Result<Page<Disk>> ControlService::ListDisks(const PageRequest& page, std::string_view name) const {
@@ -81,28 +70,35 @@ Result<Page<Disk>> ControlService::ListDisks(const PageRequest& page, std::strin
 }
 
 Status ControlService::DeleteDisk(std::string_view id) {
-  ARCHIL_RETURN_IF_ERROR(CheckDiskId(id));
-  ARCHIL_RETURN_IF_ERROR(catalog_->MarkDiskDeleting(id));
-  if (on_disk_deleted_) on_disk_deleted_();
+  ARCHIL_ASSIGN_OR_RETURN(DiskId disk, DiskId::Parse(id));
+  ARCHIL_RETURN_IF_ERROR(catalog_->MarkDiskDeleting(disk));
+  if (events_) events_->OnDiskDeleted(disk);
   return Status::Ok();
 }
 
 Result<CreatedUser> ControlService::AddDiskUser(std::string_view disk_id,
                                                 std::string_view nickname) {
-  ARCHIL_RETURN_IF_ERROR(CheckDiskId(disk_id));
+  ARCHIL_ASSIGN_OR_RETURN(DiskId disk, DiskId::Parse(disk_id));
   if (nickname.empty()) return Status::InvalidArgument("nickname must not be empty");
   ARCHIL_RETURN_IF_ERROR(ValidateText("nickname", nickname, 255));
   ARCHIL_ASSIGN_OR_RETURN(IssuedCredential cred, IssueCredential(CredentialKind::kDiskToken));
-  DiskUser user{cred.id,          std::string(disk_id), "token", std::string(nickname), cred.suffix,
-                cred.secret_hash, clock_->NowMicros()};
+  DiskUser user{cred.id,
+                disk,
+                "token",
+                std::string(nickname),
+                cred.suffix,
+                cred.secret_hash,
+                clock_->NowMicros()};
   ARCHIL_RETURN_IF_ERROR(catalog_->AddDiskUser(user));
   return CreatedUser{std::move(user), cred.token};
 }
 
 Status ControlService::RemoveDiskUser(std::string_view disk_id, std::string_view identifier) {
-  ARCHIL_RETURN_IF_ERROR(CheckDiskId(disk_id));
+  ARCHIL_ASSIGN_OR_RETURN(DiskId disk, DiskId::Parse(disk_id));
   ARCHIL_RETURN_IF_ERROR(ValidateText("identifier", identifier, 64));
-  return catalog_->RemoveDiskUser(disk_id, identifier);
+  ARCHIL_RETURN_IF_ERROR(catalog_->RemoveDiskUser(disk, identifier));
+  if (events_) events_->OnTokenRevoked(disk, identifier);
+  return Status::Ok();
 }
 
 Result<CreatedApiKey> ControlService::CreateApiKey(std::string_view name,

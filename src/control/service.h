@@ -13,7 +13,8 @@
 
 #include "base/clock.h"
 #include "base/status.h"
-#include "control/catalog.h"
+#include "catalog/catalog.h"
+#include "catalog/events.h"
 
 namespace archil {
 
@@ -40,9 +41,9 @@ struct CreatedApiKey {
 
 class ControlService {
  public:
-  // `on_disk_deleted` is called after a disk is marked deleting, to wake the purger.
+  // `events` (may be null) hears of deleted disks and removed disk tokens once they are durable.
   ControlService(Catalog* catalog, const Clock* clock, std::string region,
-                 std::function<void()> on_disk_deleted = {});
+                 CatalogListener* events = nullptr);
 
   // The API key named by an Authorization header value. Unauthenticated when missing, malformed,
   // unknown or revoked; PermissionDenied when it is a valid disk token (which can only mount).
@@ -71,7 +72,7 @@ class ControlService {
   Catalog* const catalog_;
   const Clock* const clock_;
   const std::string region_;
-  const std::function<void()> on_disk_deleted_;
+  CatalogListener* const events_;
 };
 
 // Validates a limit given by a client: 1..100; absent means 50.

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "base/ids.h"
+
 namespace archil {
 
 // Owner and mode of a new disk's root directory.
@@ -22,7 +24,7 @@ struct RootAttrs {
 // A credential allowed to mount a disk. Only the hash of its secret is kept.
 struct DiskUser {
   std::string identifier;  // credential id (16 hex digits); stable, used to remove the user
-  std::string disk_id;
+  DiskId disk_id;
   std::string type = "token";
   std::string nickname;
   std::string token_suffix;
@@ -33,7 +35,7 @@ struct DiskUser {
 enum class DiskState { kAvailable, kDeleting };
 
 struct Disk {
-  std::string id;  // "dsk-" + 16 lower-case hex digits
+  DiskId id;
   std::string name;
   std::string region;
   DiskState state = DiskState::kAvailable;

@@ -1,4 +1,4 @@
-#include "control/server.h"
+#include "server.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -19,11 +19,13 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/strings.h"
+#include "catalog/events.h"
+#include "catalog/sqlite_catalog.h"
 #include "control/api_router.h"
+#include "control/directory_disk_data.h"
 #include "control/http_server.h"
 #include "control/purger.h"
 #include "control/service.h"
-#include "control/sqlite_catalog.h"
 
 namespace archil {
 namespace {
@@ -72,8 +74,8 @@ Result<int> LockDataDir(const std::string& dir) {
     close(fd);
     std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?";
     while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
-    return Status::AlreadyExists("another archil server (pid " + pid + ") uses " + dir +
-                                 ": stop it, or pass a different --data-dir");
+    return Status::Busy("another archil server (pid " + pid + ") uses " + dir +
+                        ": stop it, or pass a different --data-dir");
   }
   std::string pid = std::to_string(getpid()) + "\n";
   if (ftruncate(fd, 0) != 0 || pwrite(fd, pid.data(), pid.size(), 0) < 0) {
@@ -175,9 +177,11 @@ Status RunServer(const ServerOptions& o) {
   ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<SqliteCatalog> catalog,
                           SqliteCatalog::Open(catalog_path));
 
-  DiskPurger purger(catalog.get(), o.data_dir + "/disks");
-  ControlService service(catalog.get(), &SystemClock::Instance(), o.region,
-                         [&purger] { purger.Wake(); });
+  DirectoryDiskData disk_data(o.data_dir + "/disks");
+  DiskPurger purger(catalog.get(), &disk_data);
+  CatalogEvents events;
+  events.Subscribe(&purger);
+  ControlService service(catalog.get(), &SystemClock::Instance(), o.region, &events);
   ARCHIL_ASSIGN_OR_RETURN(bool issued, service.BootstrapAdminKey([&](const std::string& token) {
     return WriteSecretFile(o.data_dir, "admin-api-key", token + "\n");
   }));

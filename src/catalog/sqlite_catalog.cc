@@ -1,4 +1,4 @@
-#include "control/sqlite_catalog.h"
+#include "catalog/sqlite_catalog.h"
 
 #include <fcntl.h>
 #include <sqlite3.h>
@@ -177,7 +177,7 @@ constexpr char kDiskColumns[] =
 template <typename S>
 Disk DiskFromRow(const S& s) {
   Disk d;
-  d.id = s.Text(1);
+  d.id = DiskId::Trusted(s.Text(1));
   d.name = s.Text(2);
   d.region = s.Text(3);
   d.state = s.Text(4) == "available" ? DiskState::kAvailable : DiskState::kDeleting;
@@ -306,17 +306,18 @@ Status SqliteCatalog::Migrate() {
   return txn.Commit();
 }
 
-Result<std::vector<DiskUser>> SqliteCatalog::UsersOf(std::string_view disk_id) {
+Result<std::vector<DiskUser>> SqliteCatalog::UsersOf(const DiskId& disk_id) {
   Stmt s(this,
          "SELECT identifier, disk_id, type, nickname, token_suffix, secret_hash, created_at "
          "FROM disk_users WHERE disk_id = ? ORDER BY created_at, identifier");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
-  s.Bind(disk_id);
+  s.Bind(disk_id.str());
   std::vector<DiskUser> users;
   for (;;) {
     ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
-    users.push_back({s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), s.Int(6)});
+    users.push_back({s.Text(0), DiskId::Trusted(s.Text(1)), s.Text(2), s.Text(3), s.Text(4),
+                     s.Text(5), s.Int(6)});
   }
   return users;
 }
@@ -352,14 +353,17 @@ Result<CreateDiskResult> SqliteCatalog::CreateDisk(const Disk& disk, const DiskU
            "INSERT INTO disks(id, name, region, state, root_uid, root_gid, root_mode, created_at) "
            "VALUES (?, ?, ?, 'available', ?, ?, ?, ?)");
   ARCHIL_RETURN_IF_ERROR(ins.prepared());
-  ins.Bind(disk.id).Bind(disk.name).Bind(disk.region).Bind(int64_t{disk.root.uid});
+  ins.Bind(disk.id.str()).Bind(disk.name).Bind(disk.region).Bind(int64_t{disk.root.uid});
   ins.Bind(int64_t{disk.root.gid}).Bind(int64_t{disk.root.mode}).Bind(disk.created_at);
   ARCHIL_RETURN_IF_ERROR(ins.Run().WithContext("insert disk"));
   Stmt user(this,
             "INSERT INTO disk_users(identifier, disk_id, type, nickname, token_suffix, "
             "secret_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)");
   ARCHIL_RETURN_IF_ERROR(user.prepared());
-  user.Bind(first_user.identifier).Bind(disk.id).Bind(first_user.type).Bind(first_user.nickname);
+  user.Bind(first_user.identifier)
+      .Bind(disk.id.str())
+      .Bind(first_user.type)
+      .Bind(first_user.nickname);
   user.Bind(first_user.token_suffix).Bind(first_user.secret_hash).Bind(first_user.created_at);
   ARCHIL_RETURN_IF_ERROR(user.Run().WithContext("insert disk user"));
   ARCHIL_RETURN_IF_ERROR(txn.Commit());
@@ -370,9 +374,9 @@ Result<CreateDiskResult> SqliteCatalog::CreateDisk(const Disk& disk, const DiskU
   return CreateDiskResult{std::move(stored), true};
 }
 
-Result<Disk> SqliteCatalog::GetDisk(std::string_view id) {
+Result<Disk> SqliteCatalog::GetDisk(const DiskId& id) {
   MutexLock lock(&mu_);
-  return LiveDiskWhere("id", id);
+  return LiveDiskWhere("id", id.str());
 }
 
 Result<Page<Disk>> SqliteCatalog::ListDisks(const PageRequest& page, std::string_view name) {
@@ -393,60 +397,59 @@ Result<Page<Disk>> SqliteCatalog::ListDisks(const PageRequest& page, std::string
   return out;
 }
 
-Status SqliteCatalog::MarkDiskDeleting(std::string_view id) {
+Status SqliteCatalog::MarkDiskDeleting(const DiskId& id) {
   MutexLock lock(&mu_);
   Stmt s(this, "UPDATE disks SET state = 'deleting' WHERE id = ? AND state = 'available'");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
-  ARCHIL_RETURN_IF_ERROR(s.Bind(id).Run());
-  if (sqlite3_changes(db_) == 0)
-    return Status::NotFound("no disk with id '" + std::string(id) + "'");
+  ARCHIL_RETURN_IF_ERROR(s.Bind(id.str()).Run());
+  if (sqlite3_changes(db_) == 0) return Status::NotFound("no disk with id '" + id.str() + "'");
   return Status::Ok();
 }
 
-Result<std::vector<std::string>> SqliteCatalog::DisksToPurge() {
+Result<std::vector<DiskId>> SqliteCatalog::DisksToPurge() {
   MutexLock lock(&mu_);
   Stmt s(this, "SELECT id FROM disks WHERE state = 'deleting' ORDER BY seq");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
-  std::vector<std::string> ids;
+  std::vector<DiskId> ids;
   for (;;) {
     ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) return ids;
-    ids.push_back(s.Text(0));
+    ids.push_back(DiskId::Trusted(s.Text(0)));
   }
 }
 
-Status SqliteCatalog::PurgeDisk(std::string_view id) {
+Status SqliteCatalog::PurgeDisk(const DiskId& id) {
   MutexLock lock(&mu_);
   Stmt s(this, "DELETE FROM disks WHERE id = ? AND state = 'deleting'");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
-  return s.Bind(id).Run();
+  return s.Bind(id.str()).Run();
 }
 
 Status SqliteCatalog::AddDiskUser(const DiskUser& user) {
   MutexLock lock(&mu_);
   Txn txn(this);
   ARCHIL_RETURN_IF_ERROR(txn.Begin());
-  ARCHIL_RETURN_IF_ERROR(LiveDiskWhere("id", user.disk_id).status());
+  ARCHIL_RETURN_IF_ERROR(LiveDiskWhere("id", user.disk_id.str()).status());
   Stmt s(this,
          "INSERT INTO disk_users(identifier, disk_id, type, nickname, token_suffix, secret_hash, "
          "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
-  s.Bind(user.identifier).Bind(user.disk_id).Bind(user.type).Bind(user.nickname);
+  s.Bind(user.identifier).Bind(user.disk_id.str()).Bind(user.type).Bind(user.nickname);
   s.Bind(user.token_suffix).Bind(user.secret_hash).Bind(user.created_at);
   ARCHIL_RETURN_IF_ERROR(s.Run().WithContext("add disk user"));
   return txn.Commit();
 }
 
-Status SqliteCatalog::RemoveDiskUser(std::string_view disk_id, std::string_view identifier) {
+Status SqliteCatalog::RemoveDiskUser(const DiskId& disk_id, std::string_view identifier) {
   MutexLock lock(&mu_);
   Stmt s(this,
          "DELETE FROM disk_users WHERE identifier = ? AND disk_id = ? AND disk_id IN "
          "(SELECT id FROM disks WHERE state = 'available')");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
-  ARCHIL_RETURN_IF_ERROR(s.Bind(identifier).Bind(disk_id).Run());
+  ARCHIL_RETURN_IF_ERROR(s.Bind(identifier).Bind(disk_id.str()).Run());
   if (sqlite3_changes(db_) == 0) {
-    return Status::NotFound("disk '" + std::string(disk_id) + "' has no user '" +
-                            std::string(identifier) + "'");
+    return Status::NotFound("disk '" + disk_id.str() + "' has no user '" + std::string(identifier) +
+                            "'");
   }
   return Status::Ok();
 }
@@ -461,7 +464,8 @@ Result<DiskUser> SqliteCatalog::GetDiskUser(std::string_view identifier) {
   s.Bind(identifier);
   ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return Status::NotFound("no disk user '" + std::string(identifier) + "'");
-  return DiskUser{s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), s.Int(6)};
+  return DiskUser{s.Text(0), DiskId::Trusted(s.Text(1)), s.Text(2), s.Text(3), s.Text(4), s.Text(5),
+                  s.Int(6)};
 }
 
 Status SqliteCatalog::AddApiKey(const ApiKey& key) {
@@ -508,7 +512,8 @@ Status SqliteCatalog::DeleteApiKey(std::string_view id) {
   ARCHIL_ASSIGN_OR_RETURN(bool row, count.Step());
   if (!row || count.Int(1) == 0) return Status::NotFound("no API key '" + std::string(id) + "'");
   if (count.Int(0) == 1) {
-    return Status::AlreadyExists("refusing to delete the last API key: create another one first");
+    return Status::FailedPrecondition(
+        "refusing to delete the last API key: create another one first");
   }
   Stmt del(this, "DELETE FROM api_keys WHERE id = ?");
   ARCHIL_RETURN_IF_ERROR(del.prepared());
@@ -522,6 +527,18 @@ Result<int64_t> SqliteCatalog::CountApiKeys() {
   ARCHIL_RETURN_IF_ERROR(s.prepared());
   ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : 0;
+}
+
+Result<std::string> SqliteCatalog::Pragma(std::string_view name) {
+  if (name != "synchronous" && name != "journal_mode") {
+    return Status::InvalidArgument("not a durability pragma: " + std::string(name));
+  }
+  MutexLock lock(&mu_);
+  Stmt s(this, "PRAGMA " + std::string(name));
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return Status::Internal("PRAGMA " + std::string(name) + " returned no row");
+  return s.Text(0);
 }
 
 }  // namespace archil

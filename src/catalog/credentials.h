@@ -4,7 +4,8 @@
 //   API key     key-<id>_<secret>    id: 16 hex digits, secret: 48 hex digits (192 bits)
 //   disk token  adt_<id>_<secret>    same sizes
 // Only SHA-256(secret) is stored. The secret is high-entropy, so a fast hash is enough (no KDF,
-// design-review finding 36), and comparison is constant-time (CRYPTO_memcmp).
+// a password KDF would only slow down every request without making a 192-bit secret any harder to
+// guess), and comparison is constant-time (CRYPTO_memcmp).
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -37,8 +38,8 @@ Result<IssuedCredential> IssueCredential(CredentialKind kind);
 Result<ParsedCredential> ParseCredential(std::string_view token);
 
 // The credential carried by an Authorization header value. Accepts "Bearer <key>" and
-// "key-<key>" (SPEC.md); since API keys themselves start with "key-", a bare API key works too.
-// Unauthenticated when the header is empty or has another scheme.
+// "key-<key>" (both forms Archil's API accepts); since API keys themselves start with "key-", a
+// bare API key works too. Unauthenticated when the header is empty or has another scheme.
 Result<std::string> CredentialFromAuthorization(std::string_view header);
 
 // Lower-case hex SHA-256.

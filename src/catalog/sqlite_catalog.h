@@ -1,8 +1,9 @@
 // The embedded Catalog: one SQLite database file.
 //
 // Durability: WAL journal with synchronous=FULL, so a commit is on disk (fsync of the WAL) before
-// the call returns (design-review finding 48). One connection serves every call under a mutex:
-// SQLite allows one writer anyway, and control-plane reads take microseconds.
+// the call returns: an acknowledged create or delete must survive power loss. One connection serves
+// every call under a mutex: SQLite allows one writer anyway, and control-plane reads take
+// microseconds.
 //
 // Schema and versioning: docs/api.md#catalog.
 #pragma once
@@ -12,7 +13,7 @@
 #include <string>
 
 #include "base/mutex.h"
-#include "control/catalog.h"
+#include "catalog/catalog.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -27,19 +28,24 @@ class SqliteCatalog final : public Catalog {
   ~SqliteCatalog() override;
 
   Result<CreateDiskResult> CreateDisk(const Disk& disk, const DiskUser& first_user) override;
-  Result<Disk> GetDisk(std::string_view id) override;
+  Result<Disk> GetDisk(const DiskId& id) override;
   Result<Page<Disk>> ListDisks(const PageRequest& page, std::string_view name) override;
-  Status MarkDiskDeleting(std::string_view id) override;
-  Result<std::vector<std::string>> DisksToPurge() override;
-  Status PurgeDisk(std::string_view id) override;
+  Status MarkDiskDeleting(const DiskId& id) override;
+  Result<std::vector<DiskId>> DisksToPurge() override;
+  Status PurgeDisk(const DiskId& id) override;
   Status AddDiskUser(const DiskUser& user) override;
-  Status RemoveDiskUser(std::string_view disk_id, std::string_view identifier) override;
+  Status RemoveDiskUser(const DiskId& disk_id, std::string_view identifier) override;
   Result<DiskUser> GetDiskUser(std::string_view identifier) override;
   Status AddApiKey(const ApiKey& key) override;
   Result<ApiKey> GetApiKey(std::string_view id) override;
   Result<Page<ApiKey>> ListApiKeys(const PageRequest& page) override;
   Status DeleteApiKey(std::string_view id) override;
   Result<int64_t> CountApiKeys() override;
+
+  // The value of a durability setting on the catalog's connection, as SQLite reports it
+  // ("synchronous" -> "2" for FULL, "journal_mode" -> "wal"), for diagnostics and tests.
+  // InvalidArgument for any other pragma.
+  Result<std::string> Pragma(std::string_view name);
 
  private:
   class Stmt;
@@ -48,7 +54,7 @@ class SqliteCatalog final : public Catalog {
   Status Migrate() ARCHIL_REQUIRES(mu_);
   Status PreallocateWal(const std::string& wal_path) ARCHIL_REQUIRES(mu_);
   Status Exec(const char* sql) ARCHIL_REQUIRES(mu_);
-  Result<std::vector<DiskUser>> UsersOf(std::string_view disk_id) ARCHIL_REQUIRES(mu_);
+  Result<std::vector<DiskUser>> UsersOf(const DiskId& disk_id) ARCHIL_REQUIRES(mu_);
   Result<Disk> LiveDiskWhere(const char* column, std::string_view value) ARCHIL_REQUIRES(mu_);
 
   Mutex mu_;

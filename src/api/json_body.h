@@ -1,5 +1,6 @@
 // Safe JSON for request bodies: bounded size and depth, no exceptions, invalid UTF-8 rejected on
-// input and replaced on output (design-review finding 38).
+// input and replaced on output, so no body can make the JSON library throw or recurse without
+// bound.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "control/server.h"
+#include "server.h"
 
 namespace archil {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "control/model.h"
+#include "catalog/model.h"
 
 namespace archil {
 
@@ -32,7 +32,7 @@ class Catalog {
   virtual Result<CreateDiskResult> CreateDisk(const Disk& disk, const DiskUser& first_user) = 0;
 
   // A live disk by id, with its users. NotFound for unknown or deleting disks.
-  virtual Result<Disk> GetDisk(std::string_view id) = 0;
+  virtual Result<Disk> GetDisk(const DiskId& id) = 0;
 
   // Live disks in creation order; `name` (if not empty) filters by exact name.
   // InvalidArgument for a cursor this catalog did not produce.
@@ -40,24 +40,24 @@ class Catalog {
 
   // Hides a live disk (state deleting) and revokes its users at once; its data is purged later
   // (PurgeDisk). NotFound if it is not live.
-  virtual Status MarkDiskDeleting(std::string_view id) = 0;
+  virtual Status MarkDiskDeleting(const DiskId& id) = 0;
   // Ids of disks waiting to be purged, oldest first.
-  virtual Result<std::vector<std::string>> DisksToPurge() = 0;
+  virtual Result<std::vector<DiskId>> DisksToPurge() = 0;
   // Removes a deleting disk's records for good. OK if already gone.
-  virtual Status PurgeDisk(std::string_view id) = 0;
+  virtual Status PurgeDisk(const DiskId& id) = 0;
 
   // NotFound if the disk is not live; AlreadyExists if the identifier is taken.
   virtual Status AddDiskUser(const DiskUser& user) = 0;
   // NotFound if the disk is not live or has no such user.
-  virtual Status RemoveDiskUser(std::string_view disk_id, std::string_view identifier) = 0;
+  virtual Status RemoveDiskUser(const DiskId& disk_id, std::string_view identifier) = 0;
   // A user of a live disk, by credential id (to check a disk token).
   virtual Result<DiskUser> GetDiskUser(std::string_view identifier) = 0;
 
   virtual Status AddApiKey(const ApiKey& key) = 0;
   virtual Result<ApiKey> GetApiKey(std::string_view id) = 0;
   virtual Result<Page<ApiKey>> ListApiKeys(const PageRequest& page) = 0;
-  // NotFound if unknown; AlreadyExists (a conflict) if it is the last key, which would lock
-  // everyone out of the API.
+  // NotFound if unknown; FailedPrecondition if it is the last key, which would lock everyone out
+  // of the API.
   virtual Status DeleteApiKey(std::string_view id) = 0;
   virtual Result<int64_t> CountApiKeys() = 0;
 };

@@ -1,4 +1,4 @@
-#include "control/json_body.h"
+#include "api/json_body.h"
 
 namespace archil {
 

@@ -1,4 +1,4 @@
-#include "control/sqlite_catalog.h"
+#include "catalog/sqlite_catalog.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -14,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Disk MakeDisk(const std::string& id, const std::string& name, RootAttrs root = {}) {
+Disk MakeDisk(const DiskId& id, const std::string& name, RootAttrs root = {}) {
   Disk d;
   d.id = id;
   d.name = name;
@@ -24,7 +24,7 @@ Disk MakeDisk(const std::string& id, const std::string& name, RootAttrs root = {
   return d;
 }
 
-DiskUser MakeUser(const std::string& identifier, const std::string& disk_id) {
+DiskUser MakeUser(const std::string& identifier, const DiskId& disk_id) {
   return DiskUser{identifier, disk_id, "token", "default", "abcd", std::string(64, 'f'), 1000};
 }
 
@@ -34,7 +34,7 @@ std::string Hex16(int n) {
   return buf;
 }
 
-std::string DiskId(int n) { return "dsk-" + Hex16(n); }
+DiskId Id(int n) { return DiskId::Trusted("dsk-" + Hex16(n)); }
 
 class SqliteCatalogTest : public ::testing::Test {
  protected:
@@ -62,24 +62,24 @@ class SqliteCatalogTest : public ::testing::Test {
 };
 
 TEST_F(SqliteCatalogTest, CreateGetAndIdempotentCreate) {
-  auto r = catalog_->CreateDisk(MakeDisk(DiskId(1), "a"), MakeUser(Hex16(100), DiskId(1)));
+  auto r = catalog_->CreateDisk(MakeDisk(Id(1), "a"), MakeUser(Hex16(100), Id(1)));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(r->created);
   EXPECT_EQ(r->disk.users.size(), 1u);
 
-  auto again = catalog_->CreateDisk(MakeDisk(DiskId(2), "a"), MakeUser(Hex16(101), DiskId(2)));
+  auto again = catalog_->CreateDisk(MakeDisk(Id(2), "a"), MakeUser(Hex16(101), Id(2)));
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(again->created);
-  EXPECT_EQ(again->disk.id, DiskId(1));
+  EXPECT_EQ(again->disk.id, Id(1));
   EXPECT_EQ(again->disk.users.size(), 1u);
-  EXPECT_EQ(catalog_->GetDisk(DiskId(2)).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(catalog_->GetDisk(Id(2)).status().code(), Status::Code::kNotFound);
   EXPECT_EQ(catalog_->GetDiskUser(Hex16(101)).status().code(), Status::Code::kNotFound);
 
   auto conflict =
-      catalog_->CreateDisk(MakeDisk(DiskId(3), "a", {1, 1, 0700}), MakeUser(Hex16(102), DiskId(3)));
+      catalog_->CreateDisk(MakeDisk(Id(3), "a", {1, 1, 0700}), MakeUser(Hex16(102), Id(3)));
   EXPECT_EQ(conflict.status().code(), Status::Code::kAlreadyExists);
 
-  auto got = catalog_->GetDisk(DiskId(1));
+  auto got = catalog_->GetDisk(Id(1));
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->name, "a");
   EXPECT_EQ(got->root, RootAttrs{});
@@ -89,8 +89,8 @@ TEST_F(SqliteCatalogTest, CreateGetAndIdempotentCreate) {
 TEST_F(SqliteCatalogTest, PaginatesInCreationOrder) {
   for (int i = 0; i < 7; ++i) {
     ASSERT_TRUE(catalog_
-                    ->CreateDisk(MakeDisk(DiskId(50 - i), "d" + std::to_string(i)),
-                                 MakeUser(Hex16(200 + i), DiskId(50 - i)))
+                    ->CreateDisk(MakeDisk(Id(50 - i), "d" + std::to_string(i)),
+                                 MakeUser(Hex16(200 + i), Id(50 - i)))
                     .ok());
   }
   std::vector<std::string> names;
@@ -109,7 +109,7 @@ TEST_F(SqliteCatalogTest, PaginatesInCreationOrder) {
   auto by_name = catalog_->ListDisks({50, ""}, "d4");
   ASSERT_TRUE(by_name.ok());
   ASSERT_EQ(by_name->items.size(), 1u);
-  EXPECT_EQ(by_name->items[0].id, DiskId(46));
+  EXPECT_EQ(by_name->items[0].id, Id(46));
   EXPECT_TRUE(by_name->next_cursor.empty());
 
   for (const char* bad : {"x", "c", "c-1", "c99999999999999999999", "12"}) {
@@ -119,36 +119,35 @@ TEST_F(SqliteCatalogTest, PaginatesInCreationOrder) {
 }
 
 TEST_F(SqliteCatalogTest, DeleteHidesRevokesAndFreesTheName) {
-  ASSERT_TRUE(catalog_->CreateDisk(MakeDisk(DiskId(1), "a"), MakeUser(Hex16(1), DiskId(1))).ok());
+  ASSERT_TRUE(catalog_->CreateDisk(MakeDisk(Id(1), "a"), MakeUser(Hex16(1), Id(1))).ok());
   ASSERT_TRUE(catalog_->GetDiskUser(Hex16(1)).ok());
-  ASSERT_TRUE(catalog_->MarkDiskDeleting(DiskId(1)).ok());
-  EXPECT_EQ(catalog_->GetDisk(DiskId(1)).status().code(), Status::Code::kNotFound);
+  ASSERT_TRUE(catalog_->MarkDiskDeleting(Id(1)).ok());
+  EXPECT_EQ(catalog_->GetDisk(Id(1)).status().code(), Status::Code::kNotFound);
   EXPECT_EQ(catalog_->GetDiskUser(Hex16(1)).status().code(), Status::Code::kNotFound);
-  EXPECT_EQ(catalog_->MarkDiskDeleting(DiskId(1)).code(), Status::Code::kNotFound);
-  EXPECT_EQ(catalog_->AddDiskUser(MakeUser(Hex16(2), DiskId(1))).code(), Status::Code::kNotFound);
+  EXPECT_EQ(catalog_->MarkDiskDeleting(Id(1)).code(), Status::Code::kNotFound);
+  EXPECT_EQ(catalog_->AddDiskUser(MakeUser(Hex16(2), Id(1))).code(), Status::Code::kNotFound);
 
-  auto reuse = catalog_->CreateDisk(MakeDisk(DiskId(2), "a"), MakeUser(Hex16(3), DiskId(2)));
+  auto reuse = catalog_->CreateDisk(MakeDisk(Id(2), "a"), MakeUser(Hex16(3), Id(2)));
   ASSERT_TRUE(reuse.ok());
   EXPECT_TRUE(reuse->created);
 
-  EXPECT_EQ(*catalog_->DisksToPurge(), std::vector<std::string>{DiskId(1)});
-  ASSERT_TRUE(catalog_->PurgeDisk(DiskId(1)).ok());
+  EXPECT_EQ(*catalog_->DisksToPurge(), std::vector<DiskId>{Id(1)});
+  ASSERT_TRUE(catalog_->PurgeDisk(Id(1)).ok());
   EXPECT_TRUE(catalog_->DisksToPurge()->empty());
-  EXPECT_TRUE(catalog_->PurgeDisk(DiskId(1)).ok());
+  EXPECT_TRUE(catalog_->PurgeDisk(Id(1)).ok());
   // A live disk is never purged.
-  ASSERT_TRUE(catalog_->PurgeDisk(DiskId(2)).ok());
-  EXPECT_TRUE(catalog_->GetDisk(DiskId(2)).ok());
+  ASSERT_TRUE(catalog_->PurgeDisk(Id(2)).ok());
+  EXPECT_TRUE(catalog_->GetDisk(Id(2)).ok());
 }
 
 TEST_F(SqliteCatalogTest, DiskUsers) {
-  ASSERT_TRUE(catalog_->CreateDisk(MakeDisk(DiskId(1), "a"), MakeUser(Hex16(1), DiskId(1))).ok());
-  ASSERT_TRUE(catalog_->AddDiskUser(MakeUser(Hex16(2), DiskId(1))).ok());
-  EXPECT_EQ(catalog_->AddDiskUser(MakeUser(Hex16(2), DiskId(1))).code(),
-            Status::Code::kAlreadyExists);
-  EXPECT_EQ(catalog_->GetDisk(DiskId(1))->users.size(), 2u);
-  EXPECT_EQ(catalog_->RemoveDiskUser(DiskId(9), Hex16(2)).code(), Status::Code::kNotFound);
-  ASSERT_TRUE(catalog_->RemoveDiskUser(DiskId(1), Hex16(2)).ok());
-  EXPECT_EQ(catalog_->RemoveDiskUser(DiskId(1), Hex16(2)).code(), Status::Code::kNotFound);
+  ASSERT_TRUE(catalog_->CreateDisk(MakeDisk(Id(1), "a"), MakeUser(Hex16(1), Id(1))).ok());
+  ASSERT_TRUE(catalog_->AddDiskUser(MakeUser(Hex16(2), Id(1))).ok());
+  EXPECT_EQ(catalog_->AddDiskUser(MakeUser(Hex16(2), Id(1))).code(), Status::Code::kAlreadyExists);
+  EXPECT_EQ(catalog_->GetDisk(Id(1))->users.size(), 2u);
+  EXPECT_EQ(catalog_->RemoveDiskUser(Id(9), Hex16(2)).code(), Status::Code::kNotFound);
+  ASSERT_TRUE(catalog_->RemoveDiskUser(Id(1), Hex16(2)).ok());
+  EXPECT_EQ(catalog_->RemoveDiskUser(Id(1), Hex16(2)).code(), Status::Code::kNotFound);
   EXPECT_EQ(catalog_->GetDiskUser(Hex16(2)).status().code(), Status::Code::kNotFound);
 }
 
@@ -166,24 +165,31 @@ TEST_F(SqliteCatalogTest, ApiKeysAndTheLastKeyRule) {
   EXPECT_EQ(page->items[0].name, "ci");
   EXPECT_EQ(catalog_->DeleteApiKey(Hex16(9)).code(), Status::Code::kNotFound);
   ASSERT_TRUE(catalog_->DeleteApiKey(Hex16(1)).ok());
-  EXPECT_EQ(catalog_->DeleteApiKey(Hex16(2)).code(), Status::Code::kAlreadyExists);
+  EXPECT_EQ(catalog_->DeleteApiKey(Hex16(2)).code(), Status::Code::kFailedPrecondition);
   EXPECT_EQ(catalog_->GetApiKey(Hex16(1)).status().code(), Status::Code::kNotFound);
   EXPECT_EQ(catalog_->GetApiKey(Hex16(2))->description, "d");
 }
 
 TEST_F(SqliteCatalogTest, StateSurvivesReopen) {
   ASSERT_TRUE(
-      catalog_->CreateDisk(MakeDisk(DiskId(1), "keep", {7, 8, 0750}), MakeUser(Hex16(1), DiskId(1)))
-          .ok());
+      catalog_->CreateDisk(MakeDisk(Id(1), "keep", {7, 8, 0750}), MakeUser(Hex16(1), Id(1))).ok());
   ASSERT_TRUE(catalog_->AddApiKey({Hex16(5), "k", "", "abcd", std::string(64, 'a'), 1}).ok());
   Reopen();
-  auto d = catalog_->GetDisk(DiskId(1));
+  auto d = catalog_->GetDisk(Id(1));
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->root, (RootAttrs{7, 8, 0750}));
   EXPECT_TRUE(catalog_->GetApiKey(Hex16(5)).ok());
 }
 
+// synchronous is a per-connection setting, so it is read through the catalog's own connection;
+// journal_mode=wal is persistent, so a fresh connection must see it too.
 TEST_F(SqliteCatalogTest, UsesWalWithFullSync) {
+  Result<std::string> sync = catalog_->Pragma("synchronous");
+  ASSERT_TRUE(sync.ok()) << sync.status().ToString();
+  EXPECT_EQ(*sync, "2");  // FULL: the WAL is fsynced at every commit
+  EXPECT_EQ(*catalog_->Pragma("journal_mode"), "wal");
+  EXPECT_EQ(catalog_->Pragma("writable_schema").status().code(), Status::Code::kInvalidArgument);
+
   catalog_.reset();
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open((dir_ / "catalog.db").c_str(), &db), SQLITE_OK);
@@ -223,7 +229,7 @@ TEST_F(SqliteCatalogTest, ConcurrentCreatesOfOneNameMakeOneDisk) {
   std::vector<std::thread> threads;
   for (int i = 0; i < 32; ++i) {
     threads.emplace_back([&, i] {
-      auto r = catalog_->CreateDisk(MakeDisk(DiskId(i), "same"), MakeUser(Hex16(i), DiskId(i)));
+      auto r = catalog_->CreateDisk(MakeDisk(Id(i), "same"), MakeUser(Hex16(i), Id(i)));
       ASSERT_TRUE(r.ok()) << r.status().ToString();
       (r->created ? created : existing)++;
     });

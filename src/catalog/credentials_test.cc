@@ -1,4 +1,4 @@
-#include "control/credentials.h"
+#include "catalog/credentials.h"
 
 #include <gtest/gtest.h>
 

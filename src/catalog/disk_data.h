@@ -1,0 +1,23 @@
+// DiskDataStore: a disk's data as the control plane sees it: something to purge.
+//
+// DELETE /api/disks/{id} only marks a disk deleting; the purger (control/purger.h) later asks the
+// store to free the disk's data, then removes the catalog rows. The storage engine implements this
+// interface; until it exists, DirectoryDiskData removes DATA_DIR/disks/<id>.
+//
+// Thread-safety: implementations are safe for concurrent use.
+#pragma once
+
+#include "base/ids.h"
+#include "base/status.h"
+
+namespace archil {
+
+class DiskDataStore {
+ public:
+  virtual ~DiskDataStore() = default;
+  // Frees all of `disk`'s data. Idempotent: OK when there is none (a purge a crash interrupted is
+  // simply run again). A failure leaves the disk to be purged on a later pass.
+  virtual Status PurgeDiskData(const DiskId& disk) = 0;
+};
+
+}  // namespace archil

@@ -1,0 +1,46 @@
+// What the control plane tells the data path, as it happens.
+//
+// The disk server subscribes: a deleted disk or a revoked disk token must end the sessions it
+// opened (within a second), since authentication happens only when a session starts. Events are
+// delivered after the catalog change is durable, on the thread that made it; a listener must not
+// block (hand the work to its own thread) and must not call back into the catalog synchronously.
+//
+// Thread-safety: CatalogEvents is safe for concurrent Publish/Subscribe/Unsubscribe.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/ids.h"
+#include "base/mutex.h"
+
+namespace archil {
+
+class CatalogListener {
+ public:
+  virtual ~CatalogListener() = default;
+  // `disk` was marked deleting: it is gone from the API and its tokens no longer authenticate.
+  virtual void OnDiskDeleted(const DiskId& disk) = 0;
+  // The disk token `token_id` (its public identifier) of `disk` was removed.
+  virtual void OnTokenRevoked(const DiskId& disk, std::string_view token_id) = 0;
+};
+
+// Fans events out to every subscribed listener, in subscription order.
+class CatalogEvents final : public CatalogListener {
+ public:
+  // REQUIRES: `listener` outlives its subscription (Unsubscribe before destroying it).
+  void Subscribe(CatalogListener* listener) ARCHIL_EXCLUDES(mu_);
+  void Unsubscribe(CatalogListener* listener) ARCHIL_EXCLUDES(mu_);
+
+  void OnDiskDeleted(const DiskId& disk) override ARCHIL_EXCLUDES(mu_);
+  void OnTokenRevoked(const DiskId& disk, std::string_view token_id) override ARCHIL_EXCLUDES(mu_);
+
+ private:
+  std::vector<CatalogListener*> Snapshot() ARCHIL_EXCLUDES(mu_);
+
+  Mutex mu_;
+  std::vector<CatalogListener*> listeners_ ARCHIL_GUARDED_BY(mu_);
+};
+
+}  // namespace archil
