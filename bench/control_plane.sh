@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Control-plane latency, measured the way the seed's latency script measures it (seed/latency.md):
-# `create ms` / `delete ms` are curl's time_total minus time_appconnect, one new connection per
-# request, each create durably committed (SQLite WAL, synchronous=FULL) before it answers.
+# Control-plane latency, measured with our own code the way Archil's published latency script
+# measures it (https://docs.archil.com/reference/limits.md#latency; rows described in
+# docs/targets.md): `create ms` / `delete ms` are curl's time_total minus time_appconnect, one new
+# connection per request, each create durably committed (SQLite WAL, synchronous=FULL) before it
+# answers. The original script also runs against an `archil server` unchanged except for API and
+# REGION; today it gets as far as its create and delete rows.
 # Also: `archil version` cold start (hyperfine), and the floors under these rows (fio, health).
 #
 #   bench/control_plane.sh [-n N]        default N=200
@@ -43,7 +46,7 @@ for i in $(seq "$N"); do
     "$API/api/disks/$(jq -r .data.diskId "$T/create.json")" >> "$T/delete.txt"
 done
 # The same creates and deletes back to back on one keep-alive connection (one curl process), to
-# show the server's own cost without the idle gap the seed's loop leaves between requests.
+# show the server's own cost without the idle gap the latency script's loop leaves between requests.
 args=()
 for i in $(seq "$N"); do
   args+=(-sf -o /dev/null -w '%{time_total}\n' -H "Authorization: Bearer $KEY"
@@ -57,8 +60,8 @@ echo "delete ms: $(awk '{ print ($2 - $1) * 1000 }' "$T/delete.txt" | stats)"
 echo "create ms, back to back on one connection: $(head -n "$N" "$T/kept.txt" | awk '{ print $1 * 1000 }' | stats)"
 
 # The floors, measured the same way: a durable 4 KiB write back to back, and the same write 5 ms
-# after the previous one (how creates arrive in the seed's loop: curl starts between them; on this
-# VM a flush after an idle gap costs several times a back-to-back one). And the HTTP round trip
+# after the previous one (how creates arrive in the latency script's loop: curl starts between
+# them; on this VM a flush after an idle gap costs several times a back-to-back one). And the HTTP round trip
 # of this server on a new connection with no commit (GET /api/health).
 floor() {
   fio --name=floor --directory="$T" --rw=write --bs=4k --size=16m --fdatasync=1 --runtime=5 \

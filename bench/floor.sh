@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# floor.sh: this machine's floor for the seed's latency rows (seed/latency.md), in one run.
+# floor.sh: this machine's floor for the latency rows of Archil's published latency script
+# (https://docs.archil.com/reference/limits.md#latency; see docs/targets.md), in one run, measured
+# with our own code using the script's fio lines and percentile rule.
 #
-#   O_SYNC write ms     the seed's fio O_SYNC line, verbatim, on a fresh file on the local disk
-#   cache-miss read ms  the seed's fio randread line on a file filled the way the seed fills it
+#   O_SYNC write ms     the script's fio O_SYNC line, verbatim, on a fresh file on the local disk
+#   cache-miss read ms  the script's fio randread line on a file filled the way the script fills it
 #                       (fio --rw=write --bs=1M --end_fsync=1: real blocks, not holes)
 #   loopback rtt ms     4 KiB TCP ping-pong on loopback (bench/spikes/tcp_pingpong.cc)
 #   fuse read ms        the same randread line through libfuse's passthrough_ll (cache=never,
@@ -10,11 +12,11 @@
 #   fuse overhead ms    fuse read minus cache-miss read (difference of the p50s and of the p95s)
 #
 # There is no FUSE write row: passthrough_ll passes O_DIRECT to its backing file with unaligned
-# buffers, so the seed's --direct=1 write fails with EINVAL through it.
+# buffers, so the script's --direct=1 write fails with EINVAL through it.
 #
 # Usage: bench/floor.sh [--runtime S] [--full] [--dir DIR]
-#   --runtime S  fio runtime per row (default 10; the seed uses 30)
-#   --full       the seed's 30 s per row
+#   --runtime S  fio runtime per row (default 10; the latency script uses 30)
+#   --full       the latency script's 30 s per row
 #   --dir DIR    directory on the disk to measure (default /var/tmp); a fresh subdirectory is
 #                created and removed. Needs ~5 GiB free. Run as root for FUSE.
 set -euo pipefail
@@ -64,7 +66,7 @@ trap 'exit 130' INT TERM
 
 log() { echo "floor.sh: $*" >&2; }
 
-# The seed's fio line and its percentile extraction (p50 and p95 of clat, in ms).
+# The latency script's fio line and its percentile extraction (p50 and p95 of clat, in ms).
 FIO="fio --name=t --bs=4k --iodepth=1 --direct=1 --time_based --runtime=$RUNTIME --output-format=json"
 fiostat() { jq -r ".jobs[0].$1.clat_ns.percentile | \"\(.[\"50.000000\"] / 1e6) \(.[\"95.000000\"] / 1e6)\""; }
 
@@ -75,7 +77,7 @@ log "O_SYNC write: fresh file, ${RUNTIME} s"
 set_row write "$($FIO --filename="$W/w" --size=1G --rw=randwrite --sync=1 | fiostat write)"
 rm -f "$W/w"
 
-log "filling a 4 GiB file the seed's way"
+log "filling a 4 GiB file the latency script's way"
 fio --name=fill --filename="$W/r" --size=4G --rw=write --bs=1M --end_fsync=1 > /dev/null
 log "cache-miss read: ${RUNTIME} s"
 set_row read "$($FIO --filename="$W/r" --size=4G --rw=randread | fiostat read)"

@@ -17,7 +17,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-# Build tools and libraries (DESIGN.md "Dependencies"), test and benchmark tools.
+# Build tools and libraries (the project's dependencies, docs/architecture.md §8), test and
+# benchmark tools.
 APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
   libssl-dev libsqlite3-dev librocksdb-dev libfuse3-dev fuse3 libasio-dev libcpp-httplib-dev

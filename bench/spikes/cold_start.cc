@@ -4,7 +4,7 @@
 // cpp-httplib+spdlog+fmt); the WITH_* blocks reference each library from a branch that never runs,
 // so the linker keeps it (and its static initializers) without main() doing any work.
 // Time exec+exit with: hyperfine -N --warmup 20 build/spikes/cold_start_*
-// DESIGN's budget for `archil version` is 2 ms.
+// The target for `archil version` is 2 ms (docs/targets.md).
 
 #include <stdexcept>
 #include <string>

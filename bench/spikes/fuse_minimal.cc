@@ -1,5 +1,7 @@
-// fuse_minimal: how many FUSE requests (by opcode) and how much latency the kernel adds per seed
-// write and per seed read, with the low-level libfuse3 settings DESIGN.md and the review propose:
+// fuse_minimal: how many FUSE requests (by opcode) and how much latency the kernel adds per write
+// and per read of the fio lines in Archil's published latency script
+// (https://docs.archil.com/reference/limits.md#latency), with the low-level libfuse3 settings the
+// design proposes (docs/semantics.md §5):
 //   - FOPEN_DIRECT_IO on O_DIRECT opens (toggled per run: "default" open vs "direct_io"),
 //   - a WRITE whose flags carry O_SYNC/O_DSYNC is the durable write (counted; the store is RAM),
 //   - FSYNC, FSYNCDIR and FLUSH implemented (never ENOSYS); noflush on read-only opens,
@@ -12,8 +14,8 @@
 //
 // Usage:
 //   fuse_minimal --bench [--runtime 10] [--size-mib 1024] [--repeat 3] [--writeback] [--timeout S]
-//       mounts under /tmp, runs the seed's fio write and read lines on the mount for both open
-//       modes, prints requests/op by opcode and fio clat p50/p95, unmounts.
+//       mounts under /tmp, runs the latency script's fio write and read lines on the mount for
+//       both open modes, prints requests/op by opcode and fio clat p50/p95, unmounts.
 //   fuse_minimal MOUNTPOINT [--direct-io] [--writeback] [--timeout S]
 //       plain foreground daemon; prints request counts when unmounted or interrupted.
 
@@ -186,7 +188,7 @@ void ReplyEntry(fuse_req_t req, const Inode& n) {
   fuse_reply_entry(req, &e);
 }
 
-// Open flags as DESIGN.md proposes: direct_io for O_DIRECT opens, no FLUSH for read-only opens.
+// Open flags as the design proposes: direct_io for O_DIRECT opens, no FLUSH for read-only opens.
 void SetOpenFlags(fuse_file_info* fi) {
   if (g_direct_io && (fi->flags & O_DIRECT)) fi->direct_io = 1;
   if ((fi->flags & O_ACCMODE) == O_RDONLY) fi->noflush = 1;
@@ -315,7 +317,7 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
 
 void Flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
 void Release(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
-// Nothing is ever dirty in RAM, so FSYNC is answered locally, as DESIGN says for a clean file.
+// Nothing is ever dirty in RAM, so FSYNC is answered locally, as the design does for a clean file.
 void Fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) { fuse_reply_err(req, 0); }
 void Fsyncdir(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) { fuse_reply_err(req, 0); }
 
@@ -399,7 +401,7 @@ fuse_session* NewSession(const char* argv0) {
   return se;
 }
 
-// ---- --bench: run the seed's fio lines on the mount ---------------------------------------------
+// ---- --bench: run the latency script's fio lines on the mount -----------------------------------
 
 struct Fio {
   double ios = 0, p50_us = 0, p95_us = 0;
@@ -436,7 +438,7 @@ int Bench(const char* argv0, int runtime, int size_mib, int repeat) {
   if (fuse_session_mount(se, mnt.c_str()) != 0) return 1;
   std::thread loop(Loop, se);
 
-  const std::string seed =
+  const std::string fio_line =
       "--name=t --bs=4k --iodepth=1 --direct=1 --time_based --runtime=" + std::to_string(runtime) +
       " --size=" + std::to_string(size_mib) + "M";
   std::printf(
@@ -451,13 +453,14 @@ int Bench(const char* argv0, int runtime, int size_mib, int repeat) {
     for (int rep = 1; rep <= repeat; ++rep) {
       std::string file = mnt + "/w" + std::to_string(direct) + std::to_string(rep);
       Counts before = Snapshot();
-      Fio f = RunFio(seed + " --filename=" + file + " --rw=randwrite --sync=1", "write");
+      Fio f = RunFio(fio_line + " --filename=" + file + " --rw=randwrite --sync=1", "write");
       Row("O_SYNC wr", direct ? "direct_io" : "default", rep, before, f);
       unlink(file.c_str());
     }
   }
 
-  // The read row's file is filled the way the seed fills it (buffered 1 MiB writes + fsync).
+  // The read row's file is filled the way the latency script fills it (buffered 1 MiB writes +
+  // fsync).
   const std::string rfile = mnt + "/r";
   Counts before = Snapshot();
   Fio fill = RunFio("--name=fill --filename=" + rfile + " --size=" + std::to_string(size_mib) +
@@ -470,7 +473,7 @@ int Bench(const char* argv0, int runtime, int size_mib, int repeat) {
     g_direct_io = direct;
     for (int rep = 1; rep <= repeat; ++rep) {
       before = Snapshot();
-      Fio f = RunFio(seed + " --filename=" + rfile + " --rw=randread", "read");
+      Fio f = RunFio(fio_line + " --filename=" + rfile + " --rw=randread", "read");
       Row("read", direct ? "direct_io" : "default", rep, before, f);
     }
   }

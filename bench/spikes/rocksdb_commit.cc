@@ -2,8 +2,8 @@
 // within 30 us of the local disk's own O_SYNC floor?
 //
 // Opens a fresh RocksDB (the static Debian 7.8.3 library) in a new directory under --dir, with the
-// options DESIGN.md pins (256 MiB block cache, bloom filter, cached+pinned index/filter blocks,
-// max_background_jobs=2, no direct reads), and times WriteOptions{sync=true} writes of
+// options docs/formats.md §3 pins (256 MiB block cache, bloom filter, cached+pinned index/filter
+// blocks, max_background_jobs=2, no direct reads), and times WriteOptions{sync=true} writes of
 //   put   : one Put of a 4 KiB value,
 //   batch : one WriteBatch of an inode record (128 B), an extent record (40 B) and 4 KiB of
 //           inline data (the "small sync write rides in the commit record" path),
@@ -11,14 +11,15 @@
 // ops/s, and WAL syncs per write (RocksDB statistics; < 1 means group commit merged writes).
 // Each case runs --repeat times on its own fresh DB. It also prints the effective
 // recycle_log_file_num for each WAL recovery mode (7.8.3 silently drops it to 0 unless the mode
-// is kSkipAnyCorruptedRecords) and, as the floor, the seed's fio O_SYNC line run verbatim on a
+// is kSkipAnyCorruptedRecords) and, as the floor, the O_SYNC fio line of Archil's published latency
+// script (https://docs.archil.com/reference/limits.md#latency) run verbatim on a
 // fresh file in the same directory (runtime shortened by --fio-runtime; 0 skips it).
 //
 // Usage: rocksdb_commit [--dir /var/tmp] [--ops 4000] [--repeat 3] [--fio-runtime 10]
 //                       [--recovery-mode 2] [--recycle 4] [--write-buffer-mb 64]
 // With 4000 x 4 KiB < 64 MiB no memtable flush happens, so no WAL is ever recycled; to see a
 // recycled WAL, use e.g. --write-buffer-mb 1 --recovery-mode 3 (3 = kSkipAnyCorruptedRecords,
-// which the review rules out for production: it can drop acknowledged writes).
+// which is ruled out for production, docs/formats.md §3: it can drop acknowledged writes).
 // Each repeat runs the fio floor first and then every case, so floor and cases are paired in time.
 
 #include <rocksdb/db.h>
@@ -53,7 +54,7 @@ struct Config {
   int write_buffer_mb = 64;  // RocksDB's default; small values roll (and can recycle) WALs
 };
 
-// Nearest-rank percentile, the same rule as the seed's pct().
+// Nearest-rank percentile, the same rule as the latency script's pct().
 double Pct(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -168,7 +169,8 @@ void PrintRecycle(const Config& cfg, const std::string& base) {
   }
 }
 
-// The seed's O_SYNC write line, verbatim except --runtime, on a fresh file; clat p50/p95/p99 in us.
+// The latency script's O_SYNC write line, verbatim except --runtime, on a fresh file; clat
+// p50/p95/p99 in us.
 bool FioFloor(const Config& cfg, const std::string& base, double* p50, double* p95, double* p99) {
   std::string file = base + "/fio-w";
   std::string cmd =

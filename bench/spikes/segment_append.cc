@@ -5,7 +5,7 @@
 //   prewritten  : file already written and synced once (a recycled segment / intent log)
 //                 + pwrite + fdatasync: a pure data overwrite
 //   prewritten O_DIRECT|O_DSYNC : same file, one aligned pwrite per record and no separate sync
-//                 (the review's intent-log record)
+//                 (the preallocated intent log's record, docs/architecture.md §2.3)
 //   buffered, one sync : pwrite every record, a single fdatasync at the end (bulk/seal path)
 // Prints MiB/s and per-record (write + sync) latency p50/p95/p99 in us, then runs fio sequential
 // 1 MiB writes (buffered + end_fsync, and direct) on the same directory for comparison.
