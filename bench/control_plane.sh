@@ -7,18 +7,26 @@
 # REGION; today it gets as far as its create and delete rows.
 # Also: `archil version` cold start (hyperfine), and the floors under these rows (fio, health).
 #
-#   bench/control_plane.sh [-n N]        default N=200
+#   bench/control_plane.sh [-n N] [--latency-script PATH]       default N=200
+# --latency-script: afterwards, also run Archil's published latency script (its latency.sh, or the
+# Markdown page that holds it) against the same server, unchanged except for its API and REGION
+# lines; it prints the rows this project can already serve and stops at the first it cannot.
 # Starts its own server on a free port in a temporary directory under /var/tmp (a real disk, not
 # tmpfs), and removes it afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=200
+LATENCY_SCRIPT=
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) N="$2"; shift 2 ;;
-    *) echo "usage: bench/control_plane.sh [-n N]" >&2; exit 2 ;;
+    --latency-script) LATENCY_SCRIPT="$2"; shift 2 ;;
+    *) echo "usage: bench/control_plane.sh [-n N] [--latency-script PATH]" >&2; exit 2 ;;
   esac
 done
+if [ -n "$LATENCY_SCRIPT" ] && [ ! -r "$LATENCY_SCRIPT" ]; then
+  echo "bench: cannot read $LATENCY_SCRIPT" >&2; exit 2
+fi
 for tool in curl jq hyperfine fio; do
   command -v $tool >/dev/null || { echo "bench: $tool is missing (scripts/setup.sh installs it)" >&2; exit 1; }
 done
@@ -77,3 +85,18 @@ echo "health (HTTP, no commit) ms: $(awk '{ print ($2 - $1) * 1000 }' "$T/health
 
 hyperfine -N -w 20 -r 300 --export-json "$T/hf.json" "$BIN/archil version" >/dev/null 2>&1
 echo "archil version cold start ms: $(jq -r '.results[0] | "mean \(.mean * 1000 | . * 100 | round / 100), min \(.min * 1000 | . * 100 | round / 100)"' "$T/hf.json")"
+
+if [ -n "$LATENCY_SCRIPT" ]; then
+  # The script as published, from its own file or from the code block of its Markdown page; only
+  # the API and REGION assignments are replaced.
+  if [[ "$LATENCY_SCRIPT" == *.md ]]; then
+    awk '/^```bash/ { on = 1; next } /^```/ { on = 0 } on' "$LATENCY_SCRIPT" > "$T/latency.sh"
+  else
+    cp "$LATENCY_SCRIPT" "$T/latency.sh"
+  fi
+  sed -i -E "s|^API=.*|API=\"$API\"|; s|^REGION=.*|REGION=local|" "$T/latency.sh"
+  echo "Archil's published latency script, against this server:"
+  bin_abs=$(realpath "$BIN")
+  ( cd "$T" && ARCHIL_API_KEY="$KEY" PATH="$bin_abs:$PATH" timeout 600 bash latency.sh ) 2>&1 |
+    sed 's/^/  /' || true
+fi
