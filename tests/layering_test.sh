@@ -11,6 +11,7 @@ src="${1:-$(dirname "$0")/../src}"
 declare -A allowed=(
   [base]="base"
   [io]="io base"
+  [posix]="posix base"
   [api]="api base"
   [catalog]="catalog api base"
   [control]="control catalog api base"

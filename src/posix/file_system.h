@@ -1,0 +1,91 @@
+// FileSystem: the operations on one disk's tree, as the storage engine implements them for the
+// disk server and as the reference model (model_fs.h) implements them for tests.
+//
+// Semantics are ext4's for what reaches a file system through FUSE with default_permissions: the
+// kernel has already checked permissions and resolved paths, so these calls check none, and take
+// inode numbers and single names. Every error carries the errno ext4 would return (ErrnoFor()):
+//   ENOENT   no such entry (or inode)          ENOTDIR  not a directory where one is needed
+//   EEXIST   the name exists                   EISDIR   a directory where one must not be
+//   ENOTEMPTY  rmdir/rename over a non-empty directory
+//   EINVAL   bad name, rename of a directory into its own subtree, readlink of a non-symlink,
+//            bad flags
+//   EPERM    link to a directory                EFBIG    beyond kMaxFileSize
+//   ENODATA  no such xattr                      E2BIG    xattr value over kXattrValueMax
+//   ENOSPC   out of space (after which deletes still work)
+// Timestamps follow ext4: a change to an inode sets its ctime, a change to a file's data or a
+// directory's entries sets mtime and ctime; atime is never updated by reads (noatime).
+//
+// Durability: when a mutating call returns OK, its effect survives a crash of the process and a
+// power loss (implementations document how).
+//
+// Thread-safety: implementations are safe for concurrent use; each call is atomic.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "posix/types.h"
+
+namespace archil::posix {
+
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+
+  virtual Result<Attr> Lookup(Ino parent, std::string_view name) = 0;
+  virtual Result<Attr> GetAttr(Ino ino) = 0;
+  // EISDIR for a size change of a directory, EINVAL for other non-regular files; EINVAL for mode
+  // bits beyond 07777.
+  virtual Result<Attr> SetAttr(Ino ino, const SetAttrRequest& request) = 0;
+
+  // Regular files, FIFOs, sockets and device nodes: `mode` carries the type (S_IFREG, S_IFIFO,
+  // S_IFSOCK, S_IFCHR, S_IFBLK) and the permission bits; `rdev` for devices.
+  virtual Result<Attr> Mknod(Ino parent, std::string_view name, uint32_t mode, uint32_t rdev,
+                             Owner owner) = 0;
+  // `mode`: permission bits.
+  virtual Result<Attr> Mkdir(Ino parent, std::string_view name, uint32_t mode, Owner owner) = 0;
+  // ENAMETOOLONG for a target over kSymlinkMax, ENOENT for an empty one.
+  virtual Result<Attr> Symlink(Ino parent, std::string_view name, std::string_view target,
+                               Owner owner) = 0;
+  // A new name for `ino`; EPERM for a directory.
+  virtual Result<Attr> Link(Ino ino, Ino new_parent, std::string_view new_name) = 0;
+  // EISDIR for a directory. An inode whose last name goes while it has holders stays readable and
+  // writable through its number until the last Release (also across a restart).
+  virtual Status Unlink(Ino parent, std::string_view name) = 0;
+  virtual Status Rmdir(Ino parent, std::string_view name) = 0;
+  // Atomic. `flags`: 0, kRenameNoReplace or kRenameExchange.
+  virtual Status Rename(Ino parent, std::string_view name, Ino new_parent,
+                        std::string_view new_name, uint32_t flags) = 0;
+  virtual Result<std::string> Readlink(Ino ino) = 0;
+
+  // Up to `max_entries` entries after the one whose cookie is `after_cookie` (0: from the start),
+  // without "." and "..". A cookie stays valid while the directory changes: no entry is returned
+  // twice or skipped unless it was added or removed meanwhile.
+  virtual Result<DirPage> ReadDir(Ino dir, uint64_t after_cookie, size_t max_entries) = 0;
+
+  virtual Result<std::string> GetXattr(Ino ino, std::string_view name) = 0;
+  // `flags`: 0, kXattrCreate (EEXIST if present) or kXattrReplace (ENODATA if absent).
+  virtual Status SetXattr(Ino ino, std::string_view name, std::string_view value,
+                          uint32_t flags) = 0;
+  virtual Result<std::vector<std::string>> ListXattr(Ino ino) = 0;
+  virtual Status RemoveXattr(Ino ino, std::string_view name) = 0;
+
+  // Up to `length` bytes at `offset`; short only at end of file; holes read as zeros.
+  virtual Result<std::string> Read(Ino ino, uint64_t offset, size_t length) = 0;
+  // Writes all of `data` at `offset`, extending the size if needed; returns the new attributes.
+  virtual Result<Attr> Write(Ino ino, uint64_t offset, std::string_view data) = 0;
+  // `mode`: 0 (allocate: extend the size unless kFallocKeepSize), kFallocKeepSize,
+  // kFallocPunchHole | kFallocKeepSize, kFallocZeroRange [| kFallocKeepSize]; EOPNOTSUPP for
+  // other combinations.
+  virtual Status Fallocate(Ino ino, uint32_t mode, uint64_t offset, uint64_t length) = 0;
+  virtual Result<StatFs> Statfs() = 0;
+
+  // Open-file references that keep an unlinked inode alive.
+  virtual Status Open(Ino ino, HolderId holder) = 0;
+  // Drops one reference of `holder`; the inode goes when it has no name and no holder.
+  virtual Status Release(Ino ino, HolderId holder) = 0;
+};
+
+}  // namespace archil::posix

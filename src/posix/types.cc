@@ -1,0 +1,44 @@
+#include "posix/types.h"
+
+#include <cerrno>
+
+namespace archil::posix {
+
+Timespec Timespec::FromMicros(int64_t micros) {
+  int64_t sec = micros / 1000000;
+  int64_t rem = micros % 1000000;
+  if (rem < 0) {
+    rem += 1000000;
+    --sec;
+  }
+  return {sec, static_cast<uint32_t>(rem * 1000)};
+}
+
+Status ValidateName(std::string_view name) {
+  if (name.empty() || name == "." || name == "..") {
+    return Status::Errno(EINVAL, "invalid file name '" + std::string(name) + "'");
+  }
+  if (name.size() > kNameMax) {
+    return Status::Errno(ENAMETOOLONG, "file name longer than 255 bytes");
+  }
+  if (name.find('/') != std::string_view::npos || name.find('\0') != std::string_view::npos) {
+    return Status::Errno(EINVAL, "file name with '/' or NUL");
+  }
+  return Status::Ok();
+}
+
+Status ValidateXattrName(std::string_view name) {
+  if (name.empty()) return Status::Errno(EINVAL, "empty xattr name");
+  if (name.size() > kXattrNameMax) return Status::Errno(ERANGE, "xattr name over 255 bytes");
+  for (std::string_view prefix : {"user.", "trusted.", "security."}) {
+    if (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix) {
+      return Status::Ok();
+    }
+  }
+  if (name == "system.posix_acl_access" || name == "system.posix_acl_default") {
+    return Status::Ok();
+  }
+  return Status::Errno(EOPNOTSUPP, "xattr namespace not supported: " + std::string(name));
+}
+
+}  // namespace archil::posix

@@ -1,0 +1,117 @@
+// The vocabulary of one disk's file-system operations, shared by the storage engine, the disk
+// server, the client core and the reference model: inode numbers, attributes, attribute changes,
+// directory pages, and the limits and flags of docs/semantics.md.
+//
+// Thread-safety: values; copy freely.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/ids.h"
+#include "base/status.h"
+
+namespace archil::posix {
+
+// An inode number: also the FUSE node id. Never reused within a disk's lineage.
+using Ino = StrongInt<struct InoTag>;
+inline constexpr Ino kRootIno{1};
+
+// Who holds an inode open (a session's public id): an unlinked inode lives while it has holders.
+using HolderId = StrongInt<struct HolderTag>;
+
+inline constexpr size_t kNameMax = 255;          // bytes in one directory entry name
+inline constexpr size_t kSymlinkMax = 4095;      // bytes in a symlink target
+inline constexpr size_t kXattrNameMax = 255;     // bytes, namespace prefix included
+inline constexpr size_t kXattrValueMax = 65536;  // bytes
+inline constexpr uint64_t kMaxFileSize = (uint64_t{1} << 63) - 1;
+inline constexpr uint32_t kBlockSize = 4096;  // st_blocks counts 512-byte units of these
+
+// Flags with Linux's values, so the FUSE adapter passes them through.
+inline constexpr uint32_t kRenameNoReplace = 1;  // RENAME_NOREPLACE
+inline constexpr uint32_t kRenameExchange = 2;   // RENAME_EXCHANGE
+inline constexpr uint32_t kXattrCreate = 1;      // XATTR_CREATE
+inline constexpr uint32_t kXattrReplace = 2;     // XATTR_REPLACE
+inline constexpr uint32_t kFallocKeepSize = 0x01;
+inline constexpr uint32_t kFallocPunchHole = 0x02;
+inline constexpr uint32_t kFallocZeroRange = 0x10;
+
+struct Timespec {
+  int64_t sec = 0;
+  uint32_t nsec = 0;  // < 1e9
+  auto operator<=>(const Timespec&) const = default;
+  static Timespec FromMicros(int64_t micros);
+};
+
+struct Attr {
+  Ino ino;
+  uint32_t mode = 0;  // S_IFMT type bits | permission bits (incl. setuid, setgid, sticky)
+  uint32_t nlink = 0;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint32_t rdev = 0;    // device nodes only
+  uint64_t size = 0;    // bytes; a symlink's target length
+  uint64_t blocks = 0;  // 512-byte units allocated
+  Timespec atime, mtime, ctime, btime;
+  bool operator==(const Attr&) const = default;
+};
+
+// How a SETATTR changes one timestamp.
+struct TimeUpdate {
+  enum class Kind { kOmit, kNow, kValue };
+  Kind kind = Kind::kOmit;
+  Timespec value;  // kValue only
+  static TimeUpdate Now() { return {Kind::kNow, {}}; }
+  static TimeUpdate At(Timespec t) { return {Kind::kValue, t}; }
+};
+
+// A SETATTR: only what is set changes. ctime becomes now on every successful change.
+struct SetAttrRequest {
+  std::optional<uint32_t> mode;  // permission bits only (<= 07777); the type never changes
+  std::optional<uint32_t> uid;
+  std::optional<uint32_t> gid;
+  std::optional<uint64_t> size;  // truncate or extend (regular files only)
+  TimeUpdate atime;
+  TimeUpdate mtime;
+};
+
+// Owner of a new inode: the caller's uid and the gid the kernel chose (its own, or the parent's
+// for a set-group-ID parent).
+struct Owner {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+};
+
+struct DirEntry {
+  std::string name;
+  Ino ino;
+  uint32_t type = 0;    // S_IFMT bits of the inode
+  uint64_t cookie = 0;  // ReadDir(after_cookie = this) resumes after this entry
+  bool operator==(const DirEntry&) const = default;
+};
+
+struct DirPage {
+  std::vector<DirEntry> entries;
+  bool eof = false;  // no entries after the last one returned
+};
+
+struct StatFs {
+  uint64_t block_size = kBlockSize;
+  uint64_t blocks = 0;
+  uint64_t blocks_free = 0;
+  uint64_t files = 0;
+  uint64_t files_free = 0;
+  uint32_t name_max = kNameMax;
+};
+
+// EINVAL for "", ".", "..", a '/' or a NUL; ENAMETOOLONG over kNameMax bytes.
+Status ValidateName(std::string_view name);
+// EOPNOTSUPP outside the namespaces we store (user., trusted., security.,
+// system.posix_acl_access, system.posix_acl_default); ERANGE over kXattrNameMax; EINVAL if empty.
+Status ValidateXattrName(std::string_view name);
+
+}  // namespace archil::posix
