@@ -21,3 +21,10 @@ add_library(archil_openssl_static INTERFACE)
 target_link_libraries(archil_openssl_static INTERFACE
   ${ARCHIL_LIBSSL_STATIC} ${ARCHIL_LIBCRYPTO_STATIC} ${CMAKE_DL_LIBS} Threads::Threads)
 target_include_directories(archil_openssl_static INTERFACE ${OPENSSL_INCLUDE_DIR})
+
+# RocksDB (Debian's librocksdb-dev), for the storage engine's metadata; server side only.
+find_path(ARCHIL_ROCKSDB_INCLUDE_DIR NAMES rocksdb/db.h REQUIRED)
+find_library(ARCHIL_ROCKSDB_LIBRARY NAMES rocksdb REQUIRED)
+add_library(archil_rocksdb INTERFACE)
+target_include_directories(archil_rocksdb SYSTEM INTERFACE ${ARCHIL_ROCKSDB_INCLUDE_DIR})
+target_link_libraries(archil_rocksdb INTERFACE ${ARCHIL_ROCKSDB_LIBRARY} Threads::Threads)

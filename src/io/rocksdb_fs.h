@@ -1,0 +1,34 @@
+// A rocksdb::FileSystem over an archil::io::Env, so that every file RocksDB touches (WAL,
+// MANIFEST, CURRENT, SSTs, OPTIONS, LOCK, LOG) goes through the seam, and a SimEnv power loss
+// reaches all of them.
+//
+// Mapping: writable files append at their size via File::Pwrite; Sync and Fsync are File::Sync;
+// an FSDirectory's Fsync is Env::SyncDir; RenameFile is Env::Rename. Errors keep their errno's
+// meaning: ENOSPC -> IOStatus::NoSpace, ENOENT -> IOStatus::PathNotFound (FileExists: NotFound),
+// anything else -> IOStatus::IOError. Direct I/O, memory maps and async reads are not supported.
+// The info log (NewLogger) is written to the Env as well, never synced.
+//
+// Thread-safety: as the Env. REQUIRES: the Env outlives the FileSystem and everything it returns.
+#pragma once
+
+#include <rocksdb/env.h>
+#include <rocksdb/file_system.h>
+
+#include <memory>
+#include <string>
+
+#include "io/env.h"
+
+namespace archil::io {
+
+// `test_dir` is what GetTestDirectory reports.
+std::shared_ptr<rocksdb::FileSystem> NewRocksFileSystem(Env* env, std::string test_dir = "/tmp");
+
+// A rocksdb::Env for Options::env: RocksDB's default threads and clock, file I/O through `env`.
+// REQUIRES: it outlives every DB opened with it.
+std::unique_ptr<rocksdb::Env> NewRocksEnv(Env* env, std::string test_dir = "/tmp");
+
+// The IOStatus for an io Status (exposed for tests).
+rocksdb::IOStatus ToIOStatus(const Status& s);
+
+}  // namespace archil::io
