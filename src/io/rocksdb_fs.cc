@@ -1,5 +1,6 @@
 #include "io/rocksdb_fs.h"
 
+#include <rocksdb/system_clock.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -396,8 +397,43 @@ std::shared_ptr<rocksdb::FileSystem> NewRocksFileSystem(Env* env, std::string te
   return std::make_shared<RocksFileSystem>(env, std::move(test_dir));
 }
 
-std::unique_ptr<rocksdb::Env> NewRocksEnv(Env* env, std::string test_dir) {
-  return rocksdb::NewCompositeEnv(NewRocksFileSystem(env, std::move(test_dir)));
+namespace {
+
+class CappedSleepClock final : public rocksdb::SystemClockWrapper {
+ public:
+  CappedSleepClock(const std::shared_ptr<rocksdb::SystemClock>& target, int cap)
+      : rocksdb::SystemClockWrapper(target), cap_(cap) {}
+  const char* Name() const override { return "ArchilCappedSleepClock"; }
+  void SleepForMicroseconds(int micros) override {
+    rocksdb::SystemClockWrapper::SleepForMicroseconds(std::min(micros, cap_));
+  }
+
+ private:
+  const int cap_;
+};
+
+class CappedSleepEnv final : public rocksdb::EnvWrapper {
+ public:
+  CappedSleepEnv(std::unique_ptr<rocksdb::Env> target, int cap)
+      : rocksdb::EnvWrapper(std::move(target)), cap_(cap) {
+    system_clock_ = std::make_shared<CappedSleepClock>(system_clock_, cap);
+  }
+  const char* Name() const override { return "ArchilCappedSleepEnv"; }
+  void SleepForMicroseconds(int micros) override {
+    rocksdb::EnvWrapper::SleepForMicroseconds(std::min(micros, cap_));
+  }
+
+ private:
+  const int cap_;
+};
+
+}  // namespace
+
+std::unique_ptr<rocksdb::Env> NewRocksEnv(Env* env, RocksEnvOptions options) {
+  std::unique_ptr<rocksdb::Env> composite =
+      rocksdb::NewCompositeEnv(NewRocksFileSystem(env, options.test_dir));
+  if (options.max_sleep_micros < 0) return composite;
+  return std::make_unique<CappedSleepEnv>(std::move(composite), options.max_sleep_micros);
 }
 
 }  // namespace archil::io

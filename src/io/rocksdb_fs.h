@@ -24,9 +24,17 @@ namespace archil::io {
 // `test_dir` is what GetTestDirectory reports.
 std::shared_ptr<rocksdb::FileSystem> NewRocksFileSystem(Env* env, std::string test_dir = "/tmp");
 
+struct RocksEnvOptions {
+  std::string test_dir = "/tmp";  // what GetTestDirectory reports
+  // Caps every sleep through the env's clock, in microseconds; -1: no cap. RocksDB sleeps one
+  // second after each failed background flush or compaction, which after a simulated power cut
+  // stalls closing the dead DB; crash tests set 0.
+  int max_sleep_micros = -1;
+};
+
 // A rocksdb::Env for Options::env: RocksDB's default threads and clock, file I/O through `env`.
 // REQUIRES: it outlives every DB opened with it.
-std::unique_ptr<rocksdb::Env> NewRocksEnv(Env* env, std::string test_dir = "/tmp");
+std::unique_ptr<rocksdb::Env> NewRocksEnv(Env* env, RocksEnvOptions options = {});
 
 // The IOStatus for an io Status (exposed for tests).
 rocksdb::IOStatus ToIOStatus(const Status& s);
