@@ -167,7 +167,7 @@ TEST_F(RocksOnSim, RandomPowerLossKeepsEverySyncedWrite) {
   std::map<std::string, std::string> durable;  // must be present with this value
   std::map<std::string, std::string> written;  // every write ever attempted
   uint64_t next_key = 0;
-  int crashes_mid_work = 0;
+  int crashes_mid_work = 0, crashes_in_sst = 0, crashes_in_manifest = 0;
   for (int round = 0; round < 200; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     rocksdb::DB* raw = nullptr;
@@ -203,11 +203,22 @@ TEST_F(RocksOnSim, RandomPowerLossKeepsEverySyncedWrite) {
       if (sync) durable[key] = value;
       if (rng() % 20 == 0) (void)db->Flush(rocksdb::FlushOptions());
     }
-    if (sim_.powered_off()) crashes_mid_work++;
+    if (sim_.powered_off()) {
+      crashes_mid_work++;
+      const std::string where = sim_.last_fault_path();
+      if (where.ends_with(".sst")) crashes_in_sst++;
+      if (where.find("MANIFEST") != std::string::npos) crashes_in_manifest++;
+    }
     Crash(std::move(db), seed * 1000 + round);
   }
   EXPECT_GT(durable.size(), 100u);
   EXPECT_GT(crashes_mid_work, 50) << "most power cuts should land inside the workload";
+  EXPECT_GT(crashes_in_sst, 0) << "some power cuts should land in a flush or compaction";
+  EXPECT_GT(crashes_in_manifest, 0) << "some power cuts should land in a MANIFEST update";
+  std::printf(
+      "power cuts: %d in the workload, %d on an SST, %d on the MANIFEST; %zu keys "
+      "durable\n",
+      crashes_mid_work, crashes_in_sst, crashes_in_manifest, durable.size());
 }
 
 TEST(RocksOnPosix, SyncedPutSurvivesReopen) {

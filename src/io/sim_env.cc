@@ -134,6 +134,7 @@ Status SimEnv::Check(SimOp op, const std::string& path, const std::string& path2
     if (r.rule.times != 0 && r.fired >= r.rule.times) continue;
     ++r.fired;
     ++injected_faults_;
+    last_fault_path_ = path;
     if (r.rule.power_off) {
       powered_off_ = true;
       return Errno(EIO, "power cut before operation on", path);
@@ -516,6 +517,11 @@ void SimEnv::ClearFaultRules() {
 uint64_t SimEnv::injected_faults() const {
   MutexLock l(&mu_);
   return injected_faults_;
+}
+
+std::string SimEnv::last_fault_path() const {
+  MutexLock l(&mu_);
+  return last_fault_path_;
 }
 
 void SimEnv::SetCapacity(uint64_t bytes) {

@@ -135,6 +135,8 @@ class SimEnv final : public Env {
   void ClearFaultRules() ARCHIL_EXCLUDES(mu_);
   // Number of faults injected so far (failed operations, power cuts included).
   uint64_t injected_faults() const ARCHIL_EXCLUDES(mu_);
+  // The path of the operation the last injected fault hit ("" if none yet).
+  std::string last_fault_path() const ARCHIL_EXCLUDES(mu_);
 
   // Capacity.
   void SetCapacity(uint64_t bytes) ARCHIL_EXCLUDES(mu_);
@@ -220,6 +222,7 @@ class SimEnv final : public Env {
   std::set<uint64_t> locked_ ARCHIL_GUARDED_BY(mu_);
   uint64_t op_count_ ARCHIL_GUARDED_BY(mu_) = 0;
   uint64_t injected_faults_ ARCHIL_GUARDED_BY(mu_) = 0;
+  std::string last_fault_path_ ARCHIL_GUARDED_BY(mu_);
 };
 
 }  // namespace archil::io
