@@ -21,8 +21,12 @@ IOStatus ToIOStatus(const Status& s) {
   if (s.ok()) return IOStatus::OK();
   switch (ErrnoOf(s)) {
     case ENOSPC:
-    case EDQUOT:
-      return IOStatus::NoSpace(s.message());
+    case EDQUOT: {
+      // As RocksDB's own PosixFileSystem: space may come back, so the DB may resume.
+      IOStatus no_space = IOStatus::NoSpace(s.message());
+      no_space.SetRetryable(true);
+      return no_space;
+    }
     case ENOENT:
       return IOStatus::PathNotFound(s.message());
     default:
@@ -253,7 +257,12 @@ class RocksFileSystem final : public rocksdb::FileSystem {
   IOStatus GetChildren(const std::string& dir, const IOOptions&, std::vector<std::string>* result,
                        IODebugContext*) override {
     Result<std::vector<std::string>> names = env_->ListDir(dir);
-    if (!names.ok()) return ToIOStatus(names.status());
+    if (!names.ok()) {
+      // As RocksDB's PosixFileSystem, which callers test with IsNotFound().
+      int err = ErrnoOf(names.status());
+      if (err == ENOENT || err == ENOTDIR) return IOStatus::NotFound(names.status().message());
+      return ToIOStatus(names.status());
+    }
     *result = std::move(names).value();
     return IOStatus::OK();
   }

@@ -4,7 +4,8 @@
 //
 // Mapping: writable files append at their size via File::Pwrite; Sync and Fsync are File::Sync;
 // an FSDirectory's Fsync is Env::SyncDir; RenameFile is Env::Rename. Errors keep their errno's
-// meaning: ENOSPC -> IOStatus::NoSpace, ENOENT -> IOStatus::PathNotFound (FileExists: NotFound),
+// meaning, as in RocksDB's own PosixFileSystem: ENOSPC -> IOStatus::NoSpace (retryable),
+// ENOENT -> IOStatus::PathNotFound (FileExists, and GetChildren of a missing directory: NotFound),
 // anything else -> IOStatus::IOError. Direct I/O, memory maps and async reads are not supported.
 // The info log (NewLogger) is written to the Env as well, never synced.
 //

@@ -246,9 +246,26 @@ TEST(RocksOnPosix, SyncedPutSurvivesReopen) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(RocksFileSystem, MissingThingsAreNotFound) {
+  SimEnv sim;
+  auto fs = NewRocksFileSystem(&sim);
+  rocksdb::IOOptions io;
+  std::vector<std::string> children;
+  EXPECT_TRUE(fs->GetChildren("/nope", io, &children, nullptr).IsNotFound());
+  EXPECT_TRUE(fs->FileExists("/nope", io, nullptr).IsNotFound());
+  uint64_t size = 0;
+  EXPECT_TRUE(fs->GetFileSize("/nope", io, &size, nullptr).IsPathNotFound());
+  EXPECT_TRUE(fs->CreateDirIfMissing("/d", io, nullptr).ok());
+  EXPECT_TRUE(fs->CreateDirIfMissing("/d", io, nullptr).ok());
+  bool is_dir = false;
+  ASSERT_TRUE(fs->IsDirectory("/d", io, &is_dir, nullptr).ok());
+  EXPECT_TRUE(is_dir);
+}
+
 TEST(RocksIoStatus, KeepsTheErrnoMeaning) {
   EXPECT_TRUE(ToIOStatus(Status::Ok()).ok());
   EXPECT_TRUE(ToIOStatus(Status::FromErrno(ENOSPC, "w")).IsNoSpace());
+  EXPECT_TRUE(ToIOStatus(Status::FromErrno(ENOSPC, "w")).GetRetryable());
   EXPECT_TRUE(ToIOStatus(Status::FromErrno(ENOENT, "o")).IsPathNotFound());
   rocksdb::IOStatus eio = ToIOStatus(Status::FromErrno(EIO, "r"));
   EXPECT_TRUE(eio.IsIOError());
