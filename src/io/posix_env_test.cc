@@ -94,12 +94,5 @@ TEST_F(PosixEnvTest, LockIsExclusiveEvenWithinTheProcess) {
   EXPECT_TRUE(env_->LockFile(dir_ + "/LOCK").ok());
 }
 
-TEST(ParentDir, Cases) {
-  EXPECT_EQ(ParentDir("/a/b"), "/a");
-  EXPECT_EQ(ParentDir("/a"), "/");
-  EXPECT_EQ(ParentDir("/a/b/"), "/a");
-  EXPECT_EQ(ParentDir("a"), ".");
-}
-
 }  // namespace
 }  // namespace archil::io

@@ -31,7 +31,8 @@
 //   * Fault injection: FaultRules make matching operations fail with a chosen errno before they
 //     have any effect, or cut the power just before them (a crash at an exact point).
 //
-// Errors carry the errno a Linux kernel would return, via Status::FromErrno.
+// Errors carry the errno a Linux kernel would return, via Status::FromErrno. OpenOptions::direct
+// and OpenOptions::mode are accepted and ignored (no alignment checks, no permissions).
 //
 // Thread-safety: thread-safe; one mutex serialises all operations. REQUIRES: the SimEnv outlives
 // every File and FileLock it hands out.
