@@ -77,6 +77,7 @@ Status Errno(int err, std::string_view what, const std::string& path) {
 
 SimEnv::SimEnv(Options options)
     : clock_(options.clock ? options.clock : &SystemClock::Instance()),
+      growth_may_survive_(options.unsynced_growth_may_survive),
       capacity_(options.capacity_bytes) {
   MutexLock l(&mu_);
   Inode& root = inodes_[kRoot];
@@ -457,6 +458,17 @@ void SimEnv::Restart(uint64_t seed) {
       continue;
     }
     std::string result = n.durable;
+    if (growth_may_survive_ && n.data.size() > result.size() && (rng() & 1)) {
+      // The size update was committed; sectors past the old size hold new bytes or zeros.
+      const uint64_t old_size = result.size();
+      result.resize(n.data.size(), '\0');
+      uint64_t first = old_size / kSectorSize * kSectorSize;
+      for (uint64_t lo = first; lo < result.size(); lo += kSectorSize) {
+        uint64_t from = std::max(lo, old_size);
+        uint64_t hi = std::min<uint64_t>(lo + kSectorSize, result.size());
+        if (rng() & 1) std::memcpy(result.data() + from, n.data.data() + from, hi - from);
+      }
+    }
     for (uint64_t lo = 0; lo < result.size(); lo += kSectorSize) {
       uint64_t hi = std::min<uint64_t>(lo + kSectorSize, result.size());
       std::string fresh(hi - lo, '\0');

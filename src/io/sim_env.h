@@ -21,7 +21,7 @@
 //         (takes the volatile bytes; zeros where the volatile file had been shortened) or did not
 //         (keeps the durable bytes), decided by a RNG seeded with `seed`. So un-synced writes can
 //         be torn, only at sector boundaries and only within their own range, and un-synced growth
-//         of a file is always lost.
+//         of a file is lost (unless Options::unsynced_growth_may_survive).
 //   * Between PowerOff and Restart every call fails with EIO (a machine without power); after
 //     Restart, File handles and locks from before fail with EIO / are released, as a dead
 //     process's would be. The env is then usable again: a reboot.
@@ -98,6 +98,11 @@ class SimEnv final : public Env {
   struct Options {
     uint64_t capacity_bytes = UINT64_MAX;
     const Clock* clock = nullptr;  // for mtimes; nullptr: SystemClock::Instance()
+    // Off (the default): un-synced growth of a file is always lost. On: at a power loss each
+    // grown file, by a coin, either loses its growth or keeps its volatile size (the journal
+    // committed the size), each sector past the durable size then holding the volatile bytes or
+    // zeros independently. Exercises recovery from torn tails (a WAL's last records).
+    bool unsynced_growth_may_survive = false;
   };
 
   // An empty file system holding only "/", which is durable.
@@ -212,6 +217,7 @@ class SimEnv final : public Env {
   };
 
   const Clock* const clock_;
+  const bool growth_may_survive_;
   mutable Mutex mu_;
   std::map<uint64_t, Inode> inodes_ ARCHIL_GUARDED_BY(mu_);
   uint64_t next_ino_ ARCHIL_GUARDED_BY(mu_) = 2;

@@ -122,6 +122,45 @@ TEST(SimEnv, UnsyncedTruncateGrowthIsLostAndSyncedGrowthKept) {
   EXPECT_EQ(Read(&env, "/f").size(), 5000u);
 }
 
+TEST(SimEnv, UnsyncedGrowthMaySurviveWhenAskedWithSectorsOfNewBytesOrZeros) {
+  const uint64_t seed = TestSeed(99);
+  SCOPED_TRACE(SeedTrace(seed));
+  SimEnv::Options options;
+  options.unsynced_growth_may_survive = true;
+  constexpr size_t kOld = 700, kNew = 3000;  // growth starts inside a sector
+  int lost = 0, kept = 0, new_sectors = 0, zero_sectors = 0;
+  for (uint64_t round = 0; round < 64; ++round) {
+    SimEnv env(options);
+    Write(&env, "/wal", std::string(kOld, 'a'), /*sync=*/true);
+    ASSERT_TRUE(env.SyncDir("/").ok());
+    auto f = env.OpenFile("/wal", OpenOptions());
+    ASSERT_TRUE((*f)->Pwrite(kOld, std::string(kNew - kOld, 'b')).ok());
+    env.SimulatePowerLoss(seed + round);
+    std::string got = Read(&env, "/wal");
+    ASSERT_TRUE(got.size() == kOld || got.size() == kNew) << got.size();
+    ASSERT_EQ(got.substr(0, kOld), std::string(kOld, 'a')) << "synced bytes never change";
+    if (got.size() == kOld) {
+      lost++;
+      continue;
+    }
+    kept++;
+    for (size_t lo = 0; lo < kNew; lo += SimEnv::kSectorSize) {
+      size_t from = std::max(lo, kOld);
+      size_t hi = std::min(lo + SimEnv::kSectorSize, kNew);
+      if (from >= hi) continue;
+      std::string part = got.substr(from, hi - from);
+      bool is_new = part == std::string(hi - from, 'b');
+      bool is_zero = part == std::string(hi - from, '\0');
+      ASSERT_TRUE(is_new || is_zero) << "sector at " << lo;
+      (is_new ? new_sectors : zero_sectors)++;
+    }
+  }
+  EXPECT_GT(lost, 0);
+  EXPECT_GT(kept, 0);
+  EXPECT_GT(new_sectors, 0);
+  EXPECT_GT(zero_sectors, 0);
+}
+
 TEST(SimEnv, CreatedAndSyncedFileIsLostWithoutDirSync) {
   SimEnv env;
   Write(&env, "/lost", "data", /*sync=*/true);
