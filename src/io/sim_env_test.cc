@@ -27,7 +27,9 @@ void Write(Env* env, const std::string& path, const std::string& contents, bool 
   auto f = env->OpenFile(path, o);
   ASSERT_TRUE(f.ok()) << f.status().ToString();
   ASSERT_TRUE((*f)->Pwrite(0, contents).ok());
-  if (sync) ASSERT_TRUE((*f)->Sync().ok());
+  if (sync) {
+    ASSERT_TRUE((*f)->Sync().ok());
+  }
   ASSERT_TRUE((*f)->Close().ok());
 }
 
@@ -86,7 +88,9 @@ TEST(SimEnv, UnsyncedWritesAreTornOnlyAtSectorsWithinTheirRange) {
     std::string got = Read(&env, "/f");
     ASSERT_EQ(got.size(), kOld) << "un-synced growth must be lost";
     for (size_t i = 0; i < kOld; ++i) {
-      if (i < kLo || i >= kHi) ASSERT_EQ(got[i], 'a') << "outside the write, byte " << i;
+      if (i < kLo || i >= kHi) {
+        ASSERT_EQ(got[i], 'a') << "outside the write, byte " << i;
+      }
     }
     for (size_t s = kLo / SimEnv::kSectorSize; s * SimEnv::kSectorSize < kHi; ++s) {
       size_t lo = std::max(kLo, s * SimEnv::kSectorSize);
@@ -196,7 +200,9 @@ TEST(SimEnv, RenameIsAtomicWithRespectToDirSync) {
     Write(&env, "/x.tmp", std::string(3000, 'n'), /*sync=*/true);
     ASSERT_TRUE(env.Rename("/x.tmp", "/x").ok());
     EXPECT_EQ(Read(&env, "/x"), std::string(3000, 'n'));
-    if (sync_dir) ASSERT_TRUE(env.SyncDir("/").ok());
+    if (sync_dir) {
+      ASSERT_TRUE(env.SyncDir("/").ok());
+    }
     env.SimulatePowerLoss(8);
     EXPECT_EQ(Read(&env, "/x"), std::string(sync_dir ? 3000 : 2000, sync_dir ? 'n' : 'o'));
     EXPECT_EQ(List(&env, "/"), std::vector<std::string>{"x"});
@@ -213,8 +219,12 @@ TEST(SimEnv, RenameAcrossDirectoriesShowsExactlyOneName) {
     Write(&env, "/a/f", "v", /*sync=*/true);
     ASSERT_TRUE(env.SyncDir("/a").ok());
     ASSERT_TRUE(env.Rename("/a/f", "/b/g").ok());
-    if (synced == 1) ASSERT_TRUE(env.SyncDir("/a").ok());
-    if (synced == 2) ASSERT_TRUE(env.SyncDir("/b").ok());
+    if (synced == 1) {
+      ASSERT_TRUE(env.SyncDir("/a").ok());
+    }
+    if (synced == 2) {
+      ASSERT_TRUE(env.SyncDir("/b").ok());
+    }
     env.SimulatePowerLoss(9);
     bool old_name = *env.FileExists("/a/f");
     bool new_name = *env.FileExists("/b/g");
