@@ -21,3 +21,12 @@ add_library(archil_openssl_static INTERFACE)
 target_link_libraries(archil_openssl_static INTERFACE
   ${ARCHIL_LIBSSL_STATIC} ${ARCHIL_LIBCRYPTO_STATIC} ${CMAKE_DL_LIBS} Threads::Threads)
 target_include_directories(archil_openssl_static INTERFACE ${OPENSSL_INCLUDE_DIR})
+
+# RocksDB (Debian's librocksdb-dev), for the storage engine's metadata; server side only.
+find_path(ARCHIL_ROCKSDB_INCLUDE_DIR NAMES rocksdb/db.h REQUIRED)
+find_library(ARCHIL_ROCKSDB_LIBRARY NAMES rocksdb REQUIRED)
+add_library(RocksDB::rocksdb UNKNOWN IMPORTED)
+set_target_properties(RocksDB::rocksdb PROPERTIES
+  IMPORTED_LOCATION "${ARCHIL_ROCKSDB_LIBRARY}"
+  INTERFACE_INCLUDE_DIRECTORIES "${ARCHIL_ROCKSDB_INCLUDE_DIR}"
+  INTERFACE_LINK_LIBRARIES Threads::Threads)

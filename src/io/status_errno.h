@@ -1,0 +1,16 @@
+// The errno behind an io Status.
+//
+// Env implementations report system-call failures with Status::FromErrno(errno, what). Callers
+// that must tell ENOSPC from ENOENT from EIO (the RocksDB adapter, retry logic) ask ErrnoOf.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include "base/status.h"
+
+namespace archil::io {
+
+// The errno `s` was built from with Status::FromErrno; 0 for OK; EIO when it cannot be told.
+int ErrnoOf(const Status& s);
+
+}  // namespace archil::io
