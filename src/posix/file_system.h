@@ -86,6 +86,8 @@ class FileSystem {
   virtual Status Open(Ino ino, HolderId holder) = 0;
   // Drops one reference of `holder`; the inode goes when it has no name and no holder.
   virtual Status Release(Ino ino, HolderId holder) = 0;
+  // Drops every reference of `holder` (its session ended, or did not come back after a restart).
+  virtual Status DropHolder(HolderId holder) = 0;
 };
 
 }  // namespace archil::posix

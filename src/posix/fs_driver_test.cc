@@ -59,6 +59,7 @@ class ForgetsTruncate final : public FileSystem {
   Result<StatFs> Statfs() override { return in_->Statfs(); }
   Status Open(Ino i, HolderId h) override { return in_->Open(i, h); }
   Status Release(Ino i, HolderId h) override { return in_->Release(i, h); }
+  Status DropHolder(HolderId h) override { return in_->DropHolder(h); }
 
  private:
   FileSystem* in_;

@@ -547,6 +547,16 @@ Status ModelFs::Release(Ino ino, HolderId holder) {
   return Status::Ok();
 }
 
+Status ModelFs::DropHolder(HolderId holder) {
+  MODEL_OPS;
+  std::vector<Ino> held;
+  for (auto& [ino, node] : state_->nodes) {
+    if (node.holders.erase(holder.value())) held.push_back(ino);
+  }
+  for (Ino ino : held) ops.MaybeFree(&state_->nodes.at(ino));
+  return Status::Ok();
+}
+
 size_t ModelFs::InodeCount() {
   MutexLock lock(&mu_);
   return state_->nodes.size();

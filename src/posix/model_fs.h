@@ -51,6 +51,7 @@ class ModelFs final : public FileSystem {
   Result<StatFs> Statfs() override;
   Status Open(Ino ino, HolderId holder) override;
   Status Release(Ino ino, HolderId holder) override;
+  Status DropHolder(HolderId holder) override;
 
   // Inodes that exist (reachable or held open), for invariant checks.
   size_t InodeCount();

@@ -163,6 +163,14 @@ TEST_F(ModelFsTest, UnlinkedButOpenLivesUntilTheLastRelease) {
   EXPECT_EQ(Err(fs_.Release(f, HolderId(8))), EINVAL);
   ASSERT_TRUE(fs_.Release(f, HolderId(7)).ok());
   EXPECT_EQ(Err(fs_.GetAttr(f)), ENOENT);
+  // A holder that goes away releases everything it held.
+  Ino g = File(kRootIno, "g");
+  ASSERT_TRUE(fs_.Open(g, HolderId(9)).ok());
+  ASSERT_TRUE(fs_.Open(g, HolderId(9)).ok());
+  ASSERT_TRUE(fs_.Unlink(kRootIno, "g").ok());
+  EXPECT_TRUE(fs_.GetAttr(g).ok());
+  ASSERT_TRUE(fs_.DropHolder(HolderId(9)).ok());
+  EXPECT_EQ(Err(fs_.GetAttr(g)), ENOENT);
 }
 
 TEST_F(ModelFsTest, XattrsAndTheirFlags) {
