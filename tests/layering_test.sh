@@ -14,7 +14,7 @@ declare -A allowed=(
   [posix]="posix base"
   [api]="api base"
   [catalog]="catalog api base"
-  [control]="control catalog api base"
+  [control]="control catalog api io base"
   [cli]="cli api base"
 )
 # Third-party headers the client binary must never see (docs/adr/0001-binary-split.md).

@@ -21,11 +21,14 @@
 #include "base/strings.h"
 #include "catalog/events.h"
 #include "catalog/sqlite_catalog.h"
+#include "control/advertisement.h"
 #include "control/api_router.h"
 #include "control/directory_disk_data.h"
 #include "control/http_server.h"
 #include "control/purger.h"
 #include "control/service.h"
+#include "io/atomic_file.h"
+#include "io/posix_env.h"
 
 namespace archil {
 namespace {
@@ -33,33 +36,6 @@ namespace {
 Status MakeDir(const std::string& path, mode_t mode) {
   if (mkdir(path.c_str(), mode) == 0 || errno == EEXIST) return Status::Ok();
   return Status::FromErrno(errno, "create directory " + path);
-}
-
-Status FsyncDir(const std::string& dir) {
-  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Status::FromErrno(errno, "open " + dir);
-  int rc = fsync(fd);
-  int err = errno;
-  close(fd);
-  return rc == 0 ? Status::Ok() : Status::FromErrno(err, "fsync " + dir);
-}
-
-// Durably replaces `path` with `text`, mode 0600.
-Status WriteSecretFile(const std::string& dir, const std::string& name, const std::string& text) {
-  std::string path = dir + "/" + name;
-  std::string tmp = path + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return Status::FromErrno(errno, "create " + tmp);
-  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-            fchmod(fd, 0600) == 0 && fsync(fd) == 0;
-  int err = errno;
-  ok = close(fd) == 0 && ok;
-  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
-    if (ok) err = errno;
-    unlink(tmp.c_str());
-    return Status::FromErrno(err, "write " + path);
-  }
-  return FsyncDir(dir);
 }
 
 // One server per data directory: holds an exclusive lock on DATA_DIR/lock for the process's life
@@ -183,7 +159,8 @@ Status RunServer(const ServerOptions& o) {
   events.Subscribe(&purger);
   ControlService service(catalog.get(), &SystemClock::Instance(), o.region, &events);
   ARCHIL_ASSIGN_OR_RETURN(bool issued, service.BootstrapAdminKey([&](const std::string& token) {
-    return WriteSecretFile(o.data_dir, "admin-api-key", token + "\n");
+    return io::WriteFileAtomically(io::PosixEnv(), o.data_dir + "/admin-api-key", token + "\n",
+                                   0600);
   }));
   if (issued) {
     ARCHIL_LOG(kInfo) << "first start: admin API key written to " << o.data_dir << "/admin-api-key";
@@ -206,7 +183,7 @@ Status RunServer(const ServerOptions& o) {
   }
   Endpoints self{o.region, server->url(), "",
                  std::filesystem::absolute(o.data_dir).string() + "/admin-api-key"};
-  Status advertised = WriteAdvertisement(run_dir, self, getpid());
+  Status advertised = WriteAdvertisement(io::PosixEnv(), run_dir, self, getpid());
   if (!advertised.ok()) {
     ARCHIL_LOG(kWarn) << "local CLIs will need --endpoint: " << advertised.ToString();
   }

@@ -157,30 +157,19 @@ Result<Endpoints> ResolveEndpoints(const ResolveOptions& o) {
                                  "): choose one with --region NAME");
 }
 
-Status WriteAdvertisement(const std::string& run_dir, const Endpoints& e, pid_t pid) {
-  if (mkdir(run_dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return Status::FromErrno(errno, "mkdir " + run_dir);
-  }
+std::string AdvertisementPath(const std::string& run_dir, const std::string& region) {
+  return run_dir + "/" + region + ".json";
+}
+
+std::string AdvertisementJson(const Endpoints& e, pid_t pid) {
   json j = {{"region", e.region}, {"api", e.api_url}, {"pid", pid}};
   if (!e.mount_addr.empty()) j["mount"] = e.mount_addr;
   if (!e.admin_key_file.empty()) j["adminKeyFile"] = e.admin_key_file;
-  std::string final_path = run_dir + "/" + e.region + ".json";
-  std::string tmp = final_path + ".tmp." + std::to_string(pid);
-  std::string text = j.dump(2) + "\n";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::FromErrno(errno, "create " + tmp);
-  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ok = (close(fd) == 0) && ok;
-  if (!ok || rename(tmp.c_str(), final_path.c_str()) != 0) {
-    Status s = Status::FromErrno(errno, "write " + final_path);
-    unlink(tmp.c_str());
-    return s;
-  }
-  return Status::Ok();
+  return j.dump(2) + "\n";
 }
 
 void RemoveAdvertisement(const std::string& run_dir, const std::string& region, pid_t pid) {
-  std::string path = run_dir + "/" + region + ".json";
+  std::string path = AdvertisementPath(run_dir, region);
   Result<json> j = ReadJsonFile(path);
   if (!j.ok()) return;
   auto p = j->find("pid");

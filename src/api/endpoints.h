@@ -50,8 +50,10 @@ Result<Endpoints> ResolveEndpoints(const ResolveOptions& options);
 // Region names: 1 to 64 of [a-z0-9-], starting with a letter or digit.
 Status ValidateRegionName(const std::string& region);
 
-// Atomically writes <run_dir>/<region>.json for this process (mode 0644).
-Status WriteAdvertisement(const std::string& run_dir, const Endpoints& endpoints, pid_t pid);
+// Where a server advertises itself (<run_dir>/<region>.json), and what it writes there; the
+// server writes it atomically (control/advertisement.h).
+std::string AdvertisementPath(const std::string& run_dir, const std::string& region);
+std::string AdvertisementJson(const Endpoints& endpoints, pid_t pid);
 // Removes the advertisement if it is still this process's.
 void RemoveAdvertisement(const std::string& run_dir, const std::string& region, pid_t pid);
 

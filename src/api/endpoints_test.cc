@@ -24,6 +24,10 @@ class EndpointsTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   void WriteFile(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+  // What a running server of this process writes.
+  void Advertise(const Endpoints& e) {
+    WriteFile(AdvertisementPath(opts_.run_dir, e.region), AdvertisementJson(e, getpid()));
+  }
 
   fs::path dir_;
   ResolveOptions opts_;
@@ -51,8 +55,7 @@ TEST_F(EndpointsTest, RegionsFileThenLocalServers) {
   EXPECT_EQ(e->api_url, "https://eu.example:443");
   EXPECT_EQ(e->mount_addr, "eu:1");
 
-  ASSERT_TRUE(
-      WriteAdvertisement(opts_.run_dir, {"local", "http://127.0.0.1:5", "", ""}, getpid()).ok());
+  Advertise({"local", "http://127.0.0.1:5", "", ""});
   opts_.region = "local";
   e = ResolveEndpoints(opts_);
   ASSERT_TRUE(e.ok()) << e.status().ToString();
@@ -60,13 +63,11 @@ TEST_F(EndpointsTest, RegionsFileThenLocalServers) {
 }
 
 TEST_F(EndpointsTest, SingleLocalServerNeedsNoRegion) {
-  ASSERT_TRUE(
-      WriteAdvertisement(opts_.run_dir, {"solo", "http://127.0.0.1:7", "", ""}, getpid()).ok());
+  Advertise({"solo", "http://127.0.0.1:7", "", ""});
   Result<Endpoints> e = ResolveEndpoints(opts_);
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EXPECT_EQ(e->region, "solo");
-  ASSERT_TRUE(
-      WriteAdvertisement(opts_.run_dir, {"duo", "http://127.0.0.1:8", "", ""}, getpid()).ok());
+  Advertise({"duo", "http://127.0.0.1:8", "", ""});
   e = ResolveEndpoints(opts_);
   EXPECT_EQ(e.status().code(), Status::Code::kInvalidArgument);
   EXPECT_NE(e.status().message().find("--region"), std::string::npos);
@@ -99,8 +100,7 @@ TEST_F(EndpointsTest, ExplicitRegionsFileMustExistAndParse) {
 }
 
 TEST_F(EndpointsTest, RemoveAdvertisementOnlyRemovesOwn) {
-  ASSERT_TRUE(
-      WriteAdvertisement(opts_.run_dir, {"r1", "http://127.0.0.1:7", "", ""}, getpid()).ok());
+  Advertise({"r1", "http://127.0.0.1:7", "", ""});
   RemoveAdvertisement(opts_.run_dir, "r1", getpid() + 1);
   EXPECT_TRUE(fs::exists(dir_ / "run" / "r1.json"));
   RemoveAdvertisement(opts_.run_dir, "r1", getpid());

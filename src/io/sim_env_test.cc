@@ -276,14 +276,15 @@ TEST(SimEnv, UnlinkedOpenFileStaysReadableUntilClosed) {
 
 TEST(SimEnv, PosixErrnos) {
   SimEnv env;
-  // errno: ENOENT (today's Status code is kIoError for every errno)
+  EXPECT_EQ(env.OpenFile("/nope", OpenOptions()).status().code(), Status::Code::kNotFound);
   EXPECT_EQ(ErrnoOf(env.OpenFile("/nope", OpenOptions()).status()), ENOENT);
   EXPECT_EQ(ErrnoOf(env.OpenFile("/no/such", Create()).status()), ENOENT);
   ASSERT_TRUE(env.CreateDir("/d").ok());
-  EXPECT_EQ(ErrnoOf(env.CreateDir("/d")), EEXIST);  // errno: EEXIST
+  EXPECT_EQ(ErrnoOf(env.CreateDir("/d")), EEXIST);
+  EXPECT_EQ(env.CreateDir("/d").code(), Status::Code::kAlreadyExists);
   EXPECT_EQ(ErrnoOf(env.OpenFile("/d", OpenOptions()).status()), EISDIR);
   Write(&env, "/d/f", "", false);
-  EXPECT_EQ(ErrnoOf(env.RemoveDir("/d")), ENOTEMPTY);  // errno: ENOTEMPTY
+  EXPECT_EQ(ErrnoOf(env.RemoveDir("/d")), ENOTEMPTY);
   EXPECT_EQ(ErrnoOf(env.OpenFile("/d/f/x", Create()).status()), ENOTDIR);
   EXPECT_EQ(ErrnoOf(env.Rename("/d/f", "/d")), EISDIR);
   EXPECT_EQ(ErrnoOf(env.Rename("/d", "/d/sub")), EINVAL);
@@ -309,7 +310,7 @@ TEST(SimEnv, NoSpaceFailsWithoutSideEffectAndFreeingHelps) {
   ASSERT_TRUE(f.ok());
   ASSERT_TRUE((*f)->Pwrite(0, std::string(1000, 's')).ok());
   Status s = (*f)->Pwrite(1000, std::string(4000, 's'));
-  EXPECT_EQ(s.code(), Status::Code::kIoError);  // errno: ENOSPC
+  EXPECT_EQ(s.code(), Status::Code::kNoSpace);
   EXPECT_EQ(ErrnoOf(s), ENOSPC);
   EXPECT_EQ(*(*f)->Size(), 1000u) << "a failed write has no effect";
   EXPECT_EQ(ErrnoOf((*f)->Allocate(0, 20000, /*keep_size=*/true)), ENOSPC);

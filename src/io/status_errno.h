@@ -10,7 +10,8 @@
 
 namespace archil::io {
 
-// The errno `s` was built from with Status::FromErrno; 0 for OK; EIO when it cannot be told.
+// The errno `s` was built from with Status::FromErrno (kept in the Status); for other errors the
+// default errno of its code (base/status.h ErrnoFor); 0 for OK.
 int ErrnoOf(const Status& s);
 
 }  // namespace archil::io
