@@ -15,6 +15,7 @@ declare -A allowed=(
   [catalog]="catalog api base"
   [control]="control catalog api base"
   [cli]="cli api base"
+  [engine]="engine io base"
 )
 # Third-party headers the client binary must never see (docs/adr/0001-binary-split.md).
 client_forbidden='^(httplib\.h|sqlite3\.h|rocksdb/|spdlog/|fuse)'
