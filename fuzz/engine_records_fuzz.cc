@@ -1,7 +1,8 @@
 // Fuzzes the storage engine's decoders of what RocksDB hands back (docs/formats.md §3-4): every
-// value codec, every key parser and the merge operators. A damaged database must never crash
-// the server; a value that decodes must re-encode to a canonical form that decodes equal (reserved
-// bytes come back as zero), and a key that parses must rebuild to the same bytes.
+// value codec, every key parser, the merge operators and the segment header/footer/tail. A damaged
+// database must never crash the server; a value that decodes must re-encode to a canonical form
+// that decodes equal (reserved bytes come back as zero), and a key that parses must rebuild to the
+// same bytes.
 //
 // Input: first byte picks the decoder, the rest is the value or key.
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "engine/intent_record.h"
 #include "engine/keys.h"
 #include "engine/meta_records.h"
+#include "engine/segment_format.h"
 #include "engine/segusage_record.h"
 
 namespace {
@@ -249,7 +251,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       return FullMerge(in, ChunkFullMerge, DecodeChunk), 0;
     case 26:
       return FullMerge(in, SegUsageFullMerge, DecodeSegUsage), 0;
-    default:  // 27..31, and the top bits: nine key parsers
-      return Keys(static_cast<uint8_t>((which / 32 * 5 + which % 32 - 27) % 9), in), 0;
+    case 27:
+      return Plain(in, DecodeSegmentHeader, EncodeSegmentHeader), 0;
+    case 28:
+      return Plain(in, DecodeSegmentFooter, EncodeSegmentFooter), 0;
+    case 29:
+      return Plain(in, DecodeSegmentTail, EncodeSegmentTail), 0;
+    default:  // 30, 31 and the top three bits: nine key parsers
+      return Keys(static_cast<uint8_t>((which / 32 * 2 + which % 32 - 30) % 9), in), 0;
   }
 }
