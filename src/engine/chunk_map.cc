@@ -83,9 +83,8 @@ Result<std::string> ChunkFullMerge(std::optional<std::string_view> base,
     ARCHIL_ASSIGN_OR_RETURN(ChunkOp op, DecodeChunkOp(operand));
     ARCHIL_RETURN_IF_ERROR(ApplyChunkOp(op, &chunk, nullptr));
   }
-  if (chunk.env.kind == ValueKind::kWhiteout) {
-    return Status::Corruption("ChunkMerge: no operand");  // never happens through RocksDB
-  }
+  // Only without operands can a WHITEOUT (or nothing) remain: the base stands as it was.
+  if (!base.has_value() && operands.empty()) return Status::Corruption("ChunkMerge: nothing");
   return EncodeChunk(chunk.env, chunk.body);
 }
 

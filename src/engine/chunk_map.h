@@ -35,8 +35,9 @@ void RemoveBlocks(std::vector<Extent>* extents, uint32_t from, uint32_t to,
 Status ApplyChunkOp(const ChunkOp& op, Versioned<ChunkRecord>* chunk,
                     std::vector<Extent>* superseded);
 
-// The ChunkMerge operator: `base` (nullopt = no value) with `operands` applied in order.
-// Corruption if the base or any operand does not decode or apply.
+// The ChunkMerge operator: `base` (nullopt = no value) with `operands` applied in order; the
+// result is canonical (reserved bytes zero). Corruption if the base or any operand does not
+// decode or apply, or if there is neither a base nor an operand.
 Result<std::string> ChunkFullMerge(std::optional<std::string_view> base,
                                    const std::vector<std::string_view>& operands);
 

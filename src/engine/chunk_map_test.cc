@@ -225,6 +225,8 @@ TEST(ChunkMapTest, FullMergeRejectsBadInput) {
   const std::string op = EncodeChunkOp(Write(Ext(0, 1, 1, 0)));
   EXPECT_TRUE(ChunkFullMerge(std::nullopt, {op}).ok());
   EXPECT_TRUE(ChunkFullMerge(EncodeWhiteout(Epoch(1)), {op}).ok());
+  EXPECT_EQ(*ChunkFullMerge(EncodeWhiteout(Epoch(1)), {}), EncodeWhiteout(Epoch(1)));
+  EXPECT_EQ(ChunkFullMerge(std::nullopt, {}).status().code(), Status::Code::kCorruption);
   EXPECT_EQ(ChunkFullMerge(std::string("\x02"), {op}).status().code(), Status::Code::kCorruption);
   EXPECT_EQ(ChunkFullMerge(std::nullopt, {std::string_view(op).substr(0, 20)}).status().code(),
             Status::Code::kCorruption);

@@ -168,7 +168,11 @@ std::string BackrefKey(DiskNo disk, Ino ino, Ino parent) {
   return k;
 }
 
-KeyRange InodeKeyRange(DiskNo disk, Ino ino) { return Successor(Start(disk), ino.value()); }
+KeyRange InodeKeyRange(DiskNo disk, Ino ino) {
+  KeyRange r = Successor(Start(disk), ino.value());
+  if (r.end.empty()) r.end = DiskRange(disk).end;
+  return r;
+}
 
 Result<InodeKeyParts> ParseInodeKey(std::string_view key) {
   InodeKeyParts p;

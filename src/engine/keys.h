@@ -89,8 +89,8 @@ Result<MetaKeyParts> ParseMetaKey(std::string_view key);
 std::string InodeKey(DiskNo disk, Ino ino);                    // 16 bytes
 std::string TruncateKey(DiskNo disk, Ino ino, uint32_t tgen);  // disk|ino|0x01|tgen, 21
 std::string BackrefKey(DiskNo disk, Ino ino, Ino parent);      // disk|ino|0x02|parent, 25
-// Every key of one inode in the inode CF: [disk|ino, disk|ino+1). For the largest ino, `end`
-// is empty (unbounded within the CF... callers stop at the disk prefix).
+// Every key of one inode in the inode CF (inode, truncate records, back-references):
+// [disk|ino, disk|ino+1). For the largest ino, `end` is DiskRange(disk).end.
 KeyRange InodeKeyRange(DiskNo disk, Ino ino);
 
 enum class InodeKeyKind : uint8_t { kInode = 0, kTruncate = 0x01, kBackref = 0x02 };

@@ -52,6 +52,7 @@ TEST_F(KeysTest, DiskPrefixAndRange) {
             r.begin);
   EXPECT_GE(MetaKey(DiskNo(disk.value() + 1), MetaType::kDisk), r.end);
   EXPECT_TRUE(DiskRange(DiskNo(UINT64_MAX)).end.empty());
+  EXPECT_EQ(InodeKeyRange(disk, Ino(UINT64_MAX)).end, r.end);
   EXPECT_EQ(DiskRange(DiskNo(UINT64_MAX)).begin, std::string(8, '\xff'));
   ExpectCorruption(DiskOfKey("1234567").status());
 }
