@@ -20,6 +20,7 @@
 #include "engine/meta_records.h"
 #include "engine/segment_format.h"
 #include "engine/segusage_record.h"
+#include "engine/session_records.h"
 
 namespace {
 
@@ -257,7 +258,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       return Plain(in, DecodeSegmentFooter, EncodeSegmentFooter), 0;
     case 29:
       return Plain(in, DecodeSegmentTail, EncodeSegmentTail), 0;
-    default:  // 30, 31 and the top three bits: nine key parsers
-      return Keys(static_cast<uint8_t>((which / 32 * 2 + which % 32 - 30) % 9), in), 0;
+    case 30:
+      switch (which / 32) {
+        case 0:
+          return Plain(in, DecodeSession, EncodeSession), 0;
+        case 1:
+          return Plain(in, DecodeSlot, EncodeSlot), 0;
+        case 2:
+          return Plain(in, DecodeDelegation, EncodeDelegation), 0;
+        case 3:
+          return Plain(in, DecodeRevocation, EncodeRevocation), 0;
+        default:
+          return Keys(8, in), 0;  // intent keys
+      }
+    default:  // 31: the top three bits pick a key parser
+      return Keys(static_cast<uint8_t>(which / 32), in), 0;
   }
 }

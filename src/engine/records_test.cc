@@ -15,6 +15,7 @@
 #include "engine/intent_record.h"
 #include "engine/meta_records.h"
 #include "engine/segusage_record.h"
+#include "engine/session_records.h"
 #include "engine/test_util.h"
 
 namespace archil::engine {
@@ -176,6 +177,33 @@ SegUsageRecord RandomSegUsage(Rng& r) {
   return s;
 }
 
+SessionRecord RandomSession(Rng& r) {
+  return SessionRecord{static_cast<SessionMode>(r.Range(0, 1)),
+                       r.U16(),
+                       r.U32(),
+                       r.Array<16>(),
+                       r.I64(),
+                       Ino(r.U64()),
+                       r.U32(),
+                       r.Bytes(r.Range(0, 64)),
+                       r.Bytes(r.Range(0, 300)),
+                       r.Bytes(r.Range(0, 40))};
+}
+
+SlotRecord RandomSlot(Rng& r) {
+  return SlotRecord{r.U16(), r.U16(), r.U64(), r.Bytes(r.Range(0, kMaxSlotReplyBody))};
+}
+
+DelegationRecord RandomDelegation(Rng& r) {
+  return DelegationRecord{DelegationMode::kWrite, static_cast<DelegationOrigin>(r.Range(0, 2)),
+                          Ino(r.U64()),           r.Array<16>(),
+                          r.Array<16>(),          r.I64()};
+}
+
+RevocationRecord RandomRevocation(Rng& r) {
+  return RevocationRecord{r.U8(), Ino(r.U64()), r.I64(), r.Array<16>()};
+}
+
 IntentRecord RandomIntent(Rng& r) { return MakeIntent(r.Bytes(kBlockSize * r.Range(1, 17))); }
 
 // ---- Typed round trips ----
@@ -241,6 +269,10 @@ TEST(RecordsTest, EveryRecordRoundTrips) {
     ExpectRoundTrip(SegUsageOp{static_cast<SegUsageOpType>(r.Range(1, 2)), r.U32(), r.U32()},
                     EncodeSegUsageOp, DecodeSegUsageOp);
     if (i % 10 == 0) ExpectRoundTrip(RandomIntent(r), EncodeIntent, DecodeIntent);
+    ExpectRoundTrip(RandomSession(r), EncodeSession, DecodeSession);
+    ExpectRoundTrip(RandomSlot(r), EncodeSlot, DecodeSlot);
+    ExpectRoundTrip(RandomDelegation(r), EncodeDelegation, DecodeDelegation);
+    ExpectRoundTrip(RandomRevocation(r), EncodeRevocation, DecodeRevocation);
   }
   EXPECT_EQ(EncodeDeadValue(), std::string(1, '\x01'));
   EXPECT_TRUE(DecodeDeadValue(EncodeDeadValue()).ok());
@@ -321,6 +353,13 @@ std::vector<Codec> AllCodecs() {
       {"intent", "intent",
        [](Rng& r) { return EncodeIntent(MakeIntent(r.Bytes(kBlockSize * r.Range(1, 3)))); },
        StatusOf(DecodeIntent)},
+      {"session", "session", [](Rng& r) { return EncodeSession(RandomSession(r)); },
+       StatusOf(DecodeSession)},
+      {"slot", "session", [](Rng& r) { return EncodeSlot(RandomSlot(r)); }, StatusOf(DecodeSlot)},
+      {"delegation", "session", [](Rng& r) { return EncodeDelegation(RandomDelegation(r)); },
+       StatusOf(DecodeDelegation)},
+      {"revocation", "session", [](Rng& r) { return EncodeRevocation(RandomRevocation(r)); },
+       StatusOf(DecodeRevocation)},
       {"dead", "dead", [](Rng&) { return EncodeDeadValue(); }, DecodeDeadValue},
       {"ChunkMerge operand", nullptr, [](Rng& r) { return EncodeChunkOp(RandomChunkOp(r)); },
        StatusOf(DecodeChunkOp)},
@@ -667,6 +706,47 @@ TEST(RecordsTest, IntentLayoutAndCrcs) {
   EXPECT_EQ(DecodeFixed32LE(&v[12]), Crc32c(data.data() + kBlockSize, kBlockSize));
   v[16 + kBlockSize + 5] ^= 1;  // a flipped bit in block 1
   ExpectCorruption(DecodeIntent(v).status());
+}
+
+TEST(RecordsTest, SessionLayouts) {
+  SessionRecord s{SessionMode::kShared, 8, 30000, {}, 5, Ino(1), 0x10002, "host", "/mnt", "tok"};
+  std::string v = EncodeSession(s);
+  ASSERT_EQ(v.size(), 48u + 6 + 6 + 5);
+  EXPECT_EQ(v[1], 1);
+  EXPECT_EQ(DecodeFixed16LE(&v[2]), 8u);
+  EXPECT_EQ(DecodeFixed32LE(&v[4]), 30000u);
+  EXPECT_EQ(DecodeFixed64LE(&v[32]), 1u);
+  EXPECT_EQ(DecodeFixed32LE(&v[40]), 0x10002u);
+  EXPECT_EQ(v.substr(48), std::string("\x04\0host\x04\0/mnt\x03\0tok", 17));
+  v[1] = 2;
+  ExpectCorruption(DecodeSession(v).status());
+
+  v = EncodeSlot({3, 17, 99, "reply"});
+  ASSERT_EQ(v.size(), 25u);
+  EXPECT_EQ(DecodeFixed16LE(&v[4]), 3u);
+  EXPECT_EQ(DecodeFixed16LE(&v[6]), 17u);
+  EXPECT_EQ(DecodeFixed64LE(&v[8]), 99u);
+  EXPECT_EQ(DecodeFixed32LE(&v[16]), 5u);
+  ExpectCorruption(
+      DecodeSlot(EncodeSlot({0, 0, 0, std::string(kMaxSlotReplyBody + 1, 'x')})).status());
+
+  DelegationRecord d{DelegationMode::kWrite, DelegationOrigin::kCreated, Ino(0x55), {}, {}, 7};
+  d.client_id[0] = 0xC1;
+  v = EncodeDelegation(d);
+  ASSERT_EQ(v.size(), 56u);
+  EXPECT_EQ(v[1], 2);
+  EXPECT_EQ(v[2], 2);
+  EXPECT_EQ(DecodeFixed64LE(&v[8]), 0x55u);
+  EXPECT_EQ(static_cast<uint8_t>(v[32]), 0xC1);
+  EXPECT_EQ(DecodeFixed64LE(&v[48]), 7u);
+  v[1] = 1;  // read delegations are never stored
+  ExpectCorruption(DecodeDelegation(v).status());
+
+  v = EncodeRevocation({3, Ino(0x66), 8, {}});
+  ASSERT_EQ(v.size(), 40u);
+  EXPECT_EQ(v[1], 3);
+  EXPECT_EQ(DecodeFixed64LE(&v[8]), 0x66u);
+  EXPECT_EQ(DecodeFixed64LE(&v[16]), 8u);
 }
 
 }  // namespace
