@@ -49,7 +49,8 @@ std::string EncodeChunk(const Envelope& env, const ChunkRecord& c);
 // Strict: the header's n_ext must match the extents exactly, no trailing bytes, CheckChunk holds.
 Result<Versioned<ChunkRecord>> DecodeChunk(std::string_view v);
 
-// The ChunkMerge operand. No fmt byte: an operand is not a stored value; `op` identifies it.
+// The ChunkMerge operand (formats.md §4.5 gives it no fmt byte; `op` identifies it, so a
+// future layout needs new op codes). Reserved bytes are written as zero and ignored.
 enum class ChunkOpType : uint8_t { kWrite = 1, kClip = 2, kPunch = 3 };
 struct ChunkOp {
   ChunkOpType op = ChunkOpType::kWrite;

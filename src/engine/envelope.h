@@ -21,7 +21,7 @@ enum class ValueKind : uint8_t { kValue = 0, kWhiteout = 1 };
 
 struct Envelope {
   ValueKind kind = ValueKind::kValue;
-  uint16_t flags = 0;  // no flag is defined; kept as read
+  uint16_t flags = 0;  // formats.md: "flags, 0". No flag is defined yet; kept as read
   Epoch birth;
   bool operator==(const Envelope&) const = default;
 };

@@ -10,7 +10,7 @@ using namespace internal;
 
 namespace {
 
-// Decodes the envelope; for a VALUE, requires the body to satisfy `size_ok`.
+// Decodes the envelope into a Versioned<T> with an empty body; `*body` is what follows it.
 template <typename T>
 Result<Versioned<T>> Open(std::string_view cf, std::string_view v, std::string_view* body) {
   ARCHIL_ASSIGN_OR_RETURN(Envelope env, DecodeEnvelope(cf, v, body));

@@ -39,7 +39,8 @@ struct InodeRecord {
   uint64_t blocks = 0;
   uint32_t rdev = 0;
   uint32_t tgen = 0;
-  // Present iff the mode is a symlink (S_IFLNK); 0..4095 bytes.
+  // formats.md: "symlinks only, absent otherwise". Chosen: written (u16 length + bytes) iff the
+  // mode is S_IFLNK, even when empty; extra bytes after a non-symlink body are Corruption.
   std::string symlink_target;
   bool operator==(const InodeRecord&) const = default;
 };
