@@ -1,6 +1,7 @@
 // Builders and parsers for every key of the engine's RocksDB column families (docs/formats.md
 // §3, §4). Keys are big-endian so that bytewise order is numeric order; every key except the
-// `default` CF's starts with the 8-byte disk number.
+// `default` CF's starts with the 8-byte disk number. Integers inside key payloads (hist
+// suffixes, the dead CF's DATA payload) are big-endian too: they are key bytes.
 //
 // Builders: REQUIRES valid arguments (names per IsValidFileName / IsValidXattrName); they do not
 // check. Parsers take bytes read back from RocksDB and return Corruption for a wrong length,
