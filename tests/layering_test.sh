@@ -16,6 +16,7 @@ declare -A allowed=(
   [catalog]="catalog api base"
   [control]="control catalog api io base"
   [cli]="cli api base"
+  [engine]="engine posix io base"
 )
 # Third-party headers the client binary must never see (docs/adr/0001-binary-split.md).
 client_forbidden='^(httplib\.h|sqlite3\.h|rocksdb/|spdlog/|fuse)'

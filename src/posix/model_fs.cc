@@ -481,20 +481,23 @@ Result<Attr> ModelFs::Write(Ino ino, uint64_t offset, std::string_view data) {
   return n->attr;
 }
 
+// Checks in the order Linux's vfs_fallocate makes them: the range, the mode, the file type,
+// the size limit.
 Status ModelFs::Fallocate(Ino ino, uint32_t mode, uint64_t offset, uint64_t length) {
   MODEL_OPS;
-  ARCHIL_ASSIGN_OR_RETURN(Node * n, ops.Get(ino));
-  if (n->is_dir()) return Status::Errno(EISDIR, "fallocate of a directory");
-  if (!n->is_reg()) return Status::Errno(ENODEV, "fallocate of a special file");
   const bool keep = mode & kFallocKeepSize;
   const uint32_t op = mode & ~kFallocKeepSize;
+  if (length == 0) return Status::Errno(EINVAL, "fallocate of length 0");
   if (op != 0 && op != kFallocPunchHole && op != kFallocZeroRange) {
     return Status::Errno(EOPNOTSUPP, "unsupported fallocate mode");
   }
   if (op == kFallocPunchHole && !keep) {
     return Status::Errno(EOPNOTSUPP, "punch hole needs keep-size");
   }
-  if (length == 0) return Status::Errno(EINVAL, "fallocate of length 0");
+  ARCHIL_ASSIGN_OR_RETURN(Node * n, ops.Get(ino));
+  if (S_ISFIFO(n->attr.mode)) return Status::Errno(ESPIPE, "fallocate of a FIFO");
+  if (n->is_dir()) return Status::Errno(EISDIR, "fallocate of a directory");
+  if (!n->is_reg()) return Status::Errno(ENODEV, "fallocate of a special file");
   if (offset > kMaxFileSize || length > kMaxFileSize - offset) {
     return Status::Errno(EFBIG, "fallocate beyond the maximum file size");
   }

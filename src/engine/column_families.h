@@ -1,0 +1,60 @@
+// The engine's RocksDB column families (docs/formats.md §3.1), by enum, and a read view over the
+// database that has the same shape as a Txn, so record loaders work on either.
+//
+// Thread-safety: Cfs is immutable after Open; a DbView is used by one thread.
+#pragma once
+
+#include <rocksdb/db.h>
+
+#include <array>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace archil::engine {
+
+enum class Cf : size_t {
+  kDefault,
+  kMeta,
+  kInode,
+  kDentry,
+  kXattr,
+  kChunk,
+  kHist,
+  kDead,
+  kSegUsage,
+  kIntent,
+  kOutbox,
+  kSession,
+};
+inline constexpr size_t kNumCfs = 12;
+
+// RocksDB's names for them, in enum order ("default", "meta", ...).
+const std::array<std::string, kNumCfs>& CfNames();
+
+struct Cfs {
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;  // in enum order
+  rocksdb::ColumnFamilyHandle* operator[](Cf cf) const { return handles[static_cast<size_t>(cf)]; }
+};
+
+// A consistent read view: every read sees the database as of the view's creation.
+class DbView {
+ public:
+  explicit DbView(rocksdb::DB* db) : db_(db), snapshot_(db->GetSnapshot()) {}
+  ~DbView() { db_->ReleaseSnapshot(snapshot_); }
+  DbView(const DbView&) = delete;
+  DbView& operator=(const DbView&) = delete;
+
+  // NotFound if absent.
+  Result<std::string> Get(rocksdb::ColumnFamilyHandle* cf, std::string_view key);
+  std::unique_ptr<rocksdb::Iterator> NewIterator(rocksdb::ColumnFamilyHandle* cf);
+
+ private:
+  rocksdb::DB* db_;
+  const rocksdb::Snapshot* snapshot_;
+};
+
+}  // namespace archil::engine

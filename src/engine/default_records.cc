@@ -1,0 +1,52 @@
+#include "engine/default_records.h"
+
+#include "engine/record_util.h"
+
+namespace archil::engine {
+
+using namespace internal;
+
+namespace {
+constexpr std::string_view kCf = "default";
+}
+
+std::string EncodeSchema(const SchemaRecord& r) {
+  std::string v(1, static_cast<char>(kValueFmt));
+  PutZeros(&v, 3);
+  PutFixed32LE(&v, r.schema);
+  PutFixed32LE(&v, r.min_reader);
+  PutI64(&v, r.created);
+  return v;
+}
+
+Result<SchemaRecord> DecodeSchema(std::string_view v) {
+  ARCHIL_RETURN_IF_ERROR(CheckFixed(kCf, "SCHEMA", v, 20));
+  return SchemaRecord{U32(v, 4), U32(v, 8), I64(v, 12)};
+}
+
+std::string EncodeServer(const ServerRecord& r) {
+  std::string v(1, static_cast<char>(kValueFmt));
+  PutZeros(&v, 3);
+  PutBytes16(&v, r.server_id);
+  PutI64(&v, r.created);
+  return v;
+}
+
+Result<ServerRecord> DecodeServer(std::string_view v) {
+  ARCHIL_RETURN_IF_ERROR(CheckFixed(kCf, "SERVER", v, 28));
+  return ServerRecord{GetBytes16(v.data() + 4), I64(v, 20)};
+}
+
+std::string EncodeBoot(const BootRecord& r) {
+  std::string v(1, static_cast<char>(kValueFmt));
+  PutZeros(&v, 7);
+  PutFixed64LE(&v, r.boot_count);
+  return v;
+}
+
+Result<BootRecord> DecodeBoot(std::string_view v) {
+  ARCHIL_RETURN_IF_ERROR(CheckFixed(kCf, "BOOT", v, 16));
+  return BootRecord{U64(v, 8)};
+}
+
+}  // namespace archil::engine

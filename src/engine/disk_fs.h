@@ -1,0 +1,117 @@
+// DiskFs: one disk's file system on the engine (posix::FileSystem over RocksDB and segments).
+//
+// Every mutation is one CommitQueue prepare: it reads what it needs through its Txn, writes the
+// new inode, dentry, xattr and chunk values, and returns; the group's one synced Write makes it
+// durable. File data goes to the disk's open segment: a write of at most 64 KiB also rides in the
+// batch as an intent (so it costs no segment fdatasync), a larger one is fdatasynced in its
+// segment before the batch is written (docs/formats.md invariant 2). Reads run on the caller's
+// thread against a snapshot, never through the queue.
+//
+// Unlinked-but-open inodes: Open/Release keep an in-memory holder table; the last unlink of an
+// inode with holders writes an ORPHAN record naming them, so the inode survives a restart until
+// its holders release it (or the session layer drops them).
+//
+// Thread-safety: safe for concurrent use.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "base/clock.h"
+#include "base/mutex.h"
+#include "base/siphash.h"
+#include "engine/column_families.h"
+#include "engine/commit_queue.h"
+#include "engine/fs_records.h"
+#include "engine/segment_files.h"
+#include "engine/types.h"
+#include "posix/file_system.h"
+
+namespace archil::engine {
+
+// What every disk shares: the database, the queue, the segment files.
+struct EngineCore {
+  rocksdb::DB* db = nullptr;
+  Cfs cfs;
+  CommitQueue* queue = nullptr;
+  SegmentFiles* segments = nullptr;
+  const Clock* clock = nullptr;
+  uint32_t segment_blocks = 16384;  // data blocks per segment (block 0 is the header)
+};
+
+// Writes of at most this many bytes ride in the commit batch as intents.
+inline constexpr size_t kIntentMaxBytes = 64 * 1024;
+
+class DiskFs final : public posix::FileSystem {
+ public:
+  // REQUIRES: the disk's DISK record exists and is active; `core` outlives this.
+  DiskFs(EngineCore* core, DiskNo disk, const SipHashKey& dir_hash_key, uint32_t lineage_index);
+
+  DiskNo disk() const { return disk_; }
+
+  Result<posix::Attr> Lookup(posix::Ino parent, std::string_view name) override;
+  Result<posix::Attr> GetAttr(posix::Ino ino) override;
+  Result<posix::Attr> SetAttr(posix::Ino ino, const posix::SetAttrRequest& request) override;
+  Result<posix::Attr> Mknod(posix::Ino parent, std::string_view name, uint32_t mode, uint32_t rdev,
+                            posix::Owner owner) override;
+  Result<posix::Attr> Mkdir(posix::Ino parent, std::string_view name, uint32_t mode,
+                            posix::Owner owner) override;
+  Result<posix::Attr> Symlink(posix::Ino parent, std::string_view name, std::string_view target,
+                              posix::Owner owner) override;
+  Result<posix::Attr> Link(posix::Ino ino, posix::Ino new_parent,
+                           std::string_view new_name) override;
+  Status Unlink(posix::Ino parent, std::string_view name) override;
+  Status Rmdir(posix::Ino parent, std::string_view name) override;
+  Status Rename(posix::Ino parent, std::string_view name, posix::Ino new_parent,
+                std::string_view new_name, uint32_t flags) override;
+  Result<std::string> Readlink(posix::Ino ino) override;
+  Result<posix::DirPage> ReadDir(posix::Ino dir, uint64_t after_cookie,
+                                 size_t max_entries) override;
+  Result<std::string> GetXattr(posix::Ino ino, std::string_view name) override;
+  Status SetXattr(posix::Ino ino, std::string_view name, std::string_view value,
+                  uint32_t flags) override;
+  Result<std::vector<std::string>> ListXattr(posix::Ino ino) override;
+  Status RemoveXattr(posix::Ino ino, std::string_view name) override;
+  Result<std::string> Read(posix::Ino ino, uint64_t offset, size_t length) override;
+  Result<posix::Attr> Write(posix::Ino ino, uint64_t offset, std::string_view data) override;
+  Status Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint64_t length) override;
+  Result<posix::StatFs> Statfs() override;
+  Status Open(posix::Ino ino, posix::HolderId holder) override;
+  Status Release(posix::Ino ino, posix::HolderId holder) override;
+  Status DropHolder(posix::HolderId holder) override;
+
+  // Engine internals.
+  // Records the holders of an ORPHAN found at start.
+  void RestoreOrphan(Ino ino, const std::vector<uint64_t>& holders) ARCHIL_EXCLUDES(mu_);
+  // The open segment and the first block not yet completely written to it, for the intent
+  // syncer: after a Sync of the segment that starts later, every intent below the mark may go.
+  // nullopt if no segment is open.
+  std::optional<std::pair<SegNo, uint32_t>> OpenSegmentMark() ARCHIL_EXCLUDES(mu_);
+  // Syncs the open segment and deletes the intents it made redundant (the syncer's step).
+  Status TruncateIntents() ARCHIL_EXCLUDES(mu_);
+
+ private:
+  struct Inode;  // a loaded inode with its key
+  class Ops;     // the body of every operation (disk_fs_ops.cc, disk_fs_data.cc)
+  friend class Ops;
+  std::vector<uint64_t> HoldersOf(Ino ino) ARCHIL_EXCLUDES(mu_);
+
+  EngineCore* const core_;
+  const DiskNo disk_;
+  const SipHashKey dir_hash_key_;
+  const uint32_t lineage_index_;
+
+  Mutex mu_;
+  // Holders of open inodes: ino -> holder -> references.
+  std::map<uint64_t, std::map<uint64_t, int>> holders_ ARCHIL_GUARDED_BY(mu_);
+  // The segment new data goes to, and the first block not yet allocated in it. Only the commit
+  // thread allocates; the syncer reads the mark.
+  bool seg_open_ ARCHIL_GUARDED_BY(mu_) = false;
+  bool seg_recorded_ ARCHIL_GUARDED_BY(mu_) = false;  // its SEG record and counter are committed
+  SegNo seg_ ARCHIL_GUARDED_BY(mu_);
+  uint32_t seg_next_ ARCHIL_GUARDED_BY(mu_) = 1;     // first block not allocated
+  uint32_t seg_written_ ARCHIL_GUARDED_BY(mu_) = 1;  // every block below was written
+};
+
+}  // namespace archil::engine

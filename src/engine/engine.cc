@@ -1,0 +1,324 @@
+#include "engine/engine.h"
+
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/table.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
+
+#include "base/log.h"
+#include "base/random.h"
+#include "engine/column_families.h"
+#include "engine/default_records.h"
+#include "engine/disk_fs_ops.h"
+#include "engine/intent_record.h"
+#include "engine/keys.h"
+#include "engine/meta_records.h"
+#include "io/rocksdb_fs.h"
+
+namespace archil::engine {
+
+Engine::Engine(const EngineOptions& options) : options_(options) {}
+
+Result<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
+  if (!options.env || !options.clock || options.dir.empty() || options.dir[0] != '/') {
+    return Status::InvalidArgument("engine: env, clock and an absolute dir are required");
+  }
+  std::unique_ptr<Engine> e(new Engine(options));
+  // RocksDB creates a missing db/ without syncing its parent, which a power loss would undo with
+  // every synced write in it: the engine creates (and syncs) its directories itself.
+  for (const std::string& d : {options.dir, options.dir + "/db", options.dir + "/segments"}) {
+    Status made = options.env->CreateDir(d);
+    if (!made.ok() && made.sys_errno() != EEXIST) return made.WithContext("engine dir");
+    if (made.ok()) ARCHIL_RETURN_IF_ERROR(options.env->SyncDir(io::ParentDir(d)));
+  }
+  ARCHIL_RETURN_IF_ERROR(e->OpenDb());
+  ARCHIL_RETURN_IF_ERROR(e->CheckSchema());
+  e->segments_ = std::make_unique<SegmentFiles>(options.env, options.dir + "/segments");
+  CommitQueueOptions qo;
+  qo.sync = options.sync;
+  e->queue_ = std::make_unique<CommitQueue>(e->db_.get(), qo);
+  e->core_.db = e->db_.get();
+  e->core_.queue = e->queue_.get();
+  e->core_.segments = e->segments_.get();
+  e->core_.clock = options.clock;
+  e->core_.segment_blocks = options.segment_blocks;
+  ARCHIL_RETURN_IF_ERROR(e->ReplayIntents());
+  ARCHIL_RETURN_IF_ERROR(e->LoadDisks());
+  if (options.intent_sync_ms > 0) e->syncer_ = std::thread([p = e.get()] { p->SyncLoop(); });
+  return e;
+}
+
+Engine::~Engine() {
+  {
+    MutexLock lock(&mu_);
+    stop_ = true;
+    stop_cv_.SignalAll();
+  }
+  if (syncer_.joinable()) syncer_.join();
+  queue_.reset();
+  {
+    MutexLock lock(&mu_);
+    disks_.clear();
+  }
+  if (db_) {
+    for (rocksdb::ColumnFamilyHandle* h : core_.cfs.handles) {
+      if (h) db_->DestroyColumnFamilyHandle(h);
+    }
+    db_->Close();
+  }
+}
+
+Status Engine::OpenDb() {
+  io::RocksEnvOptions reo;
+  reo.test_dir = options_.dir;
+  reo.max_sleep_micros = options_.rocks_max_sleep_micros;
+  rocks_env_ = io::NewRocksEnv(options_.env, reo);
+
+  rocksdb::Options o;
+  o.env = rocks_env_.get();
+  o.create_if_missing = true;
+  o.create_missing_column_families = true;
+  o.paranoid_checks = true;
+  o.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+  o.atomic_flush = true;
+  o.max_background_jobs = 2;
+  o.use_direct_reads = false;
+  rocksdb::BlockBasedTableOptions t;
+  t.block_cache = rocksdb::NewLRUCache(options_.block_cache_mb << 20);
+  t.cache_index_and_filter_blocks = true;
+  t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  t.format_version = 5;
+  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfds;
+  for (const std::string& name : CfNames())
+    cfds.emplace_back(name, rocksdb::ColumnFamilyOptions(o));
+  rocksdb::DB* db = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::Status s = rocksdb::DB::Open(o, options_.dir + "/db", cfds, &handles, &db);
+  if (!s.ok()) return FromRocks(s, "open the engine's database in " + options_.dir + "/db");
+  db_.reset(db);
+  core_.cfs.handles = std::move(handles);
+  return Status::Ok();
+}
+
+Status Engine::CheckSchema() {
+  rocksdb::ColumnFamilyHandle* def = core_.cfs[Cf::kDefault];
+  std::string v;
+  rocksdb::Status s =
+      db_->Get(rocksdb::ReadOptions(), def, DefaultKey(DefaultRecordType::kSchema), &v);
+  if (s.IsNotFound()) {
+    // A new directory, unless something already lives in it.
+    std::unique_ptr<rocksdb::Iterator> it(
+        db_->NewIterator(rocksdb::ReadOptions(), core_.cfs[Cf::kMeta]));
+    it->SeekToFirst();
+    if (it->Valid()) {
+      return Status::Corruption(options_.dir +
+                                " holds engine data without a schema record: refusing it");
+    }
+    SchemaRecord schema;
+    schema.schema = kCurrentSchema;
+    schema.min_reader = kCurrentSchema;
+    schema.created = options_.clock->NowMicros() * 1000;
+    ServerRecord server;
+    ARCHIL_RETURN_IF_ERROR(SecureRandomBytes(server.server_id.data(), server.server_id.size()));
+    server.created = schema.created;
+    rocksdb::WriteBatch b;
+    b.Put(def, DefaultKey(DefaultRecordType::kSchema), EncodeSchema(schema));
+    b.Put(def, DefaultKey(DefaultRecordType::kServer), EncodeServer(server));
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    return FromRocks(db_->Write(wo, &b), "write the schema record");
+  }
+  ARCHIL_RETURN_IF_ERROR(FromRocks(s, "read the schema record"));
+  ARCHIL_ASSIGN_OR_RETURN(SchemaRecord schema, DecodeSchema(v));
+  if (schema.min_reader > kCurrentSchema) {
+    return Status::FailedPrecondition(options_.dir + " was written by a newer archil (schema " +
+                                      std::to_string(schema.schema) + "); upgrade archil-server");
+  }
+  return Status::Ok();
+}
+
+Status Engine::ReplayIntents() {
+  // The bytes of small writes whose segment blocks may not be durable: write them again, sync
+  // the segments, then drop the intents.
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), core_.cfs[Cf::kIntent]));
+  std::vector<std::pair<DiskNo, SegNo>> synced;
+  rocksdb::WriteBatch drop;
+  size_t n = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    ARCHIL_ASSIGN_OR_RETURN(IntentKeyParts k, ParseIntentKey(it->key().ToStringView()));
+    ARCHIL_ASSIGN_OR_RETURN(IntentRecord r, DecodeIntent(it->value().ToStringView()));
+    Status w = segments_->Write(k.disk, k.seg, k.seg_blk, r.data);
+    if (!w.ok() && w.sys_errno() == ENOENT) {
+      // The segment's name never became durable: recreate it (intents hold every byte of it
+      // that any committed extent needs, since large writes sync before they commit).
+      ARCHIL_RETURN_IF_ERROR(segments_->Create(k.disk, k.seg));
+      w = segments_->Write(k.disk, k.seg, k.seg_blk, r.data);
+    }
+    ARCHIL_RETURN_IF_ERROR(w.WithContext("replay intent"));
+    if (synced.empty() || synced.back() != std::make_pair(k.disk, k.seg))
+      synced.emplace_back(k.disk, k.seg);
+    drop.Delete(core_.cfs[Cf::kIntent], it->key());
+    ++n;
+  }
+  ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "scan intents"));
+  if (n == 0) return Status::Ok();
+  for (auto& [disk, seg] : synced) ARCHIL_RETURN_IF_ERROR(segments_->Sync(disk, seg));
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  ARCHIL_RETURN_IF_ERROR(FromRocks(db_->Write(wo, &drop), "drop replayed intents"));
+  ARCHIL_LOG(kInfo) << "engine: replayed " << n << " intents into " << synced.size() << " segments";
+  return Status::Ok();
+}
+
+Status Engine::LoadDisks() {
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), core_.cfs[Cf::kMeta]));
+  std::vector<DiskNo> deleting;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    ARCHIL_ASSIGN_OR_RETURN(MetaKeyParts k, ParseMetaKey(it->key().ToStringView()));
+    if (k.type == MetaType::kDisk) {
+      ARCHIL_ASSIGN_OR_RETURN(DiskRecord d, DecodeDisk(it->value().ToStringView()));
+      if (d.state == DiskState::kDeleting) {
+        deleting.push_back(k.disk);
+        continue;
+      }
+      SipHashKey key;
+      std::copy(d.dir_hash_key.begin(), d.dir_hash_key.end(), key.begin());
+      MutexLock lock(&mu_);
+      disks_[k.disk.value()] = std::make_shared<DiskFs>(&core_, k.disk, key, d.lineage_index);
+    } else if (k.type == MetaType::kOrphan) {
+      ARCHIL_ASSIGN_OR_RETURN(OrphanRecord o, DecodeOrphan(it->value().ToStringView()));
+      std::vector<uint64_t> holders;
+      for (const Bytes16& h : o.holders) {
+        uint64_t v = 0;
+        for (int i = 0; i < 8; ++i) v = (v << 8) | h[i];
+        holders.push_back(v);
+      }
+      MutexLock lock(&mu_);
+      auto d = disks_.find(k.disk.value());
+      if (d != disks_.end()) d->second->RestoreOrphan(Ino(k.id), holders);
+    }
+  }
+  ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "scan disks"));
+  for (DiskNo d : deleting) ARCHIL_RETURN_IF_ERROR(FinishDelete(d));
+  return Status::Ok();
+}
+
+Status Engine::CreateDisk(DiskNo disk, const DiskOptions& o) {
+  if (disk.value() == 0) return Status::InvalidArgument("disk number 0 is invalid");
+  SipHashKey hash_key;
+  ARCHIL_RETURN_IF_ERROR(SecureRandomBytes(hash_key.data(), hash_key.size()));
+  DiskRecord rec;
+  rec.state = DiskState::kActive;
+  rec.root = disk;
+  rec.cur_epoch = kHeadEpoch;
+  rec.created = options_.clock->NowMicros() * 1000;
+  std::copy(hash_key.begin(), hash_key.end(), rec.dir_hash_key.begin());
+  rec.next_lineage_index = 1;
+  Status s = queue_->Commit([&](Txn& t) -> Status {
+    std::string key = MetaKey(disk, MetaType::kDisk);
+    Result<std::string> existing = t.Get(core_.cfs[Cf::kMeta], key);
+    if (existing.ok()) return Status::AlreadyExists("disk exists");
+    if (existing.status().code() != Status::Code::kNotFound) return existing.status();
+    t.Put(core_.cfs[Cf::kMeta], key, EncodeDisk(rec));
+    CountersRecord counters;
+    counters.next_ino = kFirstInoCounter;
+    t.Put(core_.cfs[Cf::kMeta], MetaKey(disk, MetaType::kCounters), EncodeCounters(counters));
+    InodeRecord root;
+    root.mode = S_IFDIR | (o.root_mode & 07777);
+    root.uid = o.root_uid;
+    root.gid = o.root_gid;
+    root.nlink = 2;
+    root.parent = kRootIno;
+    root.atime = root.mtime = root.ctime = root.btime = rec.created;
+    t.Put(core_.cfs[Cf::kInode], InodeKey(disk, kRootIno),
+          EncodeInode({ValueKind::kValue, 0, kHeadEpoch}, root));
+    return Status::Ok();
+  });
+  ARCHIL_RETURN_IF_ERROR(s);
+  MutexLock lock(&mu_);
+  disks_[disk.value()] = std::make_shared<DiskFs>(&core_, disk, hash_key, 0);
+  return Status::Ok();
+}
+
+Status Engine::DeleteDisk(DiskNo disk) {
+  Status s = queue_->Commit([&](Txn& t) -> Status {
+    std::string key = MetaKey(disk, MetaType::kDisk);
+    Result<std::string> v = t.Get(core_.cfs[Cf::kMeta], key);
+    if (!v.ok())
+      return v.status().code() == Status::Code::kNotFound ? Status::NotFound("no such disk")
+                                                          : v.status();
+    ARCHIL_ASSIGN_OR_RETURN(DiskRecord rec, DecodeDisk(*v));
+    if (rec.state == DiskState::kDeleting) return Status::NotFound("no such disk");
+    rec.state = DiskState::kDeleting;
+    t.Put(core_.cfs[Cf::kMeta], key, EncodeDisk(rec));
+    return Status::Ok();
+  });
+  ARCHIL_RETURN_IF_ERROR(s);
+  {
+    MutexLock lock(&mu_);
+    disks_.erase(disk.value());
+  }
+  return FinishDelete(disk);
+}
+
+Status Engine::FinishDelete(DiskNo disk) {
+  // Segments first: once the keys are gone nothing says the files belong to a deleted disk.
+  ARCHIL_RETURN_IF_ERROR(segments_->RemoveDisk(disk));
+  KeyRange range = DiskRange(disk);
+  rocksdb::WriteBatch b;
+  for (size_t i = 1; i < kNumCfs; ++i) {
+    rocksdb::ColumnFamilyHandle* cf = core_.cfs.handles[i];
+    if (range.end.empty()) {
+      b.DeleteRange(cf, range.begin, std::string(8, '\xff') + std::string(1, '\xff'));
+    } else {
+      b.DeleteRange(cf, range.begin, range.end);
+    }
+  }
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  return FromRocks(db_->Write(wo, &b), "delete the keys of a disk");
+}
+
+Result<posix::FileSystem*> Engine::Disk(DiskNo disk) {
+  MutexLock lock(&mu_);
+  auto it = disks_.find(disk.value());
+  if (it == disks_.end()) return Status::NotFound("no disk " + std::to_string(disk.value()));
+  return static_cast<posix::FileSystem*>(it->second.get());
+}
+
+std::vector<DiskNo> Engine::ListDisks() {
+  MutexLock lock(&mu_);
+  std::vector<DiskNo> out;
+  for (const auto& [n, d] : disks_) out.emplace_back(n);
+  return out;
+}
+
+Status Engine::SyncIntents() {
+  std::vector<std::shared_ptr<DiskFs>> disks;
+  {
+    MutexLock lock(&mu_);
+    for (auto& [n, d] : disks_) disks.push_back(d);
+  }
+  for (const auto& d : disks) ARCHIL_RETURN_IF_ERROR(d->TruncateIntents());
+  return Status::Ok();
+}
+
+void Engine::SyncLoop() {
+  for (;;) {
+    {
+      MutexLock lock(&mu_);
+      if (!stop_) stop_cv_.WaitFor(std::chrono::milliseconds(options_.intent_sync_ms));
+      if (stop_) return;
+    }
+    Status s = SyncIntents();
+    if (!s.ok()) ARCHIL_LOG(kWarn) << "engine: syncing open segments failed: " << s.ToString();
+  }
+}
+
+}  // namespace archil::engine

@@ -1,0 +1,235 @@
+#include "engine/engine.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+
+#include "engine/column_families.h"
+#include "engine/default_records.h"
+#include "engine/keys.h"
+#include "io/rocksdb_fs.h"
+#include "io/sim_env.h"
+#include "posix/fs_driver.h"
+#include "posix/model_fs.h"
+
+namespace archil::engine {
+namespace {
+
+using posix::kRootIno;
+
+uint64_t TestSeed(uint64_t fallback) {
+  const char* env = std::getenv("ARCHIL_TEST_SEED");
+  return env && *env ? std::strtoull(env, nullptr, 10) : fallback;
+}
+
+int Err(const Status& s) { return ErrnoFor(s); }
+template <typename T>
+int Err(const Result<T>& r) {
+  return ErrnoFor(r.status());
+}
+
+class EngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Reopen(); }
+
+  EngineOptions Options() {
+    EngineOptions o;
+    o.env = &env_;
+    o.dir = "/data";
+    o.clock = &clock_;
+    o.segment_blocks = 64;  // small segments: sealing happens often
+    o.intent_sync_ms = 0;
+    o.rocks_max_sleep_micros = 0;
+    o.block_cache_mb = 8;
+    return o;
+  }
+  void Reopen() {
+    engine_.reset();
+    Result<std::unique_ptr<Engine>> e = Engine::Open(Options());
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    engine_ = std::move(e).value();
+  }
+  posix::FileSystem* NewDisk(uint64_t n) {
+    EXPECT_TRUE(engine_->CreateDisk(DiskNo(n), {}).ok());
+    return *engine_->Disk(DiskNo(n));
+  }
+
+  io::SimEnv env_;
+  FakeClock clock_;
+  std::unique_ptr<Engine> engine_;
+};
+
+TEST_F(EngineTest, FilesDirectoriesAndDataSurviveAReopen) {
+  posix::FileSystem* fs = NewDisk(7);
+  Result<posix::Attr> d = fs->Mkdir(kRootIno, "dir", 0750, {1000, 100});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  Result<posix::Attr> f = fs->Mknod(d->ino, "f", S_IFREG | 0644, 0, {1000, 100});
+  ASSERT_TRUE(f.ok());
+  std::string big(300 * 1024, 'x');  // past the intent limit: synced in its segment
+  ASSERT_TRUE(fs->Write(f->ino, 5, "hello").ok());
+  ASSERT_TRUE(fs->Write(f->ino, 1 << 20, big).ok());
+  ASSERT_TRUE(fs->SetXattr(f->ino, "user.k", "v", 0).ok());
+  ASSERT_TRUE(fs->Symlink(kRootIno, "link", "dir/f", {}).ok());
+  EXPECT_EQ(Err(engine_->CreateDisk(DiskNo(7), {})), EEXIST);
+
+  Reopen();
+  fs = *engine_->Disk(DiskNo(7));
+  Result<posix::Attr> again = fs->Lookup(d->ino, "f");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->size, (1u << 20) + big.size());
+  EXPECT_EQ(again->uid, 1000u);
+  EXPECT_EQ(*fs->Read(f->ino, 0, 12), std::string(5, '\0') + "hello" + std::string(2, '\0'));
+  EXPECT_EQ(*fs->Read(f->ino, 1 << 20, big.size()), big);
+  EXPECT_EQ(*fs->GetXattr(f->ino, "user.k"), "v");
+  EXPECT_EQ(*fs->Readlink(fs->Lookup(kRootIno, "link")->ino), "dir/f");
+  EXPECT_EQ(fs->GetAttr(kRootIno)->nlink, 3u);
+}
+
+// Every operation, at random, against the reference model: the same outcome each time, the same
+// tree at the end, and again after a restart.
+TEST_F(EngineTest, AgreesWithTheModel) {
+  const uint64_t seed = TestSeed(1);
+  SCOPED_TRACE("seed " + std::to_string(seed) +
+               " (replay: ARCHIL_TEST_SEED=" + std::to_string(seed) + ")");
+  posix::FileSystem* fs = NewDisk(1);
+  posix::ModelFs model(&clock_);
+  posix::FsOpGenerator gen(seed);
+  std::vector<posix::Ino> he, hm;
+  for (int i = 0; i < 1500; ++i) {
+    posix::FsOp op = gen.Next(&model, hm.size());
+    posix::FsOutcome want = posix::Apply(&model, op, &hm);
+    posix::FsOutcome got = posix::Apply(fs, op, &he);
+    ASSERT_EQ(got.err, want.err) << "op " << i << ": " << posix::Describe(op);
+    ASSERT_TRUE(got.data == want.data) << "op " << i << ": " << posix::Describe(op);
+    if (i % 100 == 99) ASSERT_TRUE(engine_->SyncIntents().ok());
+    clock_.Advance(7);
+  }
+  Status same = posix::CompareTrees(&model, fs, {.times = true});
+  ASSERT_TRUE(same.ok()) << same.message();
+  // A clean restart: open handles go with the process; drop them on both sides.
+  Reopen();
+  fs = *engine_->Disk(DiskNo(1));
+  ASSERT_TRUE(fs->DropHolder(posix::HolderId(1)).ok());
+  ASSERT_TRUE(model.DropHolder(posix::HolderId(1)).ok());
+  same = posix::CompareTrees(&model, fs, {.times = true});
+  ASSERT_TRUE(same.ok()) << same.message();
+}
+
+TEST_F(EngineTest, DisksAreIndependentAndDeletable) {
+  posix::FileSystem* a = NewDisk(1);
+  posix::FileSystem* b = NewDisk(2);
+  ASSERT_TRUE(a->Mknod(kRootIno, "only-a", S_IFREG | 0644, 0, {}).ok());
+  EXPECT_EQ(Err(b->Lookup(kRootIno, "only-a")), ENOENT);
+  Result<posix::Attr> f = b->Mknod(kRootIno, "f", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(b->Write(f->ino, 0, std::string(10000, 'b')).ok());
+  ASSERT_TRUE(engine_->DeleteDisk(DiskNo(2)).ok());
+  EXPECT_EQ(engine_->Disk(DiskNo(2)).status().code(), Status::Code::kNotFound);
+  EXPECT_FALSE(*env_.FileExists("/data/segments/0000000000000002"));
+  Reopen();
+  EXPECT_EQ(engine_->Disk(DiskNo(2)).status().code(), Status::Code::kNotFound);
+  EXPECT_TRUE((*engine_->Disk(DiskNo(1)))->Lookup(kRootIno, "only-a").ok());
+  EXPECT_EQ(engine_->ListDisks(), std::vector<DiskNo>{DiskNo(1)});
+}
+
+// An inode unlinked while open lives on, also across a restart, until its holder lets go.
+TEST_F(EngineTest, OrphansOutliveARestart) {
+  posix::FileSystem* fs = NewDisk(3);
+  posix::Ino f = fs->Mknod(kRootIno, "f", S_IFREG | 0644, 0, {})->ino;
+  ASSERT_TRUE(fs->Write(f, 0, "data").ok());
+  ASSERT_TRUE(fs->Open(f, posix::HolderId(42)).ok());
+  ASSERT_TRUE(fs->Unlink(kRootIno, "f").ok());
+  Reopen();
+  fs = *engine_->Disk(DiskNo(3));
+  EXPECT_EQ(*fs->Read(f, 0, 10), "data");
+  EXPECT_EQ(fs->GetAttr(f)->nlink, 0u);
+  ASSERT_TRUE(fs->Release(f, posix::HolderId(42)).ok());
+  EXPECT_EQ(Err(fs->GetAttr(f)), ENOENT);
+  Reopen();
+  EXPECT_EQ(Err((*engine_->Disk(DiskNo(3)))->GetAttr(f)), ENOENT);
+}
+
+// Small writes ride as intents; after the segment is synced they are dropped, and a power loss
+// before that loses nothing.
+TEST_F(EngineTest, IntentsCoverUnsyncedSegmentData) {
+  posix::FileSystem* fs = NewDisk(4);
+  posix::Ino f = fs->Mknod(kRootIno, "f", S_IFREG | 0644, 0, {})->ino;
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(
+        fs->Write(f, uint64_t(i) * 4096, std::string(4096, static_cast<char>('a' + i))).ok());
+  }
+  engine_.reset();
+  env_.SimulatePowerLoss(5);
+  Reopen();
+  fs = *engine_->Disk(DiskNo(4));
+  for (int i = 0; i < 10; ++i) {
+    Result<std::string> r = fs->Read(f, uint64_t(i) * 4096, 4096);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(*r, std::string(4096, static_cast<char>('a' + i)));
+  }
+  ASSERT_TRUE(engine_->SyncIntents().ok());
+}
+
+// Writes the default-CF schema record of the data directory with a raw RocksDB.
+void WriteSchema(io::Env* env, const std::string& dir, uint32_t min_reader, bool with_meta) {
+  std::unique_ptr<rocksdb::Env> renv = io::NewRocksEnv(env);
+  rocksdb::Options o;
+  o.env = renv.get();
+  o.create_if_missing = true;
+  o.create_missing_column_families = true;
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfds;
+  for (const std::string& name : CfNames()) cfds.emplace_back(name, rocksdb::ColumnFamilyOptions());
+  std::vector<rocksdb::ColumnFamilyHandle*> h;
+  rocksdb::DB* db = nullptr;
+  ASSERT_TRUE(rocksdb::DB::Open(o, dir + "/db", cfds, &h, &db).ok());
+  if (min_reader) {
+    SchemaRecord schema;
+    schema.schema = min_reader;
+    schema.min_reader = min_reader;
+    ASSERT_TRUE(
+        db->Put({}, h[0], DefaultKey(DefaultRecordType::kSchema), EncodeSchema(schema)).ok());
+  } else {
+    ASSERT_TRUE(db->Delete({}, h[0], DefaultKey(DefaultRecordType::kSchema)).ok());
+  }
+  if (with_meta) ASSERT_TRUE(db->Put({}, h[1], MetaKey(DiskNo(1), MetaType::kCounters), "x").ok());
+  for (auto* x : h) db->DestroyColumnFamilyHandle(x);
+  delete db;
+}
+
+TEST_F(EngineTest, RefusesANewerFormatAndForeignData) {
+  NewDisk(5);
+  engine_.reset();
+  WriteSchema(&env_, "/data", kCurrentSchema + 1, false);
+  Result<std::unique_ptr<Engine>> e = Engine::Open(Options());
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("newer archil"), std::string::npos) << e.status().ToString();
+
+  // Data without a schema record is refused, never reinterpreted.
+  WriteSchema(&env_, "/data", 0, true);
+  e = Engine::Open(Options());
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), Status::Code::kCorruption) << e.status().ToString();
+
+  WriteSchema(&env_, "/data", kCurrentSchema, false);
+  Reopen();
+}
+
+TEST_F(EngineTest, CorruptDataIsAnErrorNotWrongBytes) {
+  posix::FileSystem* fs = NewDisk(6);
+  posix::Ino f = fs->Mknod(kRootIno, "f", S_IFREG | 0644, 0, {})->ino;
+  ASSERT_TRUE(fs->Write(f, 0, std::string(8192, 'z')).ok());
+  ASSERT_TRUE(engine_->SyncIntents().ok());
+  // Flip a byte of the segment behind the engine's back.
+  std::vector<std::string> segs = *env_.ListDir("/data/segments/0000000000000006");
+  ASSERT_FALSE(segs.empty());
+  auto file = env_.OpenFile("/data/segments/0000000000000006/" + segs[0], {});
+  ASSERT_TRUE(file.ok());
+  ASSERT_TRUE((*file)->Pwrite(4096 + 100, "Y").ok());
+  Result<std::string> r = fs->Read(f, 0, 8192);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kCorruption);
+  EXPECT_EQ(Err(r), EIO);
+}
+
+}  // namespace
+}  // namespace archil::engine

@@ -1,0 +1,107 @@
+#include "engine/segment_files.h"
+
+#include <cerrno>
+#include <cstdio>
+
+namespace archil::engine {
+namespace {
+
+std::string Hex16(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+}  // namespace
+
+std::string SegmentFiles::DiskDir(DiskNo disk) const { return dir_ + "/" + Hex16(disk.value()); }
+
+std::string SegmentFiles::Path(DiskNo disk, SegNo seg) const {
+  return DiskDir(disk) + "/" + Hex16(seg.value());
+}
+
+Status SegmentFiles::Create(DiskNo disk, SegNo seg) {
+  std::string ddir = DiskDir(disk);
+  Status made = env_->CreateDir(ddir);
+  if (made.ok()) {
+    ARCHIL_RETURN_IF_ERROR(env_->SyncDir(dir_));
+  } else if (made.sys_errno() != EEXIST) {
+    return made;
+  }
+  io::OpenOptions o;
+  o.create = true;
+  o.exclusive = true;
+  o.mode = 0600;
+  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<io::File> f, env_->OpenFile(Path(disk, seg), o));
+  ARCHIL_RETURN_IF_ERROR(env_->SyncDir(ddir));
+  MutexLock lock(&mu_);
+  files_[{disk.value(), seg.value()}] = std::move(f);
+  return Status::Ok();
+}
+
+Result<io::File*> SegmentFiles::Handle(DiskNo disk, SegNo seg) {
+  MutexLock lock(&mu_);
+  auto key = std::make_pair(disk.value(), seg.value());
+  auto it = files_.find(key);
+  if (it != files_.end()) return it->second.get();
+  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<io::File> f, env_->OpenFile(Path(disk, seg), {}));
+  io::File* raw = f.get();
+  files_[key] = std::move(f);
+  return raw;
+}
+
+Status SegmentFiles::Write(DiskNo disk, SegNo seg, uint32_t blk, std::string_view data) {
+  ARCHIL_ASSIGN_OR_RETURN(io::File * f, Handle(disk, seg));
+  return f->Pwrite(uint64_t{blk} * kBlockSize, data);
+}
+
+Status SegmentFiles::Sync(DiskNo disk, SegNo seg) {
+  ARCHIL_ASSIGN_OR_RETURN(io::File * f, Handle(disk, seg));
+  return f->Sync();
+}
+
+Result<std::string> SegmentFiles::Read(DiskNo disk, SegNo seg, uint32_t blk, uint32_t nblk) {
+  ARCHIL_ASSIGN_OR_RETURN(io::File * f, Handle(disk, seg));
+  std::string out(size_t{nblk} * kBlockSize, '\0');
+  ARCHIL_ASSIGN_OR_RETURN(size_t n, f->Pread(uint64_t{blk} * kBlockSize, out.size(), out.data()));
+  if (n != out.size()) {
+    return Status::Corruption("segment " + Path(disk, seg) + " ends before block " +
+                              std::to_string(blk + nblk));
+  }
+  return out;
+}
+
+Status SegmentFiles::Remove(DiskNo disk, SegNo seg) {
+  {
+    MutexLock lock(&mu_);
+    files_.erase({disk.value(), seg.value()});
+  }
+  Status s = env_->Unlink(Path(disk, seg));
+  if (!s.ok() && s.sys_errno() != ENOENT) return s;
+  return env_->SyncDir(DiskDir(disk));
+}
+
+Status SegmentFiles::RemoveDisk(DiskNo disk) {
+  {
+    MutexLock lock(&mu_);
+    for (auto it = files_.begin(); it != files_.end();) {
+      it = it->first.first == disk.value() ? files_.erase(it) : std::next(it);
+    }
+  }
+  std::string ddir = DiskDir(disk);
+  Result<std::vector<std::string>> names = env_->ListDir(ddir);
+  if (!names.ok()) return names.status().sys_errno() == ENOENT ? Status::Ok() : names.status();
+  for (const std::string& name : *names) {
+    Status s = env_->Unlink(ddir + "/" + name);
+    if (!s.ok() && s.sys_errno() != ENOENT) return s;
+  }
+  ARCHIL_RETURN_IF_ERROR(env_->RemoveDir(ddir));
+  return env_->SyncDir(dir_);
+}
+
+void SegmentFiles::CloseAll() {
+  MutexLock lock(&mu_);
+  files_.clear();
+}
+
+}  // namespace archil::engine

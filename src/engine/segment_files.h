@@ -1,0 +1,56 @@
+// SegmentFiles: the segment files of one server, DIR/<disk number, 16 hex>/<seg_no, 16 hex>
+// (docs/formats.md §6-7): file handles, block I/O and the durability of names.
+//
+// What goes where, and when a segment is open, sealed or dead, is the engine's; this class only
+// makes the file operations safe: a created segment's name is durable before Create returns
+// (SyncDir of its directory, and of DIR for a disk's first segment), and so is a removal.
+//
+// Thread-safety: safe for concurrent use. Reads and writes of different blocks may run at once.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "base/mutex.h"
+#include "base/status.h"
+#include "engine/types.h"
+#include "io/env.h"
+
+namespace archil::engine {
+
+class SegmentFiles {
+ public:
+  SegmentFiles(io::Env* env, std::string dir) : env_(env), dir_(std::move(dir)) {}
+
+  // Creates the (empty) file of a new segment; its name is durable when this returns.
+  // EEXIST if it exists.
+  Status Create(DiskNo disk, SegNo seg) ARCHIL_EXCLUDES(mu_);
+  // Writes `data` (whole blocks) at block `blk`; durable only after Sync.
+  Status Write(DiskNo disk, SegNo seg, uint32_t blk, std::string_view data) ARCHIL_EXCLUDES(mu_);
+  // fdatasync: everything written to this segment before the call is durable.
+  Status Sync(DiskNo disk, SegNo seg) ARCHIL_EXCLUDES(mu_);
+  // `nblk` blocks from `blk`. Corruption if the file is shorter (committed data is never past
+  // the end of its segment once intents are replayed).
+  Result<std::string> Read(DiskNo disk, SegNo seg, uint32_t blk, uint32_t nblk)
+      ARCHIL_EXCLUDES(mu_);
+  // Unlinks one segment; durable when this returns. OK if it does not exist.
+  Status Remove(DiskNo disk, SegNo seg) ARCHIL_EXCLUDES(mu_);
+  // Removes every segment of `disk` and its directory. OK if there are none.
+  Status RemoveDisk(DiskNo disk) ARCHIL_EXCLUDES(mu_);
+  // Closes every handle (after a simulated crash, before reopening).
+  void CloseAll() ARCHIL_EXCLUDES(mu_);
+
+  std::string DiskDir(DiskNo disk) const;
+  std::string Path(DiskNo disk, SegNo seg) const;
+
+ private:
+  Result<io::File*> Handle(DiskNo disk, SegNo seg) ARCHIL_EXCLUDES(mu_);
+
+  io::Env* const env_;
+  const std::string dir_;
+  Mutex mu_;
+  std::map<std::pair<uint64_t, uint64_t>, std::unique_ptr<io::File>> files_ ARCHIL_GUARDED_BY(mu_);
+};
+
+}  // namespace archil::engine
