@@ -49,10 +49,10 @@ void DiskPurger::Loop() {
     Status s = PurgeOnce();
     if (!s.ok()) ARCHIL_LOG(kWarn) << "disk purge failed, will retry: " << s.ToString();
     MutexLock lock(&mu_);
-    if (!stop_ && !wake_) cv_.WaitFor(std::chrono::seconds(s.ok() ? 60 : 5));
+    if (!stop_ && !wake_) cv_.WaitFor(&mu_, std::chrono::seconds(s.ok() ? 60 : 5));
     // Coalesce a burst of deletes into one pass, and keep the purge's commits off the path of
     // the requests that follow a delete.
-    if (!stop_ && wake_) cv_.WaitFor(std::chrono::milliseconds(500));
+    if (!stop_ && wake_) cv_.WaitFor(&mu_, std::chrono::milliseconds(500));
     wake_ = false;
     if (stop_) return;
   }
