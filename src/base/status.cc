@@ -1,11 +1,11 @@
 #include "base/status.h"
 
-#include <cstring>
+#include <system_error>
 
 namespace archil {
 
 Status Status::FromErrno(int err, std::string_view what) {
-  return IoError(std::string(what) + ": " + std::strerror(err));
+  return IoError(std::string(what) + ": " + std::generic_category().message(err));
 }
 
 Status Status::WithContext(std::string_view context) const {
