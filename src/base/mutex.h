@@ -82,7 +82,7 @@ class CondVar {
   void SignalAll() { cv_.notify_all(); }
 
  private:
-  Mutex* const mu_;
+  [[maybe_unused]] Mutex* const mu_;  // only read by assert()
   std::condition_variable cv_;
 };
 
