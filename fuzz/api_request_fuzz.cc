@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string in(reinterpret_cast<const char*>(data), size);
   std::vector<std::string_view> parts = archil::Split(in, '\n');
   archil::ApiRequest req;
-  req.method = parts.size() > 0 ? std::string(parts[0]) : "GET";
+  req.method = !parts.empty() ? std::string(parts[0]) : "GET";
   std::string target = parts.size() > 1 ? std::string(parts[1]) : "/api/disks";
   size_t q = target.find('?');
   req.path = target.substr(0, q);

@@ -1,6 +1,7 @@
 // Runs a libFuzzer target without libFuzzer, so every CI build exercises the fuzz targets:
 // each file given on the command line is fed as is, then --iterations mutations of them (byte
-// flips, inserts, deletes, splices) from a printed seed. Reproduce with --seed N.
+// flips, inserts, deletes, splices) from a printed seed: --seed N, else ARCHIL_TEST_SEED, else a
+// fixed default, so that every run is reproducible.
 //
 //   <target>_regress [--iterations N] [--seed S] corpus files...
 #include <cstdint>
@@ -17,11 +18,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 int main(int argc, char** argv) {
   long iterations = 10000;
-  unsigned seed = std::random_device{}();
+  unsigned seed = 301;
+  if (const char* env = std::getenv("ARCHIL_TEST_SEED"); env != nullptr && *env != '\0') {
+    seed = static_cast<unsigned>(std::strtoul(env, nullptr, 10));
+  }
   std::vector<std::string> corpus;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--iterations") && i + 1 < argc) {
-      iterations = std::atol(argv[++i]);
+      iterations = std::strtol(argv[++i], nullptr, 10);
     } else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) {
       seed = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 10));
     } else {
@@ -31,7 +35,7 @@ int main(int argc, char** argv) {
       corpus.push_back(ss.str());
     }
   }
-  if (corpus.empty()) corpus.push_back("");
+  if (corpus.empty()) corpus.emplace_back();
   std::printf("seed %u, %zu corpus inputs, %ld mutations\n", seed, corpus.size(), iterations);
   for (const std::string& c : corpus) {
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(c.data()), c.size());

@@ -2,7 +2,7 @@
 # Installs everything the project needs on a fresh Debian 12 machine (apt and npm packages), then
 # builds. Idempotent: when everything is there it only runs the (incremental) build.
 #
-#   scripts/setup.sh [--preset release|debug|asan|tsan] [--no-build]
+#   scripts/setup.sh [--preset release|debug|asan|tsan|clang-tsa|fuzz] [--no-build]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,14 +17,15 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-# Build tools and libraries (the project's dependencies, docs/architecture.md §8), test and
-# benchmark tools.
+# Build tools and libraries, test and benchmark tools; clang for the thread-safety analysis,
+# clang-tidy (scripts/lint.sh) and libFuzzer (scripts/fuzz.sh).
 APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
   libssl-dev libsqlite3-dev librocksdb-dev libfuse3-dev fuse3 libasio-dev libcpp-httplib-dev
   nlohmann-json3-dev libprotobuf-dev protobuf-compiler libcli11-dev libspdlog-dev
   libcurl4-openssl-dev libpugixml-dev libsystemd-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang clang-tidy clang-format libclang-rt-14-dev
   curl jq openssl fio hyperfine
 )
 

@@ -1,26 +1,104 @@
 #!/usr/bin/env bash
-# Sets up (scripts/setup.sh), builds and runs every test suite. The last line is the summary:
-# "N passed, N failed".
+# Sets up (scripts/setup.sh), builds and runs everything CI runs, stage by stage, and prints each
+# stage's time. The last line is the summary "N passed, N failed": the tests of every ctest stage,
+# plus one per other stage (lint, fuzz). Exits non-zero if anything failed.
 #
-#   scripts/test.sh [--preset release|debug|asan|tsan] [ctest arguments...]
+#   scripts/test.sh                           every stage in STAGES below (what CI runs)
+#   scripts/test.sh --preset P [ctest args]   one preset: build it and run its ctest
+#   scripts/test.sh --stage NAME              one stage of STAGES (e.g. lint, fuzz)
+#
+# Environment: ARCHIL_FUZZ_SECONDS (per fuzz target, default 30), ARCHIL_TEST_SEED (randomized
+# tests), ARCHIL_CTEST_TIMEOUT (seconds per test without its own TIMEOUT, default 300).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-preset=release
-if [ "${1:-}" = "--preset" ]; then preset="$2"; shift 2; fi
+# One line per stage: "name|command". `ctest_stage P` builds preset P and runs its ctest; any
+# other command counts as one test that passes when it exits 0.
+STAGES=(
+  "release|ctest_stage release"
+  "asan|ctest_stage asan"
+  "tsan|ctest_stage tsan"
+  "clang-tsa|ctest_stage clang-tsa"
+  "lint|scripts/lint.sh -j 2"
+  "fuzz|scripts/fuzz.sh ${ARCHIL_FUZZ_SECONDS:-30}"
+)
 
-scripts/setup.sh --preset "$preset" || { echo "0 passed, 1 failed"; exit 1; }
+passed=0
+failed=0
+timings=()
+ctest_args=()
 
-log=$(mktemp)
-ctest --preset "$preset" -j2 --timeout 300 "$@" 2>&1 | tee "$log"
-rc=${PIPESTATUS[0]}
-summary=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)
-rm -f "$log"
-if [ -z "$summary" ]; then
+# Builds preset $1 and runs its tests; adds their counts (or one failure if it cannot build).
+ctest_stage() {
+  local preset="$1" log summary n_failed n_total rc
+  if ! { cmake --preset "$preset" >/dev/null && cmake --build --preset "$preset"; }; then
+    echo "test.sh: $preset: build FAILED"
+    failed=$((failed + 1))
+    return 1
+  fi
+  log=$(mktemp)
+  ctest --preset "$preset" -j2 --timeout "${ARCHIL_CTEST_TIMEOUT:-300}" ${ctest_args[@]+"${ctest_args[@]}"} 2>&1 |
+    tee "$log"
+  rc=${PIPESTATUS[0]}
+  summary=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)
+  rm -f "$log"
+  if [ -z "$summary" ]; then
+    echo "test.sh: $preset: ctest ran no tests"
+    failed=$((failed + 1))
+    return 1
+  fi
+  n_failed=$(echo "$summary" | sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/')
+  n_total=$(echo "$summary" | sed -E 's/.* failed out of ([0-9]+).*/\1/')
+  passed=$((passed + n_total - n_failed))
+  failed=$((failed + n_failed))
+  return "$rc"
+}
+
+run_stage() {
+  local name="$1" cmd="$2" start=$SECONDS rc
+  echo "=== stage $name: $cmd"
+  if [[ "$cmd" == ctest_stage* ]]; then
+    $cmd
+    rc=$?
+  else
+    $cmd
+    rc=$?
+    if [ "$rc" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  fi
+  local status=ok
+  [ "$rc" -eq 0 ] || status=FAILED
+  timings+=("$(printf '%-10s %-6s %4ds' "$name" "$status" $((SECONDS - start)))")
+  echo "=== stage $name: $status in $((SECONDS - start))s"
+}
+
+selected=()
+case "${1:-}" in
+  --preset)
+    selected=("$2|ctest_stage $2")
+    shift 2
+    ctest_args=("$@")
+    ;;
+  --stage)
+    for s in "${STAGES[@]}"; do [ "${s%%|*}" = "$2" ] && selected=("$s"); done
+    [ ${#selected[@]} -eq 1 ] || { echo "test.sh: no stage $2"; echo "0 passed, 1 failed"; exit 1; }
+    ;;
+  "") selected=("${STAGES[@]}") ;;
+  -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
+  *) echo "test.sh: unknown option $1 (see --help)"; echo "0 passed, 1 failed"; exit 2 ;;
+esac
+
+start=$SECONDS
+echo "=== stage setup"
+if ! scripts/setup.sh --no-build; then
   echo "0 passed, 1 failed"
   exit 1
 fi
-failed=$(echo "$summary" | sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/')
-total=$(echo "$summary" | sed -E 's/.* failed out of ([0-9]+).*/\1/')
-echo "$((total - failed)) passed, ${failed} failed"
-exit "$rc"
+timings+=("$(printf '%-10s %-6s %4ds' setup ok $((SECONDS - start)))")
+
+for s in "${selected[@]}"; do run_stage "${s%%|*}" "${s#*|}"; done
+
+echo "=== timings"
+printf '%s\n' "${timings[@]}"
+printf '%-10s %-6s %4ds\n' total "" $((SECONDS - start))
+echo "${passed} passed, ${failed} failed"
+[ "$failed" -eq 0 ]

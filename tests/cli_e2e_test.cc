@@ -109,7 +109,7 @@ class CliTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  Ran Archil(std::vector<std::string> args, std::map<std::string, std::string> extra = {}) {
+  Ran Archil(std::vector<std::string> args, const std::map<std::string, std::string>& extra = {}) {
     args.insert(args.begin(), kBin + "/archil");
     auto env = env_;
     for (auto& [k, v] : extra) env[k] = v;
@@ -117,7 +117,7 @@ class CliTest : public ::testing::Test {
   }
 
   // Starts `archil server` in the background and waits for its advertisement.
-  void StartServer(std::vector<std::string> extra = {}) {
+  void StartServer(const std::vector<std::string>& extra = {}) {
     std::vector<std::string> argv = {
         kBin + "/archil", "server",      "--data-dir", (dir_ / "data").string(),
         "--api-listen",   "127.0.0.1:0", "--region",   "test-1"};

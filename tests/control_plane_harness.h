@@ -19,7 +19,7 @@ namespace archil::testing {
 
 class ControlPlaneHarness {
  public:
-  explicit ControlPlaneHarness(std::string name) {
+  explicit ControlPlaneHarness(const std::string& name) {
     dir_ = std::filesystem::temp_directory_path() /
            ("archil-" + name + "-" + std::to_string(getpid()));
     std::filesystem::remove_all(dir_);

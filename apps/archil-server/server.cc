@@ -71,7 +71,7 @@ Result<std::string> CatalogPath(const ServerOptions& o) {
 
 // Blocks the shutdown signals in the calling thread (and so in every thread it creates) and
 // returns a thread that waits for one of them and calls `on_signal`.
-std::thread StartSignalThread(sigset_t set, std::function<void(int)> on_signal) {
+std::thread StartSignalThread(sigset_t set, const std::function<void(int)>& on_signal) {
   return std::thread([set, on_signal] {
     int sig = 0;
     while (sigwait(&set, &sig) != 0) {
@@ -204,6 +204,7 @@ Status RunServer(const ServerOptions& o) {
   serve_returned = true;
 
   // Serve() also returns on a listener error; wake the signal thread so it can be joined.
+  // NOLINTNEXTLINE(bugprone-bad-signal-to-kill-thread): it sigwait()s, SIGTERM only wakes it.
   pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
   purger.Stop();

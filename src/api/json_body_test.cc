@@ -14,9 +14,10 @@ TEST(JsonBodyTest, ParsesObjects) {
 }
 
 TEST(JsonBodyTest, RejectsBadBodies) {
-  for (std::string bad : {std::string(""), std::string("null"), std::string("[1]"),
-                          std::string("\"s\""), std::string("{"), std::string("{\"a\":}"),
-                          std::string("{\"a\":\"\xff\"}"), std::string("{\"a\":1} trailing")}) {
+  for (const std::string& bad :
+       {std::string(""), std::string("null"), std::string("[1]"), std::string("\"s\""),
+        std::string("{"), std::string("{\"a\":}"), std::string("{\"a\":\"\xff\"}"),
+        std::string("{\"a\":1} trailing")}) {
     Result<nlohmann::json> j = ParseJsonObject(bad);
     ASSERT_FALSE(j.ok()) << bad;
     EXPECT_EQ(j.status().code(), Status::Code::kInvalidArgument);

@@ -1,7 +1,7 @@
 #include "base/status.h"
 
 #include <cerrno>
-#include <cstring>
+#include <system_error>
 
 namespace archil {
 namespace {
@@ -112,7 +112,7 @@ Status::Code CodeForErrno(int err) {
 }
 
 Status Status::FromErrno(int err, std::string_view what) {
-  return Errno(err, std::string(what) + ": " + std::strerror(err));
+  return Errno(err, std::string(what) + ": " + std::generic_category().message(err));
 }
 
 Status Status::Errno(int err, std::string message) {

@@ -33,10 +33,10 @@ TEST(CredentialsTest, Sha256KnownAnswer) {
 
 TEST(CredentialsTest, RejectsMalformed) {
   std::string good_rest = std::string(16, 'a') + "_" + std::string(48, 'b');
-  for (std::string bad : {std::string(""), std::string("Bearer"), "key-" + good_rest + "c",
-                          "key-" + std::string(16, 'a') + "-" + std::string(48, 'b'),
-                          "key-" + std::string(16, 'A') + "_" + std::string(48, 'b'),
-                          "xyz_" + good_rest, std::string("key-\xff\xfe")}) {
+  for (const std::string& bad : {std::string(""), std::string("Bearer"), "key-" + good_rest + "c",
+                                 "key-" + std::string(16, 'a') + "-" + std::string(48, 'b'),
+                                 "key-" + std::string(16, 'A') + "_" + std::string(48, 'b'),
+                                 "xyz_" + good_rest, std::string("key-\xff\xfe")}) {
     EXPECT_FALSE(ParseCredential(bad).ok()) << bad;
   }
   EXPECT_TRUE(ParseCredential("key-" + good_rest).ok());

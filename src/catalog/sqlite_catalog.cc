@@ -95,7 +95,7 @@ Result<int64_t> DecodeCursor(const std::string& cursor) {
 // 1-based, columns 0-based. REQUIRES: the catalog mutex is held for its whole lifetime.
 class SqliteCatalog::Stmt {
  public:
-  Stmt(SqliteCatalog* c, const std::string& sql) : db_(c->db_) {
+  Stmt(SqliteCatalog* c, const std::string& sql) ARCHIL_REQUIRES(c->mu_) : db_(c->db_) {
     auto it = c->statements_.find(sql);
     if (it != c->statements_.end()) {
       stmt_ = it->second;
@@ -150,17 +150,24 @@ class SqliteCatalog::Stmt {
   int next_ = 0;
 };
 
-// BEGIN IMMEDIATE ... COMMIT; rolls back unless Commit() succeeded.
+// BEGIN IMMEDIATE ... COMMIT; rolls back unless Commit() succeeded. REQUIRES: the catalog mutex
+// is held for its whole lifetime (checked where it is constructed; the methods assert it, since
+// the analysis cannot tell that the caller's mutex and c_->mu_ are the same).
 class SqliteCatalog::Txn {
  public:
-  explicit Txn(SqliteCatalog* c) : c_(c) {}
-  Status Begin() ARCHIL_REQUIRES(c_->mu_) { return c_->Exec("BEGIN IMMEDIATE"); }
-  Status Commit() ARCHIL_REQUIRES(c_->mu_) {
+  explicit Txn(SqliteCatalog* c) ARCHIL_REQUIRES(c->mu_) : c_(c) {}
+  Status Begin() {
+    c_->mu_.AssertHeld();
+    return c_->Exec("BEGIN IMMEDIATE");
+  }
+  Status Commit() {
+    c_->mu_.AssertHeld();
     ARCHIL_RETURN_IF_ERROR(c_->Exec("COMMIT"));
     done_ = true;
     return Status::Ok();
   }
   ~Txn() {
+    c_->mu_.AssertHeld();
     if (!done_) sqlite3_exec(c_->db_, "ROLLBACK", nullptr, nullptr, nullptr);
   }
 

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <system_error>
 
 #include "base/strings.h"
 
@@ -81,7 +82,8 @@ class Connection {
       fd_ = -1;
     }
     if (fd_ < 0) {
-      return Status::Unavailable("cannot connect to " + where + ": " + std::strerror(err));
+      return Status::Unavailable("cannot connect to " + where + ": " +
+                                 std::generic_category().message(err));
     }
     return url.tls ? StartTls(url, o) : Status::Ok();
   }
@@ -95,7 +97,9 @@ class Connection {
       } else {
         n = send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return Status::Unavailable(std::string("send failed: ") + std::strerror(errno));
+        if (n < 0) {
+          return Status::Unavailable("send failed: " + std::generic_category().message(errno));
+        }
       }
       data.remove_prefix(static_cast<size_t>(n));
     }
@@ -123,7 +127,8 @@ class Connection {
           if (errno == EAGAIN || errno == EWOULDBLOCK) {
             return Status::Unavailable("timed out waiting for the server's answer");
           }
-          return Status::Unavailable(std::string("receive failed: ") + std::strerror(errno));
+          return Status::Unavailable(std::string("receive failed: ") +
+                                     std::generic_category().message(errno));
         }
         if (n == 0) break;
       }

@@ -25,7 +25,7 @@ struct Url {
 };
 
 // Parses "http[s]://host[:port][/prefix]". InvalidArgument says what is wrong.
-Result<Url> ParseUrl(std::string_view url);
+Result<Url> ParseUrl(std::string_view s);
 
 struct HttpResponse {
   int status = 0;

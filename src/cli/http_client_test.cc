@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "base/test_seed.h"
 #include "cli/api_client.h"
 
 namespace archil {
@@ -68,8 +69,7 @@ TEST(HttpResponseTest, ExpectedSizeIsKnownFromTheHeaders) {
 }
 
 TEST(HttpResponseTest, RandomBytesNeverCrash) {
-  unsigned seed = std::random_device{}();
-  std::printf("seed %u\n", seed);
+  unsigned seed = TestSeed();
   std::mt19937 rng(seed);
   const std::string base =
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: "

@@ -123,7 +123,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Bind(const HttpServerOptions& o,
   };
   server->set_error_handler(on_error);
   server->set_exception_handler(
-      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr) {
+      [](const httplib::Request& req, httplib::Response& res, const std::exception_ptr&) {
         ARCHIL_LOG(kError) << "exception while serving " << req.method << " " << req.path;
         Send(ErrorResponse(Status::Internal("internal error")), res);
       });

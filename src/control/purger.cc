@@ -46,11 +46,12 @@ void DiskPurger::Loop() {
     if (!s.ok()) ARCHIL_LOG(kWarn) << "disk purge failed, will retry: " << s.ToString();
     MutexLock lock(&mu_);
     if (!stop_ && !wake_) {
-      cv_.WaitFor(s.ok() ? std::chrono::milliseconds(std::chrono::seconds(60)) : retry_delay_);
+      cv_.WaitFor(&mu_,
+                  s.ok() ? std::chrono::milliseconds(std::chrono::seconds(60)) : retry_delay_);
     }
     // Coalesce a burst of deletes into one pass, and keep the purge's commits off the path of
     // the requests that follow a delete.
-    if (!stop_ && wake_) cv_.WaitFor(std::chrono::milliseconds(500));
+    if (!stop_ && wake_) cv_.WaitFor(&mu_, std::chrono::milliseconds(500));
     wake_ = false;
     if (stop_) return;
   }

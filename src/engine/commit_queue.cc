@@ -67,7 +67,7 @@ Status CommitQueue::Commit(std::function<Status(Txn&)> prepare) {
   if (stop_) return Status::Unavailable("engine is shutting down");
   queue_.push_back(&e);
   work_.Signal();
-  while (!e.done) done_.Wait();
+  while (!e.done) done_.Wait(&mu_);
   return e.result;
 }
 
@@ -81,7 +81,7 @@ void CommitQueue::Loop() {
   for (;;) {
     {
       MutexLock lock(&mu_);
-      while (queue_.empty() && !stop_) work_.Wait();
+      while (queue_.empty() && !stop_) work_.Wait(&mu_);
       if (queue_.empty() && stop_) return;
       while (!queue_.empty() && group.size() < options_.max_group_ops) {
         group.push_back(queue_.front());

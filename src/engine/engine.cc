@@ -313,7 +313,7 @@ void Engine::SyncLoop() {
   for (;;) {
     {
       MutexLock lock(&mu_);
-      if (!stop_) stop_cv_.WaitFor(std::chrono::milliseconds(options_.intent_sync_ms));
+      if (!stop_) stop_cv_.WaitFor(&mu_, std::chrono::milliseconds(options_.intent_sync_ms));
       if (stop_) return;
     }
     Status s = SyncIntents();
