@@ -22,10 +22,8 @@
 #include "engine/segusage_record.h"
 #include "engine/session_records.h"
 
+namespace archil::engine {
 namespace {
-
-using namespace archil;
-using namespace archil::engine;
 
 void Check(bool ok) {
   if (!ok) __builtin_trap();
@@ -51,7 +49,7 @@ void WithEnvelope(std::string_view in, Dec decode, Enc encode) {
 }
 
 template <typename Parsed>
-void Key(std::string_view in, const Result<Parsed>& parsed, std::string rebuilt_if_ok) {
+void Key(std::string_view in, const Result<Parsed>& parsed, const std::string& rebuilt_if_ok) {
   if (!parsed.ok()) {
     Check(parsed.status().code() == Status::Code::kCorruption);
     return;
@@ -188,9 +186,7 @@ void FullMerge(std::string_view in, Merge merge, Decode decode) {
   Check(decode(*out).ok());  // a merge result is always a valid value
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+int FuzzOne(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const uint8_t which = data[0];
   std::string_view in(reinterpret_cast<const char*>(data + 1), size - 1);
@@ -274,4 +270,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     default:  // 31: the top three bits pick a key parser
       return Keys(static_cast<uint8_t>(which / 32), in), 0;
   }
+}
+
+}  // namespace
+}  // namespace archil::engine
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return archil::engine::FuzzOne(data, size);
 }

@@ -115,7 +115,7 @@ TEST(WireTest, EnvelopesEncodeAndDecode) {
   EXPECT_EQ(e->error, "no disk named 'x'");
   EXPECT_EQ(e->code, "not_found");
 
-  for (std::string bad :
+  for (const std::string& bad :
        {std::string(""), std::string("<html>"), std::string("[]"), std::string("{}"),
         std::string(R"({"success":"true"})"), std::string(R"({"success":false})"),
         std::string(R"({"success":false,"error":7})"),

@@ -5,8 +5,8 @@
 
 namespace archil {
 
-bool DiskId::IsValid(std::string_view s) {
-  return s.size() == 20 && s.substr(0, 4) == "dsk-" && IsLowerHex(s.substr(4), 16);
+bool DiskId::IsValid(std::string_view text) {
+  return text.size() == 20 && text.substr(0, 4) == "dsk-" && IsLowerHex(text.substr(4), 16);
 }
 
 Result<DiskId> DiskId::Parse(std::string_view text) {

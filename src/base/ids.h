@@ -34,6 +34,7 @@ class DiskId {
   const std::string& str() const { return text_; }
   bool empty() const { return text_.empty(); }
 
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads defaulted <=>
   auto operator<=>(const DiskId&) const = default;
   bool operator==(const DiskId&) const = default;
 
@@ -52,6 +53,7 @@ class StrongInt {
   constexpr StrongInt() = default;
   constexpr explicit StrongInt(uint64_t value) : value_(value) {}
   constexpr uint64_t value() const { return value_; }
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads defaulted <=>
   constexpr auto operator<=>(const StrongInt&) const = default;
 
  private:

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <set>
+#include <system_error>
 
 namespace archil {
 namespace {
@@ -63,9 +64,9 @@ TEST(StatusTest, ErrnosSurviveAsCodes) {
         Case{EIO, Status::Code::kIoError}, Case{ECONNREFUSED, Status::Code::kUnavailable},
         Case{ENAMETOOLONG, Status::Code::kTooLarge}}) {
     Status s = Status::Errno(c.err, "x");
-    EXPECT_EQ(s.code(), c.code) << std::strerror(c.err);
+    EXPECT_EQ(s.code(), c.code) << std::generic_category().message(c.err);
     // The exact errno reaches the file-system edge, not the code's default.
-    EXPECT_EQ(ErrnoFor(s), c.err) << std::strerror(c.err);
+    EXPECT_EQ(ErrnoFor(s), c.err) << std::generic_category().message(c.err);
   }
   // Without a kept errno, the code's default.
   EXPECT_EQ(ErrnoFor(Status::NotFound("x")), ENOENT);

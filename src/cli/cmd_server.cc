@@ -47,7 +47,7 @@ void AddServerCommand(CLI::App& app, CliContext* ctx) {
       "server", "Run the control plane and disk server (see `archil server --help`)");
   server->allow_extras();
   server->callback(
-      [ctx, server] { ctx->action = [ctx, server] { return ExecServer(server->remaining()); }; });
+      [ctx, server] { ctx->action = [server] { return ExecServer(server->remaining()); }; });
 }
 
 }  // namespace archil

@@ -114,7 +114,7 @@ class Dispatch {
     if (!disks.ok()) return ErrorResponse(disks.status());
     json items = json::array();
     for (const Disk& d : disks->items) items.push_back(wire::ToJson(ToWire(d)));
-    return Ok(200, std::move(items), &disks->next_cursor);
+    return Ok(200, items, &disks->next_cursor);
   }
 
   ApiResponse CreateDisk() {
@@ -148,7 +148,7 @@ class Dispatch {
     if (!disk.ok()) return ErrorResponse(disk.status());
     json users = json::array();
     for (const DiskUser& u : disk->users) users.push_back(wire::ToJson(ToWire(u)));
-    return Ok(200, std::move(users));
+    return Ok(200, users);
   }
 
   ApiResponse AddUser(std::string_view disk_id) {

@@ -4,8 +4,6 @@
 
 namespace archil::engine {
 
-using namespace internal;
-
 namespace {
 
 void PutExtent(std::string* v, const Extent& e) {

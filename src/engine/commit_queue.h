@@ -74,7 +74,7 @@ struct CommitStats {
 
 class CommitQueue {
  public:
-  CommitQueue(rocksdb::DB* db, CommitQueueOptions options = {});
+  explicit CommitQueue(rocksdb::DB* db, CommitQueueOptions options = {});
   ~CommitQueue();  // finishes the mutations already queued, then stops the thread
 
   // Runs `prepare` on the commit thread (see above) and waits until its writes are durable.

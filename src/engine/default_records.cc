@@ -4,8 +4,6 @@
 
 namespace archil::engine {
 
-using namespace internal;
-
 namespace {
 constexpr std::string_view kCf = "default";
 }

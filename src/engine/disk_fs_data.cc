@@ -355,7 +355,8 @@ std::optional<std::pair<SegNo, uint32_t>> DiskFs::OpenSegmentMark() {
 Status DiskFs::TruncateIntents() {
   std::optional<std::pair<SegNo, uint32_t>> mark = OpenSegmentMark();
   if (!mark) return Status::Ok();
-  auto [seg, written] = *mark;
+  const SegNo seg = mark->first;
+  const uint32_t written = mark->second;
   // Every block below `written` was written before this sync began, so it is durable after it.
   ARCHIL_RETURN_IF_ERROR(core_->segments->Sync(disk_, seg));
   return core_->queue->Commit([&](Txn& t) -> Status {

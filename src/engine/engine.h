@@ -72,7 +72,7 @@ class Engine {
   CommitStats commit_stats() const { return queue_->stats(); }
 
  private:
-  Engine(const EngineOptions& options);
+  explicit Engine(const EngineOptions& options);
   Status OpenDb();
   Status CheckSchema();
   Status LoadDisks();

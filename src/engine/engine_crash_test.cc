@@ -129,7 +129,7 @@ TEST(EngineCrashTest, EveryAcknowledgedOperationSurvivesPowerLoss) {
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("crash test: %llu rounds in %.1f s (%.1f crashes/s), %llu cut inside an operation\n",
-              static_cast<unsigned long long>(crashes), secs, crashes / secs,
+              static_cast<unsigned long long>(crashes), secs, static_cast<double>(crashes) / secs,
               static_cast<unsigned long long>(mid_op));
   std::printf("%llu crashes, %llu lost\n", static_cast<unsigned long long>(crashes),
               static_cast<unsigned long long>(lost));

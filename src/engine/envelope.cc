@@ -19,9 +19,9 @@ std::string EncodeWhiteout(Epoch birth) {
 
 Result<Envelope> DecodeEnvelope(std::string_view cf, std::string_view value,
                                 std::string_view* body) {
-  ARCHIL_RETURN_IF_ERROR(internal::CheckFmt(cf, std::string(cf) + " envelope", value));
+  ARCHIL_RETURN_IF_ERROR(CheckFmt(cf, std::string(cf) + " envelope", value));
   if (value.size() < kEnvelopeSize) {
-    return internal::BadLength(std::string(cf) + " envelope", value.size(), "at least 12");
+    return BadLength(std::string(cf) + " envelope", value.size(), "at least 12");
   }
   Envelope env;
   const uint8_t kind = static_cast<uint8_t>(value[1]);
@@ -33,7 +33,7 @@ Result<Envelope> DecodeEnvelope(std::string_view cf, std::string_view value,
   env.birth = Epoch(DecodeFixed64LE(value.data() + 4));
   *body = value.substr(kEnvelopeSize);
   if (env.kind == ValueKind::kWhiteout && !body->empty()) {
-    return internal::BadLength(std::string(cf) + " WHITEOUT", value.size(), "12");
+    return BadLength(std::string(cf) + " WHITEOUT", value.size(), "12");
   }
   return env;
 }

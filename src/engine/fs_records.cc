@@ -6,8 +6,6 @@
 
 namespace archil::engine {
 
-using namespace internal;
-
 namespace {
 
 // Decodes the envelope into a Versioned<T> with an empty body; `*body` is what follows it.

@@ -6,8 +6,6 @@
 
 namespace archil::engine {
 
-using namespace internal;
-
 IntentRecord MakeIntent(std::string data) {
   IntentRecord r;
   for (size_t off = 0; off + kBlockSize <= data.size(); off += kBlockSize) {

@@ -125,7 +125,7 @@ TEST_F(KeysTest, MetaKeysRoundTrip) {
     }
   }
   ExpectCorruption(ParseMetaKey(DiskPrefix(DiskNo(1)) + "\x0d").status());
-  ExpectCorruption(ParseMetaKey(DiskPrefix(DiskNo(1)) + "\x00").status());
+  ExpectCorruption(ParseMetaKey(DiskPrefix(DiskNo(1)) + std::string(1, '\0')).status());
   ExpectCorruption(ParseMetaKey(MetaCkptKey(DiskNo(1), std::string(101, 'a'))).status());
 }
 

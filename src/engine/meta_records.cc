@@ -6,14 +6,6 @@
 namespace archil::engine {
 namespace {
 
-using internal::BadLength;
-using internal::CheckFixed;
-using internal::CheckFmt;
-using internal::GetBytes16;
-using internal::PutBytes16;
-using internal::PutZeros;
-using namespace internal;  // fixed-offset readers
-
 constexpr std::string_view kCf = "meta";
 
 }  // namespace

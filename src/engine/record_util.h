@@ -10,7 +10,7 @@
 #include "base/status.h"
 #include "engine/envelope.h"
 
-namespace archil::engine::internal {
+namespace archil::engine {
 
 inline Status FmtUnsupported(std::string_view cf, uint8_t fmt) {
   return Status::Corruption(std::string(cf) + " fmt " + std::to_string(fmt) + " unsupported");
@@ -75,4 +75,4 @@ inline Status TailString(std::string_view record, std::string_view v, size_t off
   return Status::Ok();
 }
 
-}  // namespace archil::engine::internal
+}  // namespace archil::engine

@@ -620,7 +620,7 @@ TEST(RecordsTest, ChunkLayoutAndChecks) {
   rsv[54] = 1;
   EXPECT_EQ(DecodeChunk(rsv)->body, c);
 
-  auto rejects = [](ChunkRecord bad) {
+  auto rejects = [](const ChunkRecord& bad) {
     ExpectCorruption(CheckChunk(bad));
     ExpectCorruption(DecodeChunk(EncodeChunk({ValueKind::kValue, 0, Epoch(1)}, bad)).status());
   };

@@ -5,8 +5,6 @@
 
 namespace archil::engine {
 
-using namespace internal;
-
 namespace {
 
 constexpr std::string_view kHeaderMagic("ARCHSEG\0", 8);
@@ -50,7 +48,8 @@ std::string EncodeSegmentHeader(const SegmentHeader& h) {
   return v;
 }
 
-Result<SegmentHeader> DecodeSegmentHeader(std::string_view v) {
+Result<SegmentHeader> DecodeSegmentHeader(std::string_view block) {
+  std::string_view v = block;
   if (v.size() != kSegmentHeaderSize) {
     return BadLength("segment header", v.size(), std::to_string(kSegmentHeaderSize));
   }
@@ -98,7 +97,8 @@ std::string EncodeSegmentFooter(const SegmentFooter& f) {
   return v;
 }
 
-Result<SegmentFooter> DecodeSegmentFooter(std::string_view v) {
+Result<SegmentFooter> DecodeSegmentFooter(std::string_view footer) {
+  std::string_view v = footer;
   if (v.size() < kSegmentFooterFixedSize) {
     return BadLength("segment footer", v.size(), "at least 64");
   }
@@ -159,7 +159,8 @@ std::string EncodeSegmentTail(const SegmentTail& t) {
   return v;
 }
 
-Result<SegmentTail> DecodeSegmentTail(std::string_view v) {
+Result<SegmentTail> DecodeSegmentTail(std::string_view tail) {
+  std::string_view v = tail;
   if (v.size() != kSegmentTailSize) {
     return BadLength("segment tail", v.size(), std::to_string(kSegmentTailSize));
   }

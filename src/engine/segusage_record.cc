@@ -6,8 +6,6 @@
 
 namespace archil::engine {
 
-using namespace internal;
-
 SegUsageRecord SegUsageRecord::Empty(uint32_t max_blocks) {
   return SegUsageRecord{max_blocks, 0, std::string(SegUsageBitmapSize(max_blocks), '\0')};
 }

@@ -35,7 +35,7 @@ struct RocksEnvOptions {
 
 // A rocksdb::Env for Options::env: RocksDB's default threads and clock, file I/O through `env`.
 // REQUIRES: it outlives every DB opened with it.
-std::unique_ptr<rocksdb::Env> NewRocksEnv(Env* env, RocksEnvOptions options = {});
+std::unique_ptr<rocksdb::Env> NewRocksEnv(Env* env, const RocksEnvOptions& options = {});
 
 // The IOStatus for an io Status (exposed for tests).
 rocksdb::IOStatus ToIOStatus(const Status& s);

@@ -566,7 +566,7 @@ Result<size_t> SimEnv::FilePread(uint64_t gen, uint64_t ino, const std::string& 
   const std::string& data = inodes_.at(ino).data;
   if (offset >= data.size()) return size_t{0};
   size_t got = std::min<uint64_t>(n, data.size() - offset);
-  std::memcpy(buf, data.data() + offset, got);
+  std::copy_n(data.data() + offset, got, buf);
   return got;
 }
 

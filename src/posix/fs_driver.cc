@@ -305,7 +305,7 @@ FsOutcome Apply(FileSystem* fs, const FsOp& op, std::vector<Ino>* handles) {
 std::string FsOpGenerator::RandomExistingPath(FileSystem* view, bool dirs_only) {
   std::vector<std::string> paths;
   Walk(view, kRootIno, "", dirs_only, &paths);
-  if (dirs_only) paths.push_back("");
+  if (dirs_only) paths.emplace_back();
   if (paths.empty()) return "a";
   return paths[rng_() % paths.size()];
 }

@@ -43,6 +43,7 @@ inline constexpr uint32_t kFallocZeroRange = 0x10;
 struct Timespec {
   int64_t sec = 0;
   uint32_t nsec = 0;  // < 1e9
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads defaulted <=>
   auto operator<=>(const Timespec&) const = default;
   static Timespec FromMicros(int64_t micros);
 };
