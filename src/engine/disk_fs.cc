@@ -98,72 +98,58 @@ Result<posix::Attr> DiskFs::SetAttr(posix::Ino ino, const posix::SetAttrRequest&
   });
 }
 
+// The shared body of Mknod, Mkdir and Symlink: a new inode of `mode` named `name` in `parent`;
+// `fill` sets what is particular to its kind.
+Result<posix::Attr> DiskFs::CreateNode(Ino parent, std::string_view name, uint32_t mode,
+                                       posix::Owner owner,
+                                       const std::function<void(Inode&)>& fill) {
+  ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
+  return core_->queue->CommitWith<posix::Attr>([&](Txn& t) -> Result<posix::Attr> {
+    Ops ops(this);
+    ARCHIL_ASSIGN_OR_RETURN(Inode dir, ops.LoadDir(t, parent));
+    ARCHIL_ASSIGN_OR_RETURN(std::optional<DentryRecord> d, ops.LoadDentry(t, parent, name));
+    if (d) return Exists(name);
+    ARCHIL_ASSIGN_OR_RETURN(Ino ino, ops.AllocIno(t));
+    Inode n = ops.NewInode(ino, mode, owner);
+    fill(n);
+    ops.PutInode(t, n);
+    ops.PutDentry(t, parent, name, ino, n.rec.mode);
+    if (S_ISDIR(mode)) dir.rec.nlink++;  // the new directory's ".."
+    ops.Touch(dir);
+    ops.PutInode(t, dir);
+    return ToAttr(n.ino, n.rec);
+  });
+}
+
 Result<posix::Attr> DiskFs::Mknod(posix::Ino parent, std::string_view name, uint32_t mode,
                                   uint32_t rdev, posix::Owner owner) {
-  ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
   uint32_t type = mode & S_IFMT;
   if (type != S_IFREG && type != S_IFIFO && type != S_IFSOCK && type != S_IFCHR &&
       type != S_IFBLK) {
     return Status::Errno(EINVAL, "mknod of an unsupported file type");
   }
-  return core_->queue->CommitWith<posix::Attr>([&](Txn& t) -> Result<posix::Attr> {
-    Ops ops(this);
-    ARCHIL_ASSIGN_OR_RETURN(Inode dir, ops.LoadDir(t, parent));
-    ARCHIL_ASSIGN_OR_RETURN(std::optional<DentryRecord> d, ops.LoadDentry(t, parent, name));
-    if (d) return Exists(name);
-    ARCHIL_ASSIGN_OR_RETURN(Ino ino, ops.AllocIno(t));
-    Inode n = ops.NewInode(ino, type | (mode & 07777), owner);
+  return CreateNode(parent, name, type | (mode & 07777), owner, [&](Inode& n) {
     if (type == S_IFCHR || type == S_IFBLK) n.rec.rdev = rdev;
-    ops.PutInode(t, n);
-    ops.PutDentry(t, parent, name, ino, n.rec.mode);
-    ops.Touch(dir);
-    ops.PutInode(t, dir);
-    return ToAttr(n.ino, n.rec);
   });
 }
 
 Result<posix::Attr> DiskFs::Mkdir(posix::Ino parent, std::string_view name, uint32_t mode,
                                   posix::Owner owner) {
-  ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
-  return core_->queue->CommitWith<posix::Attr>([&](Txn& t) -> Result<posix::Attr> {
-    Ops ops(this);
-    ARCHIL_ASSIGN_OR_RETURN(Inode dir, ops.LoadDir(t, parent));
-    ARCHIL_ASSIGN_OR_RETURN(std::optional<DentryRecord> d, ops.LoadDentry(t, parent, name));
-    if (d) return Exists(name);
-    ARCHIL_ASSIGN_OR_RETURN(Ino ino, ops.AllocIno(t));
-    Inode n = ops.NewInode(ino, S_IFDIR | (mode & 07777), owner);
+  return CreateNode(parent, name, S_IFDIR | (mode & 07777), owner, [&](Inode& n) {
     n.rec.nlink = 2;
     n.rec.parent = parent;
-    ops.PutInode(t, n);
-    ops.PutDentry(t, parent, name, ino, n.rec.mode);
-    dir.rec.nlink++;
-    ops.Touch(dir);
-    ops.PutInode(t, dir);
-    return ToAttr(n.ino, n.rec);
   });
 }
 
 Result<posix::Attr> DiskFs::Symlink(posix::Ino parent, std::string_view name,
                                     std::string_view target, posix::Owner owner) {
-  ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
   if (target.empty()) return Status::Errno(ENOENT, "empty symlink target");
   if (target.size() > posix::kSymlinkMax) {
     return Status::Errno(ENAMETOOLONG, "symlink target too long");
   }
-  return core_->queue->CommitWith<posix::Attr>([&](Txn& t) -> Result<posix::Attr> {
-    Ops ops(this);
-    ARCHIL_ASSIGN_OR_RETURN(Inode dir, ops.LoadDir(t, parent));
-    ARCHIL_ASSIGN_OR_RETURN(std::optional<DentryRecord> d, ops.LoadDentry(t, parent, name));
-    if (d) return Exists(name);
-    ARCHIL_ASSIGN_OR_RETURN(Ino ino, ops.AllocIno(t));
-    Inode n = ops.NewInode(ino, S_IFLNK | 0777, owner);
+  return CreateNode(parent, name, S_IFLNK | 0777, owner, [&](Inode& n) {
     n.rec.symlink_target = std::string(target);
     n.rec.size = target.size();
-    ops.PutInode(t, n);
-    ops.PutDentry(t, parent, name, ino, n.rec.mode);
-    ops.Touch(dir);
-    ops.PutInode(t, dir);
-    return ToAttr(n.ino, n.rec);
   });
 }
 
@@ -482,7 +468,10 @@ Status DiskFs::Release(posix::Ino ino, posix::HolderId holder) {
     }
   }
   if (!last) return Status::Ok();
-  // The last holder of an orphan: the inode goes now.
+  return PurgeIfUnreferenced(ino);
+}
+
+Status DiskFs::PurgeIfUnreferenced(Ino ino) {
   return core_->queue->Commit([&](Txn& t) -> Status {
     Ops ops(this);
     Result<Inode> n = ops.LoadInode(t, ino);
@@ -505,15 +494,7 @@ Status DiskFs::DropHolder(posix::HolderId holder) {
       }
     }
   }
-  for (Ino ino : released) {
-    ARCHIL_RETURN_IF_ERROR(core_->queue->Commit([&](Txn& t) -> Status {
-      Ops ops(this);
-      Result<Inode> n = ops.LoadInode(t, ino);
-      if (!n.ok()) return n.status().sys_errno() == ENOENT ? Status::Ok() : n.status();
-      if (n->rec.nlink > 0 || !HoldersOf(ino).empty()) return Status::Ok();
-      return ops.PurgeInode(t, ino);
-    }));
-  }
+  for (Ino ino : released) ARCHIL_RETURN_IF_ERROR(PurgeIfUnreferenced(ino));
   return Status::Ok();
 }
 

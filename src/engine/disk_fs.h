@@ -14,6 +14,7 @@
 // Thread-safety: safe for concurrent use.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -96,6 +97,10 @@ class DiskFs final : public posix::FileSystem {
   class Ops;     // the body of every operation (disk_fs_ops.cc, disk_fs_data.cc)
   friend class Ops;
   std::vector<uint64_t> HoldersOf(Ino ino) ARCHIL_EXCLUDES(mu_);
+  Result<posix::Attr> CreateNode(Ino parent, std::string_view name, uint32_t mode,
+                                 posix::Owner owner, const std::function<void(Inode&)>& fill);
+  // Removes an inode that has neither a name nor a holder (its last Release, its holder's end).
+  Status PurgeIfUnreferenced(Ino ino);
 
   EngineCore* const core_;
   const DiskNo disk_;
