@@ -87,7 +87,9 @@ struct CompareOptions {
 };
 
 // OK when both trees hold the same names, types, modes, owners, link counts, sizes, data, symlink
-// targets and xattrs; otherwise Internal naming the first difference.
+// targets and xattrs; otherwise Internal naming the first difference. Data is compared byte for
+// byte in the first 64 MiB and the last 2 MiB of each file, and in one 1 MiB window per 64 MiB in
+// between.
 Status CompareTrees(FileSystem* a, FileSystem* b, const CompareOptions& options = {});
 
 }  // namespace archil::posix

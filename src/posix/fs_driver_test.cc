@@ -106,7 +106,7 @@ TEST(FsDriverTest, CompareFindsADifferentFileSystem) {
     FsOp op = gen.Next(&a, ha.size());
     FsOutcome x = Apply(&a, op, &ha);
     FsOutcome y = Apply(&b, op, &hb);
-    diverged = !(x == y) || !CompareTrees(&a, &b).ok();
+    diverged = !(x == y) || (i % 20 == 19 && !CompareTrees(&a, &b).ok());
   }
   EXPECT_TRUE(diverged) << "a file system that never shrinks files went unnoticed";
 }
