@@ -173,14 +173,23 @@ Result<posix::Attr> DiskFs::Link(posix::Ino ino, posix::Ino new_parent, std::str
   });
 }
 
+// The shared body of Unlink and Rmdir: `parent` and the inode its entry `name` names.
+Result<std::pair<DiskFs::Inode, DiskFs::Inode>> DiskFs::LoadEntry(Txn& t, Ino parent,
+                                                                  std::string_view name) {
+  Ops ops(this);
+  ARCHIL_ASSIGN_OR_RETURN(Inode dir, ops.LoadDir(t, parent));
+  ARCHIL_ASSIGN_OR_RETURN(std::optional<DentryRecord> d, ops.LoadDentry(t, parent, name));
+  if (!d) return NoEntry(name);
+  ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, d->ino));
+  return std::make_pair(std::move(dir), std::move(n));
+}
+
 Status DiskFs::Unlink(posix::Ino parent, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
   return core_->queue->Commit([&](Txn& t) -> Status {
     Ops ops(this);
-    ARCHIL_ASSIGN_OR_RETURN(Inode dir, ops.LoadDir(t, parent));
-    ARCHIL_ASSIGN_OR_RETURN(std::optional<DentryRecord> d, ops.LoadDentry(t, parent, name));
-    if (!d) return NoEntry(name);
-    ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, d->ino));
+    ARCHIL_ASSIGN_OR_RETURN(auto entry, LoadEntry(t, parent, name));
+    auto& [dir, n] = entry;
     if (S_ISDIR(n.rec.mode)) return Status::Errno(EISDIR, "unlink of a directory");
     ops.DeleteDentry(t, parent, name);
     ops.Touch(dir);
@@ -193,10 +202,8 @@ Status DiskFs::Rmdir(posix::Ino parent, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
   return core_->queue->Commit([&](Txn& t) -> Status {
     Ops ops(this);
-    ARCHIL_ASSIGN_OR_RETURN(Inode dir, ops.LoadDir(t, parent));
-    ARCHIL_ASSIGN_OR_RETURN(std::optional<DentryRecord> d, ops.LoadDentry(t, parent, name));
-    if (!d) return NoEntry(name);
-    ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, d->ino));
+    ARCHIL_ASSIGN_OR_RETURN(auto entry, LoadEntry(t, parent, name));
+    auto& [dir, n] = entry;
     if (!S_ISDIR(n.rec.mode)) return Status::Errno(ENOTDIR, "rmdir of a non-directory");
     ARCHIL_ASSIGN_OR_RETURN(bool empty, ops.DirIsEmpty(t, n.ino));
     if (!empty) return Status::Errno(ENOTEMPTY, "directory not empty");

@@ -99,6 +99,7 @@ class DiskFs final : public posix::FileSystem {
   std::vector<uint64_t> HoldersOf(Ino ino) ARCHIL_EXCLUDES(mu_);
   Result<posix::Attr> CreateNode(Ino parent, std::string_view name, uint32_t mode,
                                  posix::Owner owner, const std::function<void(Inode&)>& fill);
+  Result<std::pair<Inode, Inode>> LoadEntry(Txn& t, Ino parent, std::string_view name);
   // Removes an inode that has neither a name nor a holder (its last Release, its holder's end).
   Status PurgeIfUnreferenced(Ino ino);
 

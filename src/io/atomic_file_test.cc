@@ -8,7 +8,6 @@
 
 #include "io/posix_env.h"
 #include "io/sim_env.h"
-#include "io/status_errno.h"
 #include "io/test_seed.h"
 
 namespace archil::io {
@@ -18,7 +17,7 @@ std::string Read(Env* env, const std::string& path) {
   OpenOptions o;
   o.read_only = true;
   auto f = env->OpenFile(path, o);
-  if (!f.ok()) return ErrnoOf(f.status()) == ENOENT ? "<missing>" : f.status().ToString();
+  if (!f.ok()) return ErrnoFor(f.status()) == ENOENT ? "<missing>" : f.status().ToString();
   std::string buf(*(*f)->Size(), '\0');
   buf.resize(*(*f)->Pread(0, buf.size(), buf.data()));
   return buf;
@@ -81,7 +80,7 @@ TEST(WriteFileAtomically, FailedSyncLeavesOldContentsAndNoTemporary) {
   rule.error = EIO;
   env.AddFaultRule(rule);
   Status s = WriteFileAtomically(&env, "/f", "new");
-  EXPECT_EQ(ErrnoOf(s), EIO);
+  EXPECT_EQ(ErrnoFor(s), EIO);
   EXPECT_EQ(Read(&env, "/f"), "old");
   auto names = env.ListDir("/");
   ASSERT_TRUE(names.ok());

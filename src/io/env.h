@@ -22,8 +22,8 @@
 //     never neither (if it existed before) and never a mix.
 //
 // Errors: every failure is a Status built with Status::FromErrno(errno, what), so the errno
-// (ENOENT, EEXIST, ENOSPC, ENOTEMPTY, EXDEV, EIO, ...) is preserved for the caller; see
-// io/status_errno.h.
+// (ENOENT, EEXIST, ENOSPC, ENOTEMPTY, EXDEV, EIO, ...) is preserved for the caller; ErrnoFor()
+// (base/status.h) reads it back.
 //
 // Thread-safety: an Env is safe to use from many threads. A File may be used from several threads
 // at once for Pread/Pwrite/Sync/Size (positional I/O needs no shared cursor) but Close must not

@@ -7,8 +7,6 @@
 #include <cerrno>
 #include <filesystem>
 
-#include "io/status_errno.h"
-
 namespace archil::io {
 namespace {
 
@@ -59,17 +57,17 @@ TEST_F(PosixEnvTest, WriteReadSyncSizeTruncate) {
 }
 
 TEST_F(PosixEnvTest, NamesAndErrnos) {
-  EXPECT_EQ(ErrnoOf(env_->OpenFile(dir_ + "/missing", OpenOptions()).status()), ENOENT);
+  EXPECT_EQ(ErrnoFor(env_->OpenFile(dir_ + "/missing", OpenOptions()).status()), ENOENT);
   ASSERT_TRUE(env_->OpenFile(dir_ + "/a", Create()).ok());
   OpenOptions excl = Create();
   excl.exclusive = true;
-  EXPECT_EQ(ErrnoOf(env_->OpenFile(dir_ + "/a", excl).status()), EEXIST);
+  EXPECT_EQ(ErrnoFor(env_->OpenFile(dir_ + "/a", excl).status()), EEXIST);
   ASSERT_TRUE(env_->CreateDir(dir_ + "/d").ok());
-  EXPECT_EQ(ErrnoOf(env_->CreateDir(dir_ + "/d")), EEXIST);
-  EXPECT_EQ(ErrnoOf(env_->OpenFile(dir_ + "/d", OpenOptions()).status()), EISDIR);
+  EXPECT_EQ(ErrnoFor(env_->CreateDir(dir_ + "/d")), EEXIST);
+  EXPECT_EQ(ErrnoFor(env_->OpenFile(dir_ + "/d", OpenOptions()).status()), EISDIR);
   ASSERT_TRUE(env_->Link(dir_ + "/a", dir_ + "/d/b").ok());
   EXPECT_EQ(env_->Stat(dir_ + "/a")->nlink, 2u);
-  EXPECT_EQ(ErrnoOf(env_->RemoveDir(dir_ + "/d")), ENOTEMPTY);
+  EXPECT_EQ(ErrnoFor(env_->RemoveDir(dir_ + "/d")), ENOTEMPTY);
   ASSERT_TRUE(env_->Rename(dir_ + "/d/b", dir_ + "/c").ok());
   ASSERT_TRUE(env_->SyncDir(dir_).ok());
   ASSERT_TRUE(env_->SyncDir(dir_ + "/d").ok());
@@ -80,7 +78,7 @@ TEST_F(PosixEnvTest, NamesAndErrnos) {
   EXPECT_TRUE(*env_->FileExists(dir_ + "/c"));
   ASSERT_TRUE(env_->Unlink(dir_ + "/c").ok());
   EXPECT_FALSE(*env_->FileExists(dir_ + "/c"));
-  EXPECT_EQ(ErrnoOf(env_->Unlink(dir_ + "/c")), ENOENT);
+  EXPECT_EQ(ErrnoFor(env_->Unlink(dir_ + "/c")), ENOENT);
   ASSERT_TRUE(env_->RemoveDir(dir_ + "/d").ok());
   EXPECT_EQ(env_->Stat(dir_)->type, FileType::kDirectory);
   EXPECT_EQ(*env_->FileSize(dir_ + "/a"), 0u);
@@ -89,7 +87,7 @@ TEST_F(PosixEnvTest, NamesAndErrnos) {
 TEST_F(PosixEnvTest, LockIsExclusiveEvenWithinTheProcess) {
   auto lock = env_->LockFile(dir_ + "/LOCK");
   ASSERT_TRUE(lock.ok()) << lock.status().ToString();
-  EXPECT_EQ(ErrnoOf(env_->LockFile(dir_ + "/LOCK").status()), EWOULDBLOCK);
+  EXPECT_EQ(ErrnoFor(env_->LockFile(dir_ + "/LOCK").status()), EWOULDBLOCK);
   ASSERT_TRUE(env_->UnlockFile(std::move(lock).value()).ok());
   EXPECT_TRUE(env_->LockFile(dir_ + "/LOCK").ok());
 }

@@ -7,8 +7,6 @@
 #include <cstdarg>
 #include <cstdio>
 
-#include "io/status_errno.h"
-
 namespace archil::io {
 
 using rocksdb::FileOptions;
@@ -19,7 +17,7 @@ using rocksdb::Slice;
 
 IOStatus ToIOStatus(const Status& s) {
   if (s.ok()) return IOStatus::OK();
-  switch (ErrnoOf(s)) {
+  switch (ErrnoFor(s)) {
     case ENOSPC:
     case EDQUOT: {
       // As RocksDB's own PosixFileSystem: space may come back, so the DB may resume.
@@ -260,7 +258,7 @@ class RocksFileSystem final : public rocksdb::FileSystem {
     Result<std::vector<std::string>> names = env_->ListDir(dir);
     if (!names.ok()) {
       // As RocksDB's PosixFileSystem, which callers test with IsNotFound().
-      int err = ErrnoOf(names.status());
+      int err = ErrnoFor(names.status());
       if (err == ENOENT || err == ENOTDIR) return IOStatus::NotFound(names.status().message());
       return ToIOStatus(names.status());
     }
@@ -280,7 +278,7 @@ class RocksFileSystem final : public rocksdb::FileSystem {
                               IODebugContext*) override {
     Status s = env_->CreateDir(dirname);
     if (s.ok()) return IOStatus::OK();
-    if (ErrnoOf(s) == EEXIST) {
+    if (ErrnoFor(s) == EEXIST) {
       Result<FileInfo> info = env_->Stat(dirname);
       if (info.ok() && info->type == FileType::kDirectory) return IOStatus::OK();
       if (info.ok()) return IOStatus::IOError(dirname + ": exists and is not a directory");

@@ -8,7 +8,6 @@
 #include <random>
 #include <thread>
 
-#include "io/status_errno.h"
 #include "io/test_seed.h"
 
 namespace archil::io {
@@ -38,7 +37,7 @@ std::string Read(Env* env, const std::string& path) {
   OpenOptions o;
   o.read_only = true;
   auto f = env->OpenFile(path, o);
-  if (!f.ok()) return ErrnoOf(f.status()) == ENOENT ? "<missing>" : f.status().ToString();
+  if (!f.ok()) return ErrnoFor(f.status()) == ENOENT ? "<missing>" : f.status().ToString();
   auto size = (*f)->Size();
   if (!size.ok()) return size.status().ToString();
   std::string buf(*size, '\0');
@@ -240,7 +239,7 @@ TEST(SimEnv, LinkAndUnlinkAreDurableAfterDirSync) {
   ASSERT_TRUE(env.SyncDir("/").ok());
   ASSERT_TRUE(env.Link("/f", "/g").ok());
   EXPECT_EQ(env.Stat("/f")->nlink, 2u);
-  EXPECT_EQ(ErrnoOf(env.Link("/f", "/g")), EEXIST);
+  EXPECT_EQ(ErrnoFor(env.Link("/f", "/g")), EEXIST);
   env.SimulatePowerLoss(10);
   EXPECT_FALSE(*env.FileExists("/g")) << "un-synced link";
 
@@ -277,28 +276,28 @@ TEST(SimEnv, UnlinkedOpenFileStaysReadableUntilClosed) {
 TEST(SimEnv, PosixErrnos) {
   SimEnv env;
   EXPECT_EQ(env.OpenFile("/nope", OpenOptions()).status().code(), Status::Code::kNotFound);
-  EXPECT_EQ(ErrnoOf(env.OpenFile("/nope", OpenOptions()).status()), ENOENT);
-  EXPECT_EQ(ErrnoOf(env.OpenFile("/no/such", Create()).status()), ENOENT);
+  EXPECT_EQ(ErrnoFor(env.OpenFile("/nope", OpenOptions()).status()), ENOENT);
+  EXPECT_EQ(ErrnoFor(env.OpenFile("/no/such", Create()).status()), ENOENT);
   ASSERT_TRUE(env.CreateDir("/d").ok());
-  EXPECT_EQ(ErrnoOf(env.CreateDir("/d")), EEXIST);
+  EXPECT_EQ(ErrnoFor(env.CreateDir("/d")), EEXIST);
   EXPECT_EQ(env.CreateDir("/d").code(), Status::Code::kAlreadyExists);
-  EXPECT_EQ(ErrnoOf(env.OpenFile("/d", OpenOptions()).status()), EISDIR);
+  EXPECT_EQ(ErrnoFor(env.OpenFile("/d", OpenOptions()).status()), EISDIR);
   Write(&env, "/d/f", "", false);
-  EXPECT_EQ(ErrnoOf(env.RemoveDir("/d")), ENOTEMPTY);
-  EXPECT_EQ(ErrnoOf(env.OpenFile("/d/f/x", Create()).status()), ENOTDIR);
-  EXPECT_EQ(ErrnoOf(env.Rename("/d/f", "/d")), EISDIR);
-  EXPECT_EQ(ErrnoOf(env.Rename("/d", "/d/sub")), EINVAL);
-  EXPECT_EQ(ErrnoOf(env.Unlink("/d")), EISDIR);
-  EXPECT_EQ(ErrnoOf(env.Link("/d", "/e")), EPERM);
+  EXPECT_EQ(ErrnoFor(env.RemoveDir("/d")), ENOTEMPTY);
+  EXPECT_EQ(ErrnoFor(env.OpenFile("/d/f/x", Create()).status()), ENOTDIR);
+  EXPECT_EQ(ErrnoFor(env.Rename("/d/f", "/d")), EISDIR);
+  EXPECT_EQ(ErrnoFor(env.Rename("/d", "/d/sub")), EINVAL);
+  EXPECT_EQ(ErrnoFor(env.Unlink("/d")), EISDIR);
+  EXPECT_EQ(ErrnoFor(env.Link("/d", "/e")), EPERM);
   OpenOptions excl = Create();
   excl.exclusive = true;
-  EXPECT_EQ(ErrnoOf(env.OpenFile("/d/f", excl).status()), EEXIST);
-  EXPECT_EQ(ErrnoOf(env.OpenFile("relative", Create()).status()), EINVAL);
+  EXPECT_EQ(ErrnoFor(env.OpenFile("/d/f", excl).status()), EEXIST);
+  EXPECT_EQ(ErrnoFor(env.OpenFile("relative", Create()).status()), EINVAL);
   OpenOptions ro;
   ro.read_only = true;
   auto f = env.OpenFile("/d/f", ro);
   ASSERT_TRUE(f.ok());
-  EXPECT_EQ(ErrnoOf((*f)->Pwrite(0, "x")), EBADF);
+  EXPECT_EQ(ErrnoFor((*f)->Pwrite(0, "x")), EBADF);
 }
 
 TEST(SimEnv, NoSpaceFailsWithoutSideEffectAndFreeingHelps) {
@@ -311,10 +310,10 @@ TEST(SimEnv, NoSpaceFailsWithoutSideEffectAndFreeingHelps) {
   ASSERT_TRUE((*f)->Pwrite(0, std::string(1000, 's')).ok());
   Status s = (*f)->Pwrite(1000, std::string(4000, 's'));
   EXPECT_EQ(s.code(), Status::Code::kNoSpace);
-  EXPECT_EQ(ErrnoOf(s), ENOSPC);
+  EXPECT_EQ(ErrnoFor(s), ENOSPC);
   EXPECT_EQ(*(*f)->Size(), 1000u) << "a failed write has no effect";
-  EXPECT_EQ(ErrnoOf((*f)->Allocate(0, 20000, /*keep_size=*/true)), ENOSPC);
-  EXPECT_EQ(ErrnoOf((*f)->Truncate(20000)), ENOSPC);
+  EXPECT_EQ(ErrnoFor((*f)->Allocate(0, 20000, /*keep_size=*/true)), ENOSPC);
+  EXPECT_EQ(ErrnoFor((*f)->Truncate(20000)), ENOSPC);
   EXPECT_EQ(env.used_bytes(), 9000u);
   ASSERT_TRUE(env.Unlink("/big").ok());
   EXPECT_EQ(env.used_bytes(), 1000u);
@@ -340,7 +339,7 @@ TEST(SimEnv, FaultRuleFailsTheChosenOperationWithoutEffect) {
   ASSERT_TRUE((*f)->Sync().ok());  // skipped
   ASSERT_TRUE((*f)->Pwrite(6, "three").ok());
   Status s = (*f)->Sync();
-  EXPECT_EQ(ErrnoOf(s), EIO);  // the second matching sync fails
+  EXPECT_EQ(ErrnoFor(s), EIO);  // the second matching sync fails
   EXPECT_EQ(env.injected_faults(), 1u);
   Write(&env, "/other", "x", /*sync=*/true);  // another path: no match
   env.SimulatePowerLoss(13);
@@ -353,8 +352,8 @@ TEST(SimEnv, FaultRuleFailsTheChosenOperationWithoutEffect) {
   nospace.times = 0;  // forever
   env2.AddFaultRule(nospace);
   auto g = env2.OpenFile("/g", Create());
-  EXPECT_EQ(ErrnoOf((*g)->Pwrite(0, "x")), ENOSPC);
-  EXPECT_EQ(ErrnoOf((*g)->Pwrite(0, "x")), ENOSPC);
+  EXPECT_EQ(ErrnoFor((*g)->Pwrite(0, "x")), ENOSPC);
+  EXPECT_EQ(ErrnoFor((*g)->Pwrite(0, "x")), ENOSPC);
   env2.ClearFaultRules();
   EXPECT_TRUE((*g)->Pwrite(0, "x").ok());
 }
@@ -366,15 +365,15 @@ TEST(SimEnv, PowerOffFailsEverythingAndOldHandlesStayDead) {
   auto f = env.OpenFile("/f", OpenOptions());
   auto lock = env.LockFile("/LOCK");
   ASSERT_TRUE(lock.ok());
-  EXPECT_EQ(ErrnoOf(env.LockFile("/LOCK").status()), EWOULDBLOCK);
+  EXPECT_EQ(ErrnoFor(env.LockFile("/LOCK").status()), EWOULDBLOCK);
   env.PowerOff();
   EXPECT_TRUE(env.powered_off());
-  EXPECT_EQ(ErrnoOf((*f)->Pwrite(0, "x")), EIO);
-  EXPECT_EQ(ErrnoOf(env.OpenFile("/f", OpenOptions()).status()), EIO);
-  EXPECT_EQ(ErrnoOf(env.SyncDir("/")), EIO);
+  EXPECT_EQ(ErrnoFor((*f)->Pwrite(0, "x")), EIO);
+  EXPECT_EQ(ErrnoFor(env.OpenFile("/f", OpenOptions()).status()), EIO);
+  EXPECT_EQ(ErrnoFor(env.SyncDir("/")), EIO);
   env.Restart(14);
   char buf[3];
-  EXPECT_EQ(ErrnoOf((*f)->Pread(0, 3, buf).status()), EIO) << "a handle from before the crash";
+  EXPECT_EQ(ErrnoFor((*f)->Pread(0, 3, buf).status()), EIO) << "a handle from before the crash";
   EXPECT_TRUE(env.LockFile("/LOCK").ok()) << "locks die with the process";
   EXPECT_TRUE(env.UnlockFile(std::move(lock).value()).ok());
   EXPECT_EQ(Read(&env, "/f"), "abc");
