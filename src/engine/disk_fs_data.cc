@@ -365,8 +365,8 @@ Status DiskFs::TruncateIntents() {
     auto it = t.NewIterator(ops.cf(Cf::kIntent));
     for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
       ARCHIL_ASSIGN_OR_RETURN(IntentKeyParts k, ParseIntentKey(it->key().ToStringView()));
-      ARCHIL_ASSIGN_OR_RETURN(IntentRecord r, DecodeIntent(it->value().ToStringView()));
-      if (k.seg_blk + r.crcs.size() > written) break;
+      ARCHIL_ASSIGN_OR_RETURN(uint32_t nblk, IntentBlocks(it->value().ToStringView()));
+      if (k.seg_blk + nblk > written) break;
       t.Delete(ops.cf(Cf::kIntent), it->key().ToStringView());
     }
     return FromRocks(it->status(), "scan intents");

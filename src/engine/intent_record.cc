@@ -24,7 +24,7 @@ std::string EncodeIntent(const IntentRecord& r) {
   return v;
 }
 
-Result<IntentRecord> DecodeIntent(std::string_view v) {
+Result<uint32_t> IntentBlocks(std::string_view v) {
   ARCHIL_RETURN_IF_ERROR(CheckFmt("intent", "intent", v));
   if (v.size() < 8) return BadLength("intent", v.size(), "8 + 4100 * nblk");
   const uint32_t n = U32(v, 4);
@@ -33,6 +33,11 @@ Result<IntentRecord> DecodeIntent(std::string_view v) {
   }
   const size_t want = 8 + size_t{n} * (4 + kBlockSize);
   if (v.size() != want) return BadLength("intent", v.size(), std::to_string(want));
+  return n;
+}
+
+Result<IntentRecord> DecodeIntent(std::string_view v) {
+  ARCHIL_ASSIGN_OR_RETURN(const uint32_t n, IntentBlocks(v));
   IntentRecord r;
   r.crcs.resize(n);
   for (size_t i = 0; i < n; ++i) r.crcs[i] = U32(v, 8 + 4 * i);

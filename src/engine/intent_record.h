@@ -26,6 +26,9 @@ inline constexpr uint32_t kMaxIntentBlocks = 256;
 IntentRecord MakeIntent(std::string data);
 // REQUIRES: crcs.size() * 4096 == data.size().
 std::string EncodeIntent(const IntentRecord& r);
+// The number of blocks an intent holds, with its fmt and length checked but not its CRCs (for
+// scans that only need the extent, such as intent truncation).
+Result<uint32_t> IntentBlocks(std::string_view v);
 // Strict: fmt, nblk in 1..256, exact length, and every block matches its CRC.
 Result<IntentRecord> DecodeIntent(std::string_view v);
 
