@@ -1,8 +1,20 @@
 #include "engine/column_families.h"
 
-#include "engine/commit_queue.h"
+#include <cerrno>
 
 namespace archil::engine {
+
+Status FromRocks(const rocksdb::Status& s, std::string_view what) {
+  if (s.ok()) return Status::Ok();
+  std::string msg = std::string(what) + ": " + s.ToString();
+  if (s.IsNotFound()) return Status::NotFound(msg);
+  if (s.IsCorruption()) return Status::Corruption(msg);
+  if (s.IsNoSpace()) return Status::Errno(ENOSPC, msg);
+  if (s.IsBusy() || s.IsTryAgain() || s.IsTimedOut()) return Status::Unavailable(msg);
+  if (s.IsInvalidArgument() || s.IsNotSupported()) return Status::Internal(msg);
+  return Status::Errno(EIO, msg);
+}
+
 
 const std::array<std::string, kNumCfs>& CfNames() {
   static const std::array<std::string, kNumCfs> kNames = {

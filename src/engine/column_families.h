@@ -40,17 +40,29 @@ struct Cfs {
   rocksdb::ColumnFamilyHandle* operator[](Cf cf) const { return handles[static_cast<size_t>(cf)]; }
 };
 
+// RocksDB's Status as ours: NotFound, Corruption, IOError (with ENOSPC as NoSpace), Busy...
+Status FromRocks(const rocksdb::Status& s, std::string_view what);
+
+// What record loaders read through: a DbView (readers) or a Txn (the commit thread).
+class KvReader {
+ public:
+  virtual ~KvReader() = default;
+  // NotFound if absent.
+  virtual Result<std::string> Get(rocksdb::ColumnFamilyHandle* cf, std::string_view key) = 0;
+  // REQUIRES: used and destroyed while the reader is alive (and, for a Txn, inside its prepare).
+  virtual std::unique_ptr<rocksdb::Iterator> NewIterator(rocksdb::ColumnFamilyHandle* cf) = 0;
+};
+
 // A consistent read view: every read sees the database as of the view's creation.
-class DbView {
+class DbView final : public KvReader {
  public:
   explicit DbView(rocksdb::DB* db) : db_(db), snapshot_(db->GetSnapshot()) {}
   ~DbView() { db_->ReleaseSnapshot(snapshot_); }
   DbView(const DbView&) = delete;
   DbView& operator=(const DbView&) = delete;
 
-  // NotFound if absent.
-  Result<std::string> Get(rocksdb::ColumnFamilyHandle* cf, std::string_view key);
-  std::unique_ptr<rocksdb::Iterator> NewIterator(rocksdb::ColumnFamilyHandle* cf);
+  Result<std::string> Get(rocksdb::ColumnFamilyHandle* cf, std::string_view key) override;
+  std::unique_ptr<rocksdb::Iterator> NewIterator(rocksdb::ColumnFamilyHandle* cf) override;
 
  private:
   rocksdb::DB* db_;

@@ -10,17 +10,6 @@ struct CommitQueue::Entry {
   bool done = false;
 };
 
-Status FromRocks(const rocksdb::Status& s, std::string_view what) {
-  if (s.ok()) return Status::Ok();
-  std::string msg = std::string(what) + ": " + s.ToString();
-  if (s.IsNotFound()) return Status::NotFound(msg);
-  if (s.IsCorruption()) return Status::Corruption(msg);
-  if (s.IsNoSpace()) return Status::Errno(ENOSPC, msg);
-  if (s.IsBusy() || s.IsTryAgain() || s.IsTimedOut()) return Status::Unavailable(msg);
-  if (s.IsInvalidArgument() || s.IsNotSupported()) return Status::Internal(msg);
-  return Status::Errno(EIO, msg);
-}
-
 Result<std::string> Txn::Get(rocksdb::ColumnFamilyHandle* cf, std::string_view key) {
   std::string value;
   rocksdb::Status s = batch_->GetFromBatchAndDB(db_, rocksdb::ReadOptions(), cf,
@@ -30,10 +19,10 @@ Result<std::string> Txn::Get(rocksdb::ColumnFamilyHandle* cf, std::string_view k
   return value;
 }
 
-std::unique_ptr<rocksdb::Iterator> Txn::NewIterator(rocksdb::ColumnFamilyHandle* cf,
-                                                    const rocksdb::ReadOptions& options) {
+std::unique_ptr<rocksdb::Iterator> Txn::NewIterator(rocksdb::ColumnFamilyHandle* cf) {
+  static const rocksdb::ReadOptions kOptions;
   return std::unique_ptr<rocksdb::Iterator>(
-      batch_->NewIteratorWithBase(cf, db_->NewIterator(options, cf), &options));
+      batch_->NewIteratorWithBase(cf, db_->NewIterator(kOptions, cf), &kOptions));
 }
 
 void Txn::Put(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view value) {
@@ -102,6 +91,7 @@ void CommitQueue::RunGroup(std::vector<Entry*>& group) {
   // overwrite_key = false: the index keeps every update, so Get sees Merge/Put/Delete in order.
   rocksdb::WriteBatchWithIndex batch(rocksdb::BytewiseComparator(), 0, /*overwrite_key=*/false);
   std::vector<std::function<void()>> on_commit;
+  std::vector<std::function<void()>> on_abort;
   std::vector<bool> wrote(group.size(), false);
   for (size_t i = 0; i < group.size(); ++i) {
     Entry* e = group[i];
@@ -116,6 +106,7 @@ void CommitQueue::RunGroup(std::vector<Entry*>& group) {
     batch.PopSavePoint();
     wrote[i] = txn.wrote_;
     for (auto& fn : txn.on_commit_) on_commit.push_back(std::move(fn));
+    for (auto& fn : txn.on_abort_) on_abort.push_back(std::move(fn));
   }
   uint64_t writes = 0;
   if (batch.GetWriteBatch()->Count() > 0) {
@@ -128,6 +119,8 @@ void CommitQueue::RunGroup(std::vector<Entry*>& group) {
         if (wrote[i] && group[i]->result.ok()) group[i]->result = s;
       }
       on_commit.clear();
+      // Undo in the reverse order of the prepares that changed memory.
+      for (auto it = on_abort.rbegin(); it != on_abort.rend(); ++it) (*it)();
     }
   }
   for (auto& fn : on_commit) fn();

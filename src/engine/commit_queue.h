@@ -33,32 +33,36 @@
 
 #include "base/mutex.h"
 #include "base/status.h"
+#include "engine/column_families.h"
 
 namespace archil::engine {
 
 // The view and batch of one mutation. Only valid inside its prepare function.
-class Txn {
+class Txn final : public KvReader {
  public:
   Txn(rocksdb::DB* db, rocksdb::WriteBatchWithIndex* batch) : db_(db), batch_(batch) {}
 
   // The value of `key` in `cf`, seen through the group's earlier writes; NotFound if absent.
-  Result<std::string> Get(rocksdb::ColumnFamilyHandle* cf, std::string_view key);
+  Result<std::string> Get(rocksdb::ColumnFamilyHandle* cf, std::string_view key) override;
   // An iterator over `cf` that sees the group's earlier writes. REQUIRES: used and destroyed
   // inside the prepare that made it.
-  std::unique_ptr<rocksdb::Iterator> NewIterator(rocksdb::ColumnFamilyHandle* cf,
-                                                 const rocksdb::ReadOptions& options = {});
+  std::unique_ptr<rocksdb::Iterator> NewIterator(rocksdb::ColumnFamilyHandle* cf) override;
 
   void Put(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view value);
   void Delete(rocksdb::ColumnFamilyHandle* cf, std::string_view key);
   // Runs after the group is durable, on the commit thread, before the caller wakes: for in-memory
   // state that must change only with the data (caches, counters).
   void OnCommit(std::function<void()> fn) { on_commit_.push_back(std::move(fn)); }
+  // Runs if the group's Write fails after this prepare succeeded: undoes in-memory state the
+  // prepare changed at once (so that later prepares of its group saw it, e.g. an epoch bump).
+  void OnAbort(std::function<void()> fn) { on_abort_.push_back(std::move(fn)); }
 
  private:
   friend class CommitQueue;
   rocksdb::DB* db_;
   rocksdb::WriteBatchWithIndex* batch_;
   std::vector<std::function<void()>> on_commit_;
+  std::vector<std::function<void()>> on_abort_;
   bool wrote_ = false;
 };
 
@@ -112,8 +116,5 @@ class CommitQueue {
   CommitStats stats_ ARCHIL_GUARDED_BY(mu_);
   std::thread thread_;
 };
-
-// RocksDB's Status as ours: NotFound, Corruption, IOError (with ENOSPC as NoSpace), Busy...
-Status FromRocks(const rocksdb::Status& s, std::string_view what);
 
 }  // namespace archil::engine

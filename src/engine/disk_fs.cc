@@ -4,6 +4,8 @@
 
 #include <cerrno>
 
+#include "base/coding.h"
+
 #include "engine/disk_fs_ops.h"
 
 namespace archil::engine {
@@ -46,9 +48,19 @@ Status NoEntry(std::string_view name) {
 
 }  // namespace
 
-DiskFs::DiskFs(EngineCore* core, DiskNo disk, const SipHashKey& dir_hash_key,
+DiskFs::DiskFs(EngineCore* core, LevelRef view, const SipHashKey& dir_hash_key,
                uint32_t lineage_index)
-    : core_(core), disk_(disk), dir_hash_key_(dir_hash_key), lineage_index_(lineage_index) {}
+    : core_(core),
+      disk_(view.disk),
+      view_(view),
+      dir_hash_key_(dir_hash_key),
+      lineage_index_(lineage_index),
+      levels_(&core->cfs, core->lineages, view, lineage_index) {}
+
+Status DiskFs::Writable() const {
+  if (read_only()) return Status::Errno(EROFS, "a checkpoint is read-only");
+  return Status::Ok();
+}
 
 Result<posix::Attr> DiskFs::Lookup(posix::Ino parent, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
@@ -69,6 +81,7 @@ Result<posix::Attr> DiskFs::GetAttr(posix::Ino ino) {
 }
 
 Result<posix::Attr> DiskFs::SetAttr(posix::Ino ino, const posix::SetAttrRequest& r) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
   if (r.mode && *r.mode > 07777) return Status::Errno(EINVAL, "mode beyond 07777");
   return core_->queue->CommitWith<posix::Attr>([&](Txn& t) -> Result<posix::Attr> {
     Ops ops(this);
@@ -93,7 +106,7 @@ Result<posix::Attr> DiskFs::SetAttr(posix::Ino ino, const posix::SetAttrRequest&
     apply(r.atime, &n.rec.atime);
     apply(r.mtime, &n.rec.mtime);
     n.rec.ctime = now;
-    ops.PutInode(t, n);
+    ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, n));
     return ToAttr(n.ino, n.rec);
   });
 }
@@ -103,6 +116,7 @@ Result<posix::Attr> DiskFs::SetAttr(posix::Ino ino, const posix::SetAttrRequest&
 Result<posix::Attr> DiskFs::CreateNode(Ino parent, std::string_view name, uint32_t mode,
                                        posix::Owner owner,
                                        const std::function<void(Inode&)>& fill) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
   return core_->queue->CommitWith<posix::Attr>([&](Txn& t) -> Result<posix::Attr> {
     Ops ops(this);
@@ -112,11 +126,11 @@ Result<posix::Attr> DiskFs::CreateNode(Ino parent, std::string_view name, uint32
     ARCHIL_ASSIGN_OR_RETURN(Ino ino, ops.AllocIno(t));
     Inode n = ops.NewInode(ino, mode, owner);
     fill(n);
-    ops.PutInode(t, n);
-    ops.PutDentry(t, parent, name, ino, n.rec.mode);
+    ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, n));
+    ARCHIL_RETURN_IF_ERROR(ops.PutDentry(t, parent, name, ino, n.rec.mode));
     if (S_ISDIR(mode)) dir.rec.nlink++;  // the new directory's ".."
     ops.Touch(dir);
-    ops.PutInode(t, dir);
+    ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, dir));
     return ToAttr(n.ino, n.rec);
   });
 }
@@ -154,6 +168,7 @@ Result<posix::Attr> DiskFs::Symlink(posix::Ino parent, std::string_view name,
 }
 
 Result<posix::Attr> DiskFs::Link(posix::Ino ino, posix::Ino new_parent, std::string_view new_name) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(new_name));
   return core_->queue->CommitWith<posix::Attr>([&](Txn& t) -> Result<posix::Attr> {
     Ops ops(this);
@@ -163,12 +178,12 @@ Result<posix::Attr> DiskFs::Link(posix::Ino ino, posix::Ino new_parent, std::str
     if (n.rec.nlink == 0) return Status::Errno(ENOENT, "link to an unlinked inode");
     ARCHIL_ASSIGN_OR_RETURN(std::optional<DentryRecord> d, ops.LoadDentry(t, new_parent, new_name));
     if (d) return Exists(new_name);
-    ops.PutDentry(t, new_parent, new_name, ino, n.rec.mode);
+    ARCHIL_RETURN_IF_ERROR(ops.PutDentry(t, new_parent, new_name, ino, n.rec.mode));
     n.rec.nlink++;
     n.rec.ctime = ops.NowNs();
-    ops.PutInode(t, n);
+    ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, n));
     ops.Touch(dir);
-    ops.PutInode(t, dir);
+    ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, dir));
     return ToAttr(n.ino, n.rec);
   });
 }
@@ -185,20 +200,22 @@ Result<std::pair<DiskFs::Inode, DiskFs::Inode>> DiskFs::LoadEntry(Txn& t, Ino pa
 }
 
 Status DiskFs::Unlink(posix::Ino parent, std::string_view name) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
   return core_->queue->Commit([&](Txn& t) -> Status {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(auto entry, LoadEntry(t, parent, name));
     auto& [dir, n] = entry;
     if (S_ISDIR(n.rec.mode)) return Status::Errno(EISDIR, "unlink of a directory");
-    ops.DeleteDentry(t, parent, name);
+    ARCHIL_RETURN_IF_ERROR(ops.DeleteDentry(t, parent, name));
     ops.Touch(dir);
-    ops.PutInode(t, dir);
+    ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, dir));
     return ops.DropLink(t, n, false);
   });
 }
 
 Status DiskFs::Rmdir(posix::Ino parent, std::string_view name) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
   return core_->queue->Commit([&](Txn& t) -> Status {
     Ops ops(this);
@@ -207,16 +224,17 @@ Status DiskFs::Rmdir(posix::Ino parent, std::string_view name) {
     if (!S_ISDIR(n.rec.mode)) return Status::Errno(ENOTDIR, "rmdir of a non-directory");
     ARCHIL_ASSIGN_OR_RETURN(bool empty, ops.DirIsEmpty(t, n.ino));
     if (!empty) return Status::Errno(ENOTEMPTY, "directory not empty");
-    ops.DeleteDentry(t, parent, name);
+    ARCHIL_RETURN_IF_ERROR(ops.DeleteDentry(t, parent, name));
     dir.rec.nlink--;
     ops.Touch(dir);
-    ops.PutInode(t, dir);
+    ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, dir));
     return ops.DropLink(t, n, true);
   });
 }
 
 Status DiskFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new_parent,
                       std::string_view new_name, uint32_t flags) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
   using posix::kRenameExchange;
   using posix::kRenameNoReplace;
   if ((flags & ~(kRenameNoReplace | kRenameExchange)) != 0 ||
@@ -246,13 +264,14 @@ Status DiskFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new_p
       return Status::Corruption("directory parent chain does not reach the root");
     };
     // When both are the same directory, `from` carries every change (`to` is a stale copy).
-    auto store_parents = [&] {
+    auto store_parents = [&]() -> Status {
       ops.Touch(from);
-      ops.PutInode(t, from);
+      ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, from));
       if (!same_dir) {
         ops.Touch(to);
-        ops.PutInode(t, to);
+        ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, to));
       }
+      return Status::Ok();
     };
     Inode& dst_dir = same_dir ? from : to;
 
@@ -268,8 +287,8 @@ Status DiskFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new_p
         ARCHIL_ASSIGN_OR_RETURN(bool loop, within(parent, dst.ino));
         if (loop) return Status::Errno(EINVAL, "directory moved into its own subtree");
       }
-      ops.PutDentry(t, new_parent, new_name, src.ino, src.rec.mode);
-      ops.PutDentry(t, parent, name, dst.ino, dst.rec.mode);
+      ARCHIL_RETURN_IF_ERROR(ops.PutDentry(t, new_parent, new_name, src.ino, src.rec.mode));
+      ARCHIL_RETURN_IF_ERROR(ops.PutDentry(t, parent, name, dst.ino, dst.rec.mode));
       if (S_ISDIR(src.rec.mode) != S_ISDIR(dst.rec.mode) && !same_dir) {
         Inode& gains = S_ISDIR(src.rec.mode) ? to : from;
         Inode& loses = S_ISDIR(src.rec.mode) ? from : to;
@@ -280,10 +299,9 @@ Status DiskFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new_p
       if (S_ISDIR(src.rec.mode)) src.rec.parent = new_parent;
       if (S_ISDIR(dst.rec.mode)) dst.rec.parent = parent;
       src.rec.ctime = dst.rec.ctime = now;
-      ops.PutInode(t, src);
-      ops.PutInode(t, dst);
-      store_parents();
-      return Status::Ok();
+      ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, src));
+      ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, dst));
+      return store_parents();
     }
 
     if (dd && (flags & kRenameNoReplace)) return Exists(new_name);
@@ -303,8 +321,8 @@ Status DiskFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new_p
       ARCHIL_ASSIGN_OR_RETURN(bool loop, within(new_parent, src.ino));
       if (loop) return Status::Errno(EINVAL, "directory moved into its own subtree");
     }
-    ops.DeleteDentry(t, parent, name);
-    ops.PutDentry(t, new_parent, new_name, src.ino, src.rec.mode);
+    ARCHIL_RETURN_IF_ERROR(ops.DeleteDentry(t, parent, name));
+    ARCHIL_RETURN_IF_ERROR(ops.PutDentry(t, new_parent, new_name, src.ino, src.rec.mode));
     if (dst) {
       if (S_ISDIR(dst->rec.mode)) dst_dir.rec.nlink--;
       ARCHIL_RETURN_IF_ERROR(ops.DropLink(t, *dst, S_ISDIR(dst->rec.mode)));
@@ -315,9 +333,8 @@ Status DiskFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new_p
       src.rec.parent = new_parent;
     }
     src.rec.ctime = ops.NowNs();
-    ops.PutInode(t, src);
-    store_parents();
-    return Status::Ok();
+    ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, src));
+    return store_parents();
   });
 }
 
@@ -334,28 +351,34 @@ Result<posix::DirPage> DiskFs::ReadDir(posix::Ino dir, uint64_t after_cookie, si
   DbView view(core_->db);
   ARCHIL_RETURN_IF_ERROR(ops.LoadDir(view, dir).status());
   posix::DirPage page;
-  std::string prefix = DentryPrefix(disk_, dir);
-  auto it = view.NewIterator(ops.cf(Cf::kDentry));
-  it->Seek(DentrySeekKey(disk_, dir, after_cookie == UINT64_MAX ? after_cookie : after_cookie + 1));
-  for (; it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    ARCHIL_ASSIGN_OR_RETURN(DentryKeyParts k, ParseDentryKey(it->key().ToStringView()));
-    ARCHIL_ASSIGN_OR_RETURN(Versioned<DentryRecord> d, DecodeDentry(it->value().ToStringView()));
-    if (d.env.kind == ValueKind::kWhiteout) continue;
+  if (after_cookie == UINT64_MAX) {
+    page.eof = true;
+    return page;
+  }
+  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<LevelScan> scan,
+                          ops.Scan(view, Cf::kDentry, HistTag::kDentry, dir));
+  scan->Seek(DentryLevelKey(dir, after_cookie + 1, "").rel);
+  for (; scan->Valid(); scan->Next()) {
+    std::string_view rel = scan->rel();
+    if (rel.size() < 17) return Status::Corruption("dentry key too short");
+    const uint64_t cookie = DecodeFixed64BE(rel.data() + 8);
+    ARCHIL_ASSIGN_OR_RETURN(Versioned<DentryRecord> d, DecodeDentry(scan->value()));
     if (page.entries.size() >= max_entries) {
       // Entries sharing a cookie never straddle two pages: resuming after a cookie skips them all.
-      if (!page.entries.empty() && page.entries.back().cookie == k.cookie) {
-        uint64_t c = k.cookie;
-        while (!page.entries.empty() && page.entries.back().cookie == c) page.entries.pop_back();
+      if (!page.entries.empty() && page.entries.back().cookie == cookie) {
+        while (!page.entries.empty() && page.entries.back().cookie == cookie) {
+          page.entries.pop_back();
+        }
         if (page.entries.empty())
           return Status::Errno(EOVERFLOW, "cookie collision group too large");
       }
-      ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "readdir"));
+      ARCHIL_RETURN_IF_ERROR(scan->status().WithContext("readdir"));
       return page;
     }
     page.entries.push_back(
-        {std::string(k.name), d.body.ino, uint32_t{d.body.dtype} << 12, k.cookie});
+        {std::string(rel.substr(16)), d.body.ino, uint32_t{d.body.dtype} << 12, cookie});
   }
-  ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "readdir"));
+  ARCHIL_RETURN_IF_ERROR(scan->status().WithContext("readdir"));
   page.eof = true;
   return page;
 }
@@ -365,22 +388,16 @@ Result<std::string> DiskFs::GetXattr(posix::Ino ino, std::string_view name) {
   Ops ops(this);
   DbView view(core_->db);
   ARCHIL_RETURN_IF_ERROR(ops.LoadInode(view, ino).status());
-  Result<std::string> v = view.Get(ops.cf(Cf::kXattr), XattrKey(disk_, ino, name));
-  if (!v.ok()) {
-    if (v.status().code() == Status::Code::kNotFound) {
-      return Status::Errno(ENODATA, "no xattr " + std::string(name));
-    }
-    return v.status();
-  }
+  ARCHIL_ASSIGN_OR_RETURN(std::optional<std::string> v,
+                          levels_.Get(view, XattrLevelKey(ino, name)));
+  if (!v) return Status::Errno(ENODATA, "no xattr " + std::string(name));
   ARCHIL_ASSIGN_OR_RETURN(Versioned<XattrRecord> x, DecodeXattr(*v));
-  if (x.env.kind == ValueKind::kWhiteout) {
-    return Status::Errno(ENODATA, "no xattr " + std::string(name));
-  }
   return std::move(x.body.value);
 }
 
 Status DiskFs::SetXattr(posix::Ino ino, std::string_view name, std::string_view value,
                         uint32_t flags) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
   using posix::kXattrCreate;
   using posix::kXattrReplace;
   ARCHIL_RETURN_IF_ERROR(posix::ValidateXattrName(name));
@@ -391,17 +408,16 @@ Status DiskFs::SetXattr(posix::Ino ino, std::string_view name, std::string_view 
   return core_->queue->Commit([&](Txn& t) -> Status {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
-    std::string key = XattrKey(disk_, ino, name);
-    Result<std::string> old = t.Get(ops.cf(Cf::kXattr), key);
-    if (!old.ok() && old.status().code() != Status::Code::kNotFound) return old.status();
-    bool exists = old.ok();
+    LevelKey key = XattrLevelKey(ino, name);
+    ARCHIL_ASSIGN_OR_RETURN(std::optional<std::string> old, levels_.Get(t, key));
+    bool exists = old.has_value();
     if ((flags & kXattrCreate) && exists) return Status::Errno(EEXIST, "xattr exists");
     if ((flags & kXattrReplace) && !exists) return Status::Errno(ENODATA, "no such xattr");
-    t.Put(ops.cf(Cf::kXattr), key,
-          EncodeXattr({ValueKind::kValue, 0, kHeadEpoch}, {std::string(value)}));
+    ARCHIL_RETURN_IF_ERROR(
+        ops.Store(t, key, EncodeXattr({ValueKind::kValue, 0, ops.epoch()}, {std::string(value)})));
     n.rec.flags |= kInodeFlagHasXattrs;
     n.rec.ctime = ops.NowNs();
-    ops.PutInode(t, n);
+    ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, n));
     return Status::Ok();
   });
 }
@@ -411,32 +427,27 @@ Result<std::vector<std::string>> DiskFs::ListXattr(posix::Ino ino) {
   DbView view(core_->db);
   ARCHIL_RETURN_IF_ERROR(ops.LoadInode(view, ino).status());
   std::vector<std::string> names;
-  std::string prefix = XattrPrefix(disk_, ino);
-  auto it = view.NewIterator(ops.cf(Cf::kXattr));
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    ARCHIL_ASSIGN_OR_RETURN(XattrKeyParts k, ParseXattrKey(it->key().ToStringView()));
-    names.emplace_back(k.name);
+  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<LevelScan> scan,
+                          ops.Scan(view, Cf::kXattr, HistTag::kXattr, ino));
+  for (scan->Seek(XattrLevelKey(ino, "").rel); scan->Valid(); scan->Next()) {
+    names.emplace_back(scan->rel().substr(8));
   }
-  ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "list xattrs"));
+  ARCHIL_RETURN_IF_ERROR(scan->status().WithContext("list xattrs"));
   return names;
 }
 
 Status DiskFs::RemoveXattr(posix::Ino ino, std::string_view name) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
   ARCHIL_RETURN_IF_ERROR(posix::ValidateXattrName(name));
   return core_->queue->Commit([&](Txn& t) -> Status {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
-    std::string key = XattrKey(disk_, ino, name);
-    Result<std::string> old = t.Get(ops.cf(Cf::kXattr), key);
-    if (!old.ok()) {
-      if (old.status().code() == Status::Code::kNotFound) {
-        return Status::Errno(ENODATA, "no xattr " + std::string(name));
-      }
-      return old.status();
-    }
-    t.Delete(ops.cf(Cf::kXattr), key);
+    LevelKey key = XattrLevelKey(ino, name);
+    ARCHIL_ASSIGN_OR_RETURN(std::optional<std::string> old, levels_.Get(t, key));
+    if (!old) return Status::Errno(ENODATA, "no xattr " + std::string(name));
+    ARCHIL_RETURN_IF_ERROR(ops.Erase(t, key));
     n.rec.ctime = ops.NowNs();
-    ops.PutInode(t, n);
+    ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, n));
     return Status::Ok();
   });
 }
@@ -479,6 +490,7 @@ Status DiskFs::Release(posix::Ino ino, posix::HolderId holder) {
 }
 
 Status DiskFs::PurgeIfUnreferenced(Ino ino) {
+  if (read_only()) return Status::Ok();
   return core_->queue->Commit([&](Txn& t) -> Status {
     Ops ops(this);
     Result<Inode> n = ops.LoadInode(t, ino);

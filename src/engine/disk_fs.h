@@ -11,12 +11,18 @@
 // inode with holders writes an ORPHAN record naming them, so the inode survives a restart until
 // its holders release it (or the session layer drops them).
 //
+// Checkpoints (docs/formats.md §4.1 EPOCH/CKPT, §5): a checkpoint freezes the open epoch in one
+// commit (O(1)); later changes keep the versions a checkpoint can see in history, and deleting it
+// frees, through the deadlists, exactly what only it kept. A DiskFs made for a frozen epoch is a
+// read-only view of that checkpoint (every mutation fails with EROFS).
+//
 // Thread-safety: safe for concurrent use.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "base/clock.h"
@@ -25,6 +31,10 @@
 #include "engine/column_families.h"
 #include "engine/commit_queue.h"
 #include "engine/fs_records.h"
+#include "engine/keys.h"
+#include "engine/levels.h"
+#include "engine/lineage.h"
+#include "engine/meta_records.h"
 #include "engine/segment_files.h"
 #include "engine/types.h"
 #include "posix/file_system.h"
@@ -37,6 +47,7 @@ struct EngineCore {
   Cfs cfs;
   CommitQueue* queue = nullptr;
   SegmentFiles* segments = nullptr;
+  Lineages* lineages = nullptr;
   const Clock* clock = nullptr;
   uint32_t segment_blocks = 16384;  // data blocks per segment (block 0 is the header)
 };
@@ -44,12 +55,22 @@ struct EngineCore {
 // Writes of at most this many bytes ride in the commit batch as intents.
 inline constexpr size_t kIntentMaxBytes = 64 * 1024;
 
+struct CheckpointInfo {
+  std::string name;
+  Epoch epoch;
+  int64_t created_ns = 0;
+};
+
 class DiskFs final : public posix::FileSystem {
  public:
-  // REQUIRES: the disk's DISK record exists and is active; `core` outlives this.
-  DiskFs(EngineCore* core, DiskNo disk, const SipHashKey& dir_hash_key, uint32_t lineage_index);
+  // `view`: the disk's head (epoch kHeadView) or one of its checkpoints' epochs (read-only).
+  // REQUIRES: the disk's DISK record exists; `core` outlives this; core->lineages knows the disk.
+  DiskFs(EngineCore* core, LevelRef view, const SipHashKey& dir_hash_key, uint32_t lineage_index);
 
   DiskNo disk() const { return disk_; }
+  bool read_only() const { return !view_.head(); }
+  const SipHashKey& dir_hash_key() const { return dir_hash_key_; }
+  uint32_t lineage_index() const { return lineage_index_; }
 
   Result<posix::Attr> Lookup(posix::Ino parent, std::string_view name) override;
   Result<posix::Attr> GetAttr(posix::Ino ino) override;
@@ -82,7 +103,25 @@ class DiskFs final : public posix::FileSystem {
   Status Release(posix::Ino ino, posix::HolderId holder) override;
   Status DropHolder(posix::HolderId holder) override;
 
+  // ---- checkpoints (head views only) ----
+  // Freezes the open epoch as checkpoint `name` in one commit. AlreadyExists if the name is
+  // taken; InvalidArgument unless it is 1..100 of [A-Za-z0-9._-].
+  Result<Epoch> Checkpoint(std::string_view name) ARCHIL_EXCLUDES(mu_);
+  // NotFound if no such checkpoint.
+  Result<Epoch> CheckpointEpoch(std::string_view name) ARCHIL_EXCLUDES(mu_);
+  std::vector<CheckpointInfo> Checkpoints() ARCHIL_EXCLUDES(mu_);  // oldest first
+  // Deletes a checkpoint and frees what only it kept (at once unless a branch was made from it:
+  // then when the last such branch goes). NotFound if no such checkpoint. REQUIRES: no view of
+  // it is in use.
+  Status DeleteCheckpoint(std::string_view name) ARCHIL_EXCLUDES(mu_);
+  // Inside a branch's create (+1) or delete (-1) commit: counts the branch's pin on epoch `e`.
+  Status AddBranchPin(Txn& t, Epoch e, int delta) ARCHIL_EXCLUDES(mu_);
+  // Frees what every released, no longer pinned epoch kept (after a branch delete, at open).
+  Status CollectReleased() ARCHIL_EXCLUDES(mu_);
+
   // Engine internals.
+  // The disk's open epoch and its EPOCH records, read at open.
+  void RestoreEpochs(Epoch cur, std::map<uint64_t, EpochRecord> epochs) ARCHIL_EXCLUDES(mu_);
   // Records the holders of an ORPHAN found at start.
   void RestoreOrphan(Ino ino, const std::vector<uint64_t>& holders) ARCHIL_EXCLUDES(mu_);
   // The open segment and the first block not yet completely written to it, for the intent
@@ -102,15 +141,31 @@ class DiskFs final : public posix::FileSystem {
   Result<std::pair<Inode, Inode>> LoadEntry(Txn& t, Ino parent, std::string_view name);
   // Removes an inode that has neither a name nor a holder (its last Release, its holder's end).
   Status PurgeIfUnreferenced(Ino ino);
+  Status Writable() const;
+  bool AnyPinnedLocked() const ARCHIL_REQUIRES(mu_);
+  // True if an epoch in [lo, hi] is pinned (a checkpoint, or the fork of a live branch).
+  bool PinnedIn(Epoch lo, Epoch hi) ARCHIL_EXCLUDES(mu_);
+  // Returns blocks of this disk's segments to free space.
+  Status FreeBlocks(Txn& t, const DeadBlocks& blocks);
+  // Frees the deadlist entries that released epoch `k` alone kept, in bounded batches.
+  Status CollectEpoch(Epoch k) ARCHIL_EXCLUDES(mu_);
 
   EngineCore* const core_;
   const DiskNo disk_;
+  const LevelRef view_;
   const SipHashKey dir_hash_key_;
   const uint32_t lineage_index_;
+  const Levels levels_;
 
   Mutex mu_;
   // Holders of open inodes: ino -> holder -> references.
   std::map<uint64_t, std::map<uint64_t, int>> holders_ ARCHIL_GUARDED_BY(mu_);
+  // The open epoch and every frozen epoch that has a record (a checkpoint, a branch's fork, or
+  // released and waiting for collection). Changed only on the commit thread.
+  Epoch cur_epoch_ ARCHIL_GUARDED_BY(mu_);
+  std::map<uint64_t, EpochRecord> epochs_ ARCHIL_GUARDED_BY(mu_);
+  // Inherited inodes whose ORIGIN record is committed.
+  std::set<uint64_t> origins_ ARCHIL_GUARDED_BY(mu_);
   // The segment new data goes to, and the first block not yet allocated in it. Only the commit
   // thread allocates; the syncer reads the mark.
   bool seg_open_ ARCHIL_GUARDED_BY(mu_) = false;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "base/coding.h"
 #include "base/crc32c.h"
 #include "base/log.h"
 #include "engine/chunk_map.h"
@@ -19,8 +20,7 @@ bool AllZero(std::string_view s) {
 
 }  // namespace
 
-template <typename R>
-Result<std::string> DiskFs::Ops::ReadBlocks(R& r, Ino ino, uint64_t first, uint64_t n) {
+Result<std::string> DiskFs::Ops::ReadBlocks(KvReader& r, Ino ino, uint64_t first, uint64_t n) {
   std::string out(n * kBlockSize, '\0');
   const uint64_t end = first + n;
   for (uint64_t c = first / kChunkBlocks; c * kChunkBlocks < end; ++c) {
@@ -142,7 +142,7 @@ Result<uint64_t> DiskFs::Ops::WriteBlocks(Txn& t, Ino ino, uint64_t first,
     e.seg_blk = seg_blk;
     e.seg_disk = disk_;
     e.seg_no = seg;
-    e.birth = kHeadEpoch;
+    e.birth = epoch_;
     for (uint32_t i = 0; i < n; ++i)
       e.crcs.push_back(Crc32c(piece.data() + i * kBlockSize, kBlockSize));
     if (as_intent) {
@@ -152,15 +152,18 @@ Result<uint64_t> DiskFs::Ops::WriteBlocks(Txn& t, Ino ino, uint64_t first,
       to_sync.push_back(seg);
     }
     ARCHIL_ASSIGN_OR_RETURN(ChunkRecord chunk, LoadChunk(t, ino, c));
-    Versioned<ChunkRecord> v{{ValueKind::kValue, 0, kHeadEpoch}, std::move(chunk)};
+    Versioned<ChunkRecord> v{{ValueKind::kValue, 0, epoch_}, std::move(chunk)};
     ChunkOp op;
     op.op = ChunkOpType::kWrite;
-    op.birth = kHeadEpoch;
+    op.birth = epoch_;
     op.extent = std::move(e);
     std::vector<Extent> superseded;
     ARCHIL_RETURN_IF_ERROR(ApplyChunkOp(op, &v, &superseded));
-    for (const Extent& x : superseded) replaced += x.nblk;
-    PutChunk(t, ino, c, v.body);
+    for (const Extent& x : superseded) {
+      replaced += x.nblk;
+      ARCHIL_RETURN_IF_ERROR(Release(t, x.birth, x));
+    }
+    ARCHIL_RETURN_IF_ERROR(PutChunk(t, ino, c, v.body));
     pos += n;
   }
   // Large writes: the data is durable in its segment before any pointer to it is (invariant 2).
@@ -171,18 +174,19 @@ Result<uint64_t> DiskFs::Ops::WriteBlocks(Txn& t, Ino ino, uint64_t first,
 Result<uint64_t> DiskFs::Ops::DropBlocks(Txn& t, Ino ino, uint64_t first, uint64_t n) {
   if (n == 0) return uint64_t{0};
   const uint64_t end = n > UINT64_MAX - first ? UINT64_MAX : first + n;
-  const std::string prefix = ChunkPrefix(disk_, ino);
   std::vector<std::pair<uint64_t, ChunkRecord>> touched;
   {
-    auto it = t.NewIterator(cf(Cf::kChunk));
-    for (it->Seek(ChunkKey(disk_, ino, first / kChunkBlocks));
-         it->Valid() && it->key().starts_with(prefix); it->Next()) {
-      ARCHIL_ASSIGN_OR_RETURN(ChunkKeyParts k, ParseChunkKey(it->key().ToStringView()));
-      if (k.chunk > (end - 1) / kChunkBlocks) break;
-      ARCHIL_ASSIGN_OR_RETURN(Versioned<ChunkRecord> v, DecodeChunk(it->value().ToStringView()));
-      touched.emplace_back(k.chunk, std::move(v.body));
+    ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<LevelScan> scan,
+                            Scan(t, Cf::kChunk, HistTag::kChunk, ino));
+    for (scan->Seek(ChunkLevelKey(ino, first / kChunkBlocks).rel); scan->Valid(); scan->Next()) {
+      std::string_view rel = scan->rel();
+      if (rel.size() != 16) return Status::Corruption("chunk key of the wrong size");
+      const uint64_t chunk = DecodeFixed64BE(rel.data() + 8);
+      if (chunk > (end - 1) / kChunkBlocks) break;
+      ARCHIL_ASSIGN_OR_RETURN(Versioned<ChunkRecord> v, DecodeChunk(scan->value()));
+      touched.emplace_back(chunk, std::move(v.body));
     }
-    ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "scan chunks"));
+    ARCHIL_RETURN_IF_ERROR(scan->status().WithContext("scan chunks"));
   }
   uint64_t dropped = 0;
   for (auto& [c, chunk] : touched) {
@@ -192,8 +196,11 @@ Result<uint64_t> DiskFs::Ops::DropBlocks(Txn& t, Ino ino, uint64_t first, uint64
     if (from >= to) continue;
     std::vector<Extent> removed;
     RemoveBlocks(&chunk.extents, from, to, &removed);
-    for (const Extent& x : removed) dropped += x.nblk;
-    PutChunk(t, ino, c, chunk);
+    for (const Extent& x : removed) {
+      dropped += x.nblk;
+      ARCHIL_RETURN_IF_ERROR(Release(t, x.birth, x));
+    }
+    ARCHIL_RETURN_IF_ERROR(PutChunk(t, ino, c, chunk));
   }
   return dropped;
 }
@@ -263,6 +270,7 @@ Result<posix::Attr> DiskFs::Write(posix::Ino ino, uint64_t offset, std::string_v
   if (offset > posix::kMaxFileSize || data.size() > posix::kMaxFileSize - offset) {
     return Status::Errno(EFBIG, "write beyond the maximum file size");
   }
+  ARCHIL_RETURN_IF_ERROR(Writable());
   return core_->queue->CommitWith<posix::Attr>([&](Txn& t) -> Result<posix::Attr> {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
@@ -290,7 +298,7 @@ Result<posix::Attr> DiskFs::Write(posix::Ino ino, uint64_t offset, std::string_v
     n.rec.mode &= ~static_cast<uint32_t>(S_ISUID);
     if (n.rec.mode & S_IXGRP) n.rec.mode &= ~static_cast<uint32_t>(S_ISGID);
     ops.Touch(n);
-    ops.PutInode(t, n);
+    ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, n));
     return ToAttr(n.ino, n.rec);
   });
 }
@@ -308,6 +316,7 @@ Status DiskFs::Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint64_
   }
   if (op == kFallocPunchHole && !keep)
     return Status::Errno(EOPNOTSUPP, "punch hole needs keep-size");
+  ARCHIL_RETURN_IF_ERROR(Writable());
   return core_->queue->Commit([&](Txn& t) -> Status {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
@@ -331,8 +340,7 @@ Status DiskFs::Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint64_
       }
       n.rec.ctime = ops.NowNs();
     }
-    ops.PutInode(t, n);
-    return Status::Ok();
+    return ops.PutInode(t, n);
   });
 }
 

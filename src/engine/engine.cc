@@ -42,6 +42,7 @@ Result<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   e->core_.db = e->db_.get();
   e->core_.queue = e->queue_.get();
   e->core_.segments = e->segments_.get();
+  e->core_.lineages = &e->lineages_;
   e->core_.clock = options.clock;
   e->core_.segment_blocks = options.segment_blocks;
   ARCHIL_RETURN_IF_ERROR(e->ReplayIntents());
@@ -176,21 +177,25 @@ Status Engine::ReplayIntents() {
 }
 
 Status Engine::LoadDisks() {
+  struct Loaded {
+    DiskRecord rec;
+    std::map<uint64_t, EpochRecord> epochs;
+    std::vector<std::pair<Ino, std::vector<uint64_t>>> orphans;
+  };
+  std::map<uint64_t, Loaded> loaded;
   std::unique_ptr<rocksdb::Iterator> it(
       db_->NewIterator(rocksdb::ReadOptions(), core_.cfs[Cf::kMeta]));
-  std::vector<DiskNo> deleting;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     ARCHIL_ASSIGN_OR_RETURN(MetaKeyParts k, ParseMetaKey(it->key().ToStringView()));
+    // DISK sorts first among a disk's records, so `loaded` has the disk for the others.
     if (k.type == MetaType::kDisk) {
-      ARCHIL_ASSIGN_OR_RETURN(DiskRecord d, DecodeDisk(it->value().ToStringView()));
-      if (d.state == DiskState::kDeleting) {
-        deleting.push_back(k.disk);
-        continue;
-      }
-      SipHashKey key;
-      std::copy(d.dir_hash_key.begin(), d.dir_hash_key.end(), key.begin());
-      MutexLock lock(&mu_);
-      disks_[k.disk.value()] = std::make_shared<DiskFs>(&core_, k.disk, key, d.lineage_index);
+      ARCHIL_ASSIGN_OR_RETURN(loaded[k.disk.value()].rec, DecodeDisk(it->value().ToStringView()));
+      continue;
+    }
+    auto d = loaded.find(k.disk.value());
+    if (d == loaded.end()) continue;  // records of a disk whose DISK record is gone
+    if (k.type == MetaType::kEpoch) {
+      ARCHIL_ASSIGN_OR_RETURN(d->second.epochs[k.id], DecodeEpoch(it->value().ToStringView()));
     } else if (k.type == MetaType::kOrphan) {
       ARCHIL_ASSIGN_OR_RETURN(OrphanRecord o, DecodeOrphan(it->value().ToStringView()));
       std::vector<uint64_t> holders;
@@ -199,13 +204,36 @@ Status Engine::LoadDisks() {
         for (int i = 0; i < 8; ++i) v = (v << 8) | h[i];
         holders.push_back(v);
       }
-      MutexLock lock(&mu_);
-      auto d = disks_.find(k.disk.value());
-      if (d != disks_.end()) d->second->RestoreOrphan(Ino(k.id), holders);
+      d->second.orphans.emplace_back(Ino(k.id), std::move(holders));
     }
   }
   ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "scan disks"));
+  std::vector<DiskNo> deleting;
+  for (auto& [n, l] : loaded) {
+    DiskNo disk(n);
+    if (l.rec.state == DiskState::kDeleting) {
+      deleting.push_back(disk);
+      continue;
+    }
+    lineages_.Add(disk, {l.rec.lineage_index, l.rec.root, l.rec.parent, l.rec.fork_epoch});
+    SipHashKey key;
+    std::copy(l.rec.dir_hash_key.begin(), l.rec.dir_hash_key.end(), key.begin());
+    auto fs = std::make_shared<DiskFs>(&core_, LevelRef{disk, kHeadView}, key,
+                                       l.rec.lineage_index);
+    fs->RestoreEpochs(l.rec.cur_epoch, std::move(l.epochs));
+    for (auto& [ino, holders] : l.orphans) fs->RestoreOrphan(ino, holders);
+    MutexLock lock(&mu_);
+    disks_[n] = fs;
+    if (l.rec.state == DiskState::kHidden) hidden_.insert(n);
+  }
   for (DiskNo d : deleting) ARCHIL_RETURN_IF_ERROR(FinishDelete(d));
+  // Collections of released checkpoints that a crash interrupted.
+  std::vector<std::shared_ptr<DiskFs>> all;
+  {
+    MutexLock lock(&mu_);
+    for (auto& [n, fs] : disks_) all.push_back(fs);
+  }
+  for (auto& fs : all) ARCHIL_RETURN_IF_ERROR(fs->CollectReleased());
   return Status::Ok();
 }
 
@@ -216,7 +244,7 @@ Status Engine::CreateDisk(DiskNo disk, const DiskOptions& o) {
   DiskRecord rec;
   rec.state = DiskState::kActive;
   rec.root = disk;
-  rec.cur_epoch = kHeadEpoch;
+  rec.cur_epoch = kFirstEpoch;
   rec.created = options_.clock->NowMicros() * 1000;
   std::copy(hash_key.begin(), hash_key.end(), rec.dir_hash_key.begin());
   rec.next_lineage_index = 1;
@@ -237,34 +265,16 @@ Status Engine::CreateDisk(DiskNo disk, const DiskOptions& o) {
     root.parent = kRootIno;
     root.atime = root.mtime = root.ctime = root.btime = rec.created;
     t.Put(core_.cfs[Cf::kInode], InodeKey(disk, kRootIno),
-          EncodeInode({ValueKind::kValue, 0, kHeadEpoch}, root));
+          EncodeInode({ValueKind::kValue, 0, kFirstEpoch}, root));
     return Status::Ok();
   });
   ARCHIL_RETURN_IF_ERROR(s);
+  lineages_.Add(disk, {0, disk, DiskNo(0), Epoch(0)});
+  auto fs = std::make_shared<DiskFs>(&core_, LevelRef{disk, kHeadView}, hash_key, 0);
+  fs->RestoreEpochs(kFirstEpoch, {});
   MutexLock lock(&mu_);
-  disks_[disk.value()] = std::make_shared<DiskFs>(&core_, disk, hash_key, 0);
+  disks_[disk.value()] = fs;
   return Status::Ok();
-}
-
-Status Engine::DeleteDisk(DiskNo disk) {
-  Status s = queue_->Commit([&](Txn& t) -> Status {
-    std::string key = MetaKey(disk, MetaType::kDisk);
-    Result<std::string> v = t.Get(core_.cfs[Cf::kMeta], key);
-    if (!v.ok())
-      return v.status().code() == Status::Code::kNotFound ? Status::NotFound("no such disk")
-                                                          : v.status();
-    ARCHIL_ASSIGN_OR_RETURN(DiskRecord rec, DecodeDisk(*v));
-    if (rec.state == DiskState::kDeleting) return Status::NotFound("no such disk");
-    rec.state = DiskState::kDeleting;
-    t.Put(core_.cfs[Cf::kMeta], key, EncodeDisk(rec));
-    return Status::Ok();
-  });
-  ARCHIL_RETURN_IF_ERROR(s);
-  {
-    MutexLock lock(&mu_);
-    disks_.erase(disk.value());
-  }
-  return FinishDelete(disk);
 }
 
 Status Engine::FinishDelete(DiskNo disk) {
@@ -288,14 +298,25 @@ Status Engine::FinishDelete(DiskNo disk) {
 Result<posix::FileSystem*> Engine::Disk(DiskNo disk) {
   MutexLock lock(&mu_);
   auto it = disks_.find(disk.value());
-  if (it == disks_.end()) return Status::NotFound("no disk " + std::to_string(disk.value()));
+  if (it == disks_.end() || hidden_.count(disk.value())) {
+    return Status::NotFound("no disk " + std::to_string(disk.value()));
+  }
   return static_cast<posix::FileSystem*>(it->second.get());
+}
+
+Result<std::shared_ptr<DiskFs>> Engine::Head(DiskNo disk) {
+  MutexLock lock(&mu_);
+  auto it = disks_.find(disk.value());
+  if (it == disks_.end()) return Status::NotFound("no disk " + std::to_string(disk.value()));
+  return it->second;
 }
 
 std::vector<DiskNo> Engine::ListDisks() {
   MutexLock lock(&mu_);
   std::vector<DiskNo> out;
-  for (const auto& [n, d] : disks_) out.emplace_back(n);
+  for (const auto& [n, d] : disks_) {
+    if (!hidden_.count(n)) out.emplace_back(n);
+  }
   return out;
 }
 
@@ -307,6 +328,15 @@ Status Engine::SyncIntents() {
   }
   for (const auto& d : disks) ARCHIL_RETURN_IF_ERROR(d->TruncateIntents());
   return Status::Ok();
+}
+
+Result<uint64_t> Engine::CountKeys(DiskNo disk, Cf cf) {
+  const std::string prefix = DiskPrefix(disk);
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), core_.cfs[cf]));
+  uint64_t n = 0;
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) ++n;
+  ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "count keys"));
+  return n;
 }
 
 void Engine::SyncLoop() {

@@ -7,7 +7,13 @@
 //
 // Open: refuses a directory written by a newer format (schema) or one that is not an engine's;
 // replays the intents of small writes whose segment data may not have reached the disk; restores
-// open-unlinked inodes; finishes deletions of disks a crash interrupted.
+// open-unlinked inodes; finishes deletions of disks and collections of released checkpoints a
+// crash interrupted.
+//
+// Checkpoints and branches (docs/formats.md §5): a checkpoint freezes a disk's open epoch in one
+// commit; a branch is a new disk whose head starts empty and reads through to the checkpoint it
+// was made from, in one commit, whatever the disk's size. A disk with branches that is deleted
+// becomes hidden (not listed, not openable) and goes when its last branch does.
 //
 // Thread-safety: safe for concurrent use. Disk() views stay valid until the disk is deleted or
 // the engine is destroyed.
@@ -17,6 +23,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,8 +31,10 @@
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "base/status.h"
+#include "engine/column_families.h"
 #include "engine/commit_queue.h"
 #include "engine/disk_fs.h"
+#include "engine/lineage.h"
 #include "engine/segment_files.h"
 #include "engine/types.h"
 #include "io/env.h"
@@ -58,18 +67,36 @@ class Engine {
 
   // Creates an empty disk (its root directory). AlreadyExists if the disk exists.
   Status CreateDisk(DiskNo disk, const DiskOptions& options) ARCHIL_EXCLUDES(mu_);
-  // Deletes a disk and all its data. NotFound if unknown. The disk's FileSystem must no longer
-  // be in use.
+  // Deletes a disk and the data only it references; a disk with branches is hidden until its
+  // last branch goes. NotFound if unknown. The disk's FileSystem must no longer be in use.
   Status DeleteDisk(DiskNo disk) ARCHIL_EXCLUDES(mu_);
-  // The file system of a disk. NotFound if unknown.
+  // The file system of a disk (its head). NotFound if unknown or hidden.
   Result<posix::FileSystem*> Disk(DiskNo disk) ARCHIL_EXCLUDES(mu_);
   std::vector<DiskNo> ListDisks() ARCHIL_EXCLUDES(mu_);
+
+  // Takes checkpoint `name` of a disk: every mutation that returned before the call is in it,
+  // none that starts after. O(1). AlreadyExists if the name is taken in this disk.
+  Result<Epoch> Checkpoint(DiskNo disk, std::string_view name) ARCHIL_EXCLUDES(mu_);
+  Result<std::vector<CheckpointInfo>> Checkpoints(DiskNo disk) ARCHIL_EXCLUDES(mu_);
+  // Deletes a checkpoint; frees what only it referenced (when no branch was made from it).
+  Status DeleteCheckpoint(DiskNo disk, std::string_view name) ARCHIL_EXCLUDES(mu_);
+  // A read-only file system of a checkpoint (mutations fail with EROFS). REQUIRES: the
+  // checkpoint is not deleted while the view is in use.
+  Result<std::shared_ptr<posix::FileSystem>> OpenCheckpoint(DiskNo disk, std::string_view name)
+      ARCHIL_EXCLUDES(mu_);
+  // Makes disk `child` a writable branch of `parent` as of checkpoint `checkpoint`, named
+  // `branch_name` (unique within the lineage). O(1). NotFound for an unknown parent or
+  // checkpoint; AlreadyExists if `child` or the name exists.
+  Status CreateBranch(DiskNo parent, std::string_view checkpoint, DiskNo child,
+                      std::string_view branch_name) ARCHIL_EXCLUDES(mu_);
 
   // Syncs every open segment and drops the intents that made redundant (what the background
   // syncer does every intent_sync_ms).
   Status SyncIntents() ARCHIL_EXCLUDES(mu_);
 
   CommitStats commit_stats() const { return queue_->stats(); }
+  // Diagnostics and tests: how many keys of `disk` column family `cf` holds.
+  Result<uint64_t> CountKeys(DiskNo disk, Cf cf);
 
  private:
   explicit Engine(const EngineOptions& options);
@@ -78,6 +105,8 @@ class Engine {
   Status LoadDisks();
   Status ReplayIntents();
   Status FinishDelete(DiskNo disk);
+  // The head of a disk, hidden ones included. NotFound if unknown.
+  Result<std::shared_ptr<DiskFs>> Head(DiskNo disk) ARCHIL_EXCLUDES(mu_);
   void SyncLoop();
 
   const EngineOptions options_;
@@ -86,9 +115,11 @@ class Engine {
   EngineCore core_;
   std::unique_ptr<CommitQueue> queue_;
   std::unique_ptr<SegmentFiles> segments_;
+  Lineages lineages_;
 
   Mutex mu_;
   std::map<uint64_t, std::shared_ptr<DiskFs>> disks_ ARCHIL_GUARDED_BY(mu_);
+  std::set<uint64_t> hidden_ ARCHIL_GUARDED_BY(mu_);  // deleted, kept for their branches
   CondVar stop_cv_{&mu_};
   bool stop_ ARCHIL_GUARDED_BY(mu_) = false;
   std::thread syncer_;

@@ -1,18 +1,24 @@
 // The engine under simulated power loss, against the reference model.
 //
-// Each round: a fresh SimEnv, a disk, random operations mirrored on ModelFs; a fault rule cuts
+// Each round: a fresh SimEnv, a disk, random operations mirrored on ModelFs, with checkpoints
+// taken and deleted and branches made and deleted along the way; a fault rule cuts
 // the power just before a random mutating file operation (inside RocksDB's WAL or MANIFEST writes,
 // a segment write, an fdatasync, a directory sync...). After a restart with a seeded power-loss
 // model (unsynced data dropped, writes torn at sector granularity, un-synced directory entries
-// lost), the engine must open, and its tree must equal the model as of every acknowledged
-// operation, plus possibly the one in flight (which may or may not have committed). Rounds print
+// lost), the engine must open, and every head and every checkpoint must equal its model as of
+// every acknowledged operation, plus possibly the one in flight (which may or may not have
+// committed). Rounds print
 // their seed; ARCHIL_CRASH_SEED=S replays one, ARCHIL_CRASH_ROUNDS=N sets how many run (from
 // ARCHIL_CRASH_FIRST_SEED, default 1000).
 //
 // The last line is "N crashes, 0 lost" (scripts/crashtest.sh reads it).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
 #include <cstdlib>
 #include <random>
 
@@ -35,6 +41,53 @@ struct Round {
   std::string failure;  // empty: nothing lost
 };
 
+// What the engine must hold: the heads (a disk and its branches) and the checkpoints, each as a
+// model. Models are shared and copied on write, so a World is cheap to copy.
+struct World {
+  struct Head {
+    DiskNo disk;
+    std::shared_ptr<posix::ModelFs> model;
+  };
+  struct Ckpt {
+    DiskNo disk;
+    std::string name;
+    std::shared_ptr<const posix::ModelFs> model;
+  };
+  std::vector<Head> heads;
+  std::vector<Ckpt> ckpts;
+  std::map<uint64_t, uint64_t> parent_of;  // branch -> the disk it was made from
+  bool HasBranches(DiskNo d) const {
+    for (const auto& [child, parent] : parent_of) {
+      if (parent == d.value()) return true;
+    }
+    return false;
+  }
+};
+
+// OK if the restarted engine holds exactly `w`: every head and every checkpoint.
+Status Check(Engine* engine, const World& w) {
+  std::vector<DiskNo> want;
+  for (const World::Head& h : w.heads) want.push_back(h.disk);
+  std::sort(want.begin(), want.end());
+  if (engine->ListDisks() != want) return Status::Internal("the set of disks differs");
+  for (const World::Head& h : w.heads) {
+    posix::ModelFs model(*h.model);
+    // Sessions do not survive the crash: their opens go on both sides.
+    if (!model.DropHolder(posix::HolderId(1)).ok()) return Status::Internal("model drop holder");
+    ARCHIL_ASSIGN_OR_RETURN(posix::FileSystem * fs, engine->Disk(h.disk));
+    ARCHIL_RETURN_IF_ERROR(posix::CompareTrees(&model, fs).WithContext(
+        "disk " + std::to_string(h.disk.value())));
+  }
+  for (const World::Ckpt& c : w.ckpts) {
+    ARCHIL_ASSIGN_OR_RETURN(std::shared_ptr<posix::FileSystem> view,
+                            engine->OpenCheckpoint(c.disk, c.name));
+    ARCHIL_RETURN_IF_ERROR(
+        posix::CompareTrees(const_cast<posix::ModelFs*>(c.model.get()), view.get())
+            .WithContext("checkpoint " + c.name + " of disk " + std::to_string(c.disk.value())));
+  }
+  return Status::Ok();
+}
+
 Round RunRound(uint64_t seed) {
   Round out;
   std::mt19937_64 rng(seed);
@@ -52,11 +105,12 @@ Round RunRound(uint64_t seed) {
   if (!opened.ok()) return {false, "first open: " + opened.status().ToString()};
   std::unique_ptr<Engine> engine = std::move(opened).value();
   if (!engine->CreateDisk(DiskNo(1), {}).ok()) return {false, "create disk"};
-  posix::FileSystem* fs = *engine->Disk(DiskNo(1));
 
-  auto acked = std::make_unique<posix::ModelFs>(&clock);  // every acknowledged operation
-  std::unique_ptr<posix::ModelFs> in_flight;              // and the one the power cut interrupted
-  std::vector<posix::Ino> he, hm;
+  World acked;  // every acknowledged operation
+  acked.heads.push_back({DiskNo(1), std::make_shared<posix::ModelFs>(&clock)});
+  std::optional<World> in_flight;  // and the one the power cut interrupted
+  std::map<uint64_t, std::pair<std::vector<posix::Ino>, std::vector<posix::Ino>>> handles;
+  uint64_t next_disk = 2;
   posix::FsOpGenerator gen(seed);
   // Cut the power somewhere in the next few hundred mutating file operations.
   io::FaultRule cut;
@@ -66,10 +120,53 @@ Round RunRound(uint64_t seed) {
   env.AddFaultRule(cut);
   const int ops = 60 + static_cast<int>(rng() % 160);
   for (int i = 0; i < ops; ++i) {
-    posix::FsOp op = gen.Next(acked.get(), hm.size());
-    auto before = std::make_unique<posix::ModelFs>(*acked);
-    posix::FsOutcome want = posix::Apply(acked.get(), op, &hm);
-    posix::FsOutcome got = posix::Apply(fs, op, &he);
+    World before = acked;
+    const int dice = static_cast<int>(rng() % 100);
+    World::Head& h = acked.heads[rng() % acked.heads.size()];
+    std::string what;
+    Status done;
+    bool checked = false;  // a file operation compares its own outcome
+    if (dice < 4) {
+      std::string name = "c" + std::to_string(i);
+      what = "checkpoint " + name;
+      done = engine->Checkpoint(h.disk, name).status();
+      acked.ckpts.push_back({h.disk, name, h.model});
+      h.model = std::make_shared<posix::ModelFs>(*h.model);  // the checkpoint's copy is frozen
+    } else if (dice < 6 && !acked.ckpts.empty()) {
+      size_t k = rng() % acked.ckpts.size();
+      what = "delete checkpoint " + acked.ckpts[k].name;
+      done = engine->DeleteCheckpoint(acked.ckpts[k].disk, acked.ckpts[k].name);
+      acked.ckpts.erase(acked.ckpts.begin() + static_cast<ptrdiff_t>(k));
+    } else if (dice < 8 && !acked.ckpts.empty() && acked.heads.size() < 4) {
+      World::Ckpt c = acked.ckpts[rng() % acked.ckpts.size()];
+      DiskNo child(next_disk++);
+      what = "branch " + std::to_string(child.value()) + " from " + c.name;
+      done = engine->CreateBranch(c.disk, c.name, child, "b" + std::to_string(child.value()));
+      acked.parent_of[child.value()] = c.disk.value();
+      acked.heads.push_back({child, std::make_shared<posix::ModelFs>(*c.model)});
+    } else if (dice < 9 && acked.heads.size() > 1) {
+      size_t k = 1 + rng() % (acked.heads.size() - 1);
+      DiskNo d = acked.heads[k].disk;
+      if (acked.HasBranches(d)) continue;
+      what = "delete disk " + std::to_string(d.value());
+      done = engine->DeleteDisk(d);
+      std::erase_if(acked.ckpts, [&](const World::Ckpt& c) { return c.disk == d; });
+      acked.heads.erase(acked.heads.begin() + static_cast<ptrdiff_t>(k));
+      acked.parent_of.erase(d.value());
+    } else {
+      auto& [he, hm] = handles[h.disk.value()];
+      h.model = std::make_shared<posix::ModelFs>(*h.model);  // `before` keeps the old one
+      posix::FsOp op = gen.Next(h.model.get(), hm.size());
+      posix::FsOutcome want = posix::Apply(h.model.get(), op, &hm);
+      posix::FsOutcome got = posix::Apply(*engine->Disk(h.disk), op, &he);
+      what = posix::Describe(op);
+      if (!env.powered_off() && !(got == want)) {
+        return {false, "op " + std::to_string(i) + " " + what + " on disk " +
+                           std::to_string(h.disk.value()) + ": engine errno " +
+                           std::to_string(got.err) + ", model " + std::to_string(want.err)};
+      }
+      checked = true;
+    }
     if (env.powered_off()) {
       // The op in flight may have committed, or not: only `before` was acknowledged.
       in_flight = std::move(acked);
@@ -77,12 +174,10 @@ Round RunRound(uint64_t seed) {
       out.crashed = true;
       break;
     }
-    if (!(got == want)) {
-      return {false, "op " + std::to_string(i) + " " + posix::Describe(op) + ": engine errno " +
-                         std::to_string(got.err) + ", model " + std::to_string(want.err)};
+    if (!checked && !done.ok()) {
+      return {false, "op " + std::to_string(i) + " " + what + ": " + done.ToString()};
     }
-    if (rng() % 50 == 0)
-      (void)engine->SyncIntents();  // an I/O error here is a crash, checked below
+    if (rng() % 50 == 0) (void)engine->SyncIntents();  // an I/O error here is a crash
     clock.Advance(3);
   }
   engine.reset();  // the process dies
@@ -91,21 +186,29 @@ Round RunRound(uint64_t seed) {
   opened = Engine::Open(o);
   if (!opened.ok()) return {out.crashed, "reopen after power loss: " + opened.status().ToString()};
   engine = std::move(opened).value();
-  auto disk = engine->Disk(DiskNo(1));
-  if (!disk.ok()) return {out.crashed, "disk lost"};
-  fs = *disk;
-  // Sessions do not survive the crash: their opens go on both sides.
-  if (!fs->DropHolder(posix::HolderId(1)).ok()) return {out.crashed, "drop holder"};
-  if (!acked->DropHolder(posix::HolderId(1)).ok()) return {out.crashed, "model drop holder"};
-  Status same = posix::CompareTrees(acked.get(), fs);
-  if (!same.ok() && in_flight) {
-    if (!in_flight->DropHolder(posix::HolderId(1)).ok()) return {out.crashed, "model drop"};
-    if (posix::CompareTrees(in_flight.get(), fs).ok()) same = Status::Ok();
+  for (const World::Head& h : acked.heads) {
+    Result<posix::FileSystem*> fs = engine->Disk(h.disk);
+    if (fs.ok() && !(*fs)->DropHolder(posix::HolderId(1)).ok()) {
+      return {out.crashed, "drop holder"};
+    }
   }
+  if (in_flight) {
+    for (const World::Head& h : in_flight->heads) {
+      Result<posix::FileSystem*> fs = engine->Disk(h.disk);
+      if (fs.ok() && !(*fs)->DropHolder(posix::HolderId(1)).ok()) {
+        return {out.crashed, "drop holder"};
+      }
+    }
+  }
+  Status same = Check(engine.get(), acked);
+  if (!same.ok() && in_flight && Check(engine.get(), *in_flight).ok()) same = Status::Ok();
   if (!same.ok()) return {out.crashed, "after restart: " + same.message()};
   // And it keeps working.
-  Result<posix::Attr> f = fs->Mknod(posix::kRootIno, "after-crash", 0100644, 0, {});
+  Result<posix::FileSystem*> fs = engine->Disk(DiskNo(1));
+  if (!fs.ok()) return {out.crashed, "disk 1 lost"};
+  Result<posix::Attr> f = (*fs)->Mknod(posix::kRootIno, "after-crash", 0100644, 0, {});
   if (!f.ok() && f.status().sys_errno() != EEXIST) return {out.crashed, "write after restart"};
+  if (!engine->Checkpoint(DiskNo(1), "after-crash").ok()) return {out.crashed, "checkpoint after"};
   return out;
 }
 
