@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <memory>
+#include <algorithm>
 #include <random>
 
 #include "base/test_seed.h"
@@ -250,6 +251,8 @@ TEST_F(CheckpointTest, EveryViewAgreesWithTheModel) {
   uint64_t next_disk = 2;
   std::map<uint64_t, uint64_t> parent_of;  // branch disk -> parent disk
   auto compare_all = [&](const std::string& when) {
+    Status inv = engine_->CheckInvariants();
+    ASSERT_TRUE(inv.ok()) << when << ": " << inv.message();
     for (Head& h : heads) {
       Status same = posix::CompareTrees(h.model.get(), *engine_->Disk(h.disk), {.times = true});
       ASSERT_TRUE(same.ok()) << when << ": disk " << h.disk.value() << ": " << same.message();
@@ -329,6 +332,82 @@ TEST_F(CheckpointTest, EveryViewAgreesWithTheModel) {
   }
   EXPECT_EQ(Keys(1, Cf::kHist), 0u);
   EXPECT_EQ(Keys(1, Cf::kDead), 0u);
+}
+
+}  // namespace
+}  // namespace archil::engine
+
+namespace archil::engine {
+namespace {
+
+class SpaceTest : public ::testing::Test {
+ protected:
+  void Open(bool tiered) {
+    engine_.reset();
+    EngineOptions o;
+    o.env = &env_;
+    o.dir = "/data";
+    o.clock = &clock_;
+    o.segment_blocks = 16;  // 64 KiB segments
+    o.intent_sync_ms = 0;
+    o.rocks_max_sleep_micros = 0;
+    o.block_cache_mb = 8;
+    o.keep_segments_until_uploaded = tiered;
+    engine_ = std::move(Engine::Open(o)).value();
+  }
+  size_t SegmentFiles() { return env_.ListDir("/data/segments/0000000000000001")->size(); }
+  // Rewrites the same 64 KiB 40 times: 40 segments' worth of writes, one segment's worth live.
+  void Churn(posix::FileSystem* fs, posix::Ino f) {
+    for (int i = 0; i < 40; ++i) {
+      ASSERT_TRUE(fs->Write(f, 0, std::string(65536, static_cast<char>('a' + i % 26))).ok());
+    }
+  }
+  io::SimEnv env_;
+  FakeClock clock_;
+  std::unique_ptr<Engine> engine_;
+};
+
+TEST_F(SpaceTest, OverwrittenSegmentsAreDeleted) {
+  Open(false);
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  posix::FileSystem* fs = *engine_->Disk(DiskNo(1));
+  posix::Ino f = fs->Mknod(posix::kRootIno, "f", S_IFREG | 0644, 0, {})->ino;
+  Churn(fs, f);
+  EXPECT_LE(SegmentFiles(), 3u);
+  ASSERT_TRUE(engine_->CheckInvariants().ok());
+  // A checkpoint keeps what it sees: its segment survives the churn, and goes with it.
+  ASSERT_TRUE(engine_->Checkpoint(DiskNo(1), "keep").ok());
+  Churn(fs, f);
+  EXPECT_LE(SegmentFiles(), 4u);
+  ASSERT_TRUE(engine_->DeleteCheckpoint(DiskNo(1), "keep").ok());
+  EXPECT_LE(SegmentFiles(), 3u);
+  ASSERT_TRUE(fs->Unlink(posix::kRootIno, "f").ok());
+  EXPECT_LE(SegmentFiles(), 1u);  // at most the open one
+  ASSERT_TRUE(engine_->CheckInvariants().ok());
+  Open(false);
+  EXPECT_EQ(SegmentFiles(), 0u);  // the open one was sealed at restart with nothing live
+  ASSERT_TRUE(engine_->CheckInvariants().ok());
+}
+
+TEST_F(SpaceTest, WithATierSegmentsWaitForTheirUpload) {
+  Open(true);
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  posix::FileSystem* fs = *engine_->Disk(DiskNo(1));
+  posix::Ino f = fs->Mknod(posix::kRootIno, "f", S_IFREG | 0644, 0, {})->ino;
+  Churn(fs, f);
+  std::vector<std::string> names = *env_.ListDir("/data/segments/0000000000000001");
+  EXPECT_GE(names.size(), 39u);  // nothing uploaded: everything stays
+  std::sort(names.begin(), names.end());
+  // Upload all but the newest (open) one: the dead ones go, the live one stays.
+  for (size_t i = 0; i + 1 < names.size(); ++i) {
+    SegNo seg(std::stoull(names[i], nullptr, 16));
+    ASSERT_TRUE(engine_->SegmentUploaded(DiskNo(1), seg).ok());
+  }
+  EXPECT_LE(SegmentFiles(), 3u);
+  EXPECT_EQ(engine_->SegmentUploaded(DiskNo(1), SegNo(12345)).code(), Status::Code::kNotFound);
+  ASSERT_TRUE(engine_->CheckInvariants().ok());
+  std::string want(65536, static_cast<char>('a' + 39 % 26));
+  EXPECT_EQ(*fs->Read(f, 0, 65536), want);
 }
 
 }  // namespace

@@ -36,6 +36,12 @@ void Txn::Delete(rocksdb::ColumnFamilyHandle* cf, std::string_view key) {
   wrote_ = true;
 }
 
+void Txn::Merge(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view operand) {
+  batch_->Merge(cf, rocksdb::Slice(key.data(), key.size()),
+                rocksdb::Slice(operand.data(), operand.size()));
+  wrote_ = true;
+}
+
 CommitQueue::CommitQueue(rocksdb::DB* db, CommitQueueOptions options) : db_(db), options_(options) {
   thread_ = std::thread([this] { Loop(); });
 }

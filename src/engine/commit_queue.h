@@ -50,6 +50,8 @@ class Txn final : public KvReader {
 
   void Put(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view value);
   void Delete(rocksdb::ColumnFamilyHandle* cf, std::string_view key);
+  // REQUIRES: `cf` has a merge operator.
+  void Merge(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view operand);
   // Runs after the group is durable, on the commit thread, before the caller wakes: for in-memory
   // state that must change only with the data (caches, counters).
   void OnCommit(std::function<void()> fn) { on_commit_.push_back(std::move(fn)); }

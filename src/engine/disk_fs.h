@@ -50,6 +50,9 @@ struct EngineCore {
   Lineages* lineages = nullptr;
   const Clock* clock = nullptr;
   uint32_t segment_blocks = 16384;  // data blocks per segment (block 0 is the header)
+  // With a tier: a sealed segment is deleted only once uploaded (MarkUploaded), even when
+  // nothing in it is live. Without one, sealed counts as uploaded.
+  bool keep_until_uploaded = false;
 };
 
 // Writes of at most this many bytes ride in the commit batch as intents.
@@ -120,6 +123,11 @@ class DiskFs final : public posix::FileSystem {
   Status CollectReleased() ARCHIL_EXCLUDES(mu_);
 
   // Engine internals.
+  // The tier has stored sealed segment `seg`: it may be deleted once nothing in it is live.
+  Status MarkUploaded(SegNo seg) ARCHIL_EXCLUDES(mu_);
+  // At open: seals the segments the last run left open, removes segment files no record names,
+  // deletes sealed segments with nothing live.
+  Status SweepSegments() ARCHIL_EXCLUDES(mu_);
   // The disk's open epoch and its EPOCH records, read at open.
   void RestoreEpochs(Epoch cur, std::map<uint64_t, EpochRecord> epochs) ARCHIL_EXCLUDES(mu_);
   // Records the holders of an ORPHAN found at start.
@@ -145,8 +153,13 @@ class DiskFs final : public posix::FileSystem {
   bool AnyPinnedLocked() const ARCHIL_REQUIRES(mu_);
   // True if an epoch in [lo, hi] is pinned (a checkpoint, or the fork of a live branch).
   bool PinnedIn(Epoch lo, Epoch hi) ARCHIL_EXCLUDES(mu_);
+  // Marks blocks of this disk's segment live (a commit points an extent at them).
+  Status MarkLive(Txn& t, SegNo seg, uint32_t blk, uint32_t nblk);
   // Returns blocks of this disk's segments to free space.
-  Status FreeBlocks(Txn& t, const DeadBlocks& blocks);
+  Status FreeBlocks(Txn& t, const DeadBlocks& blocks) ARCHIL_EXCLUDES(mu_);
+  // Deletes sealed segment `seg` (after this batch) if nothing in it is live and, with a tier,
+  // it is uploaded.
+  Status MaybeKill(Txn& t, SegNo seg) ARCHIL_EXCLUDES(mu_);
   // Frees the deadlist entries that released epoch `k` alone kept, in bounded batches.
   Status CollectEpoch(Epoch k) ARCHIL_EXCLUDES(mu_);
 

@@ -51,73 +51,6 @@ Result<std::string> DiskFs::Ops::ReadBlocks(KvReader& r, Ino ino, uint64_t first
   return out;
 }
 
-Status DiskFs::Ops::OpenNewSegment(Txn& t) {
-  ARCHIL_ASSIGN_OR_RETURN(CountersRecord counters, LoadCounters(t));
-  if (counters.next_seg == UINT32_MAX) return Status::Errno(ENOSPC, "segment numbers exhausted");
-  SegNo seg = MakeSegNo(1, ++counters.next_seg);
-  Status made = c_->segments->Create(disk_, seg);
-  // A segment opened by a mutation that then failed was never recorded: its file holds nothing
-  // anyone points at, so it is reused.
-  if (!made.ok() && made.sys_errno() != EEXIST) return made;
-  MutexLock lock(&fs_->mu_);
-  fs_->seg_open_ = true;
-  fs_->seg_recorded_ = false;
-  fs_->seg_ = seg;
-  fs_->seg_next_ = fs_->seg_written_ = 1;
-  return Status::Ok();
-}
-
-Result<std::pair<SegNo, uint32_t>> DiskFs::Ops::Allocate(Txn& t, uint32_t nblk) {
-  bool full = false, open = false;
-  SegNo old;
-  {
-    MutexLock lock(&fs_->mu_);
-    open = fs_->seg_open_;
-    full = open && fs_->seg_next_ + nblk > c_->segment_blocks + 1;
-    old = fs_->seg_;
-  }
-  if (full) {
-    // Seal: the data is durable in the segment, so its intents can go with this batch.
-    ARCHIL_RETURN_IF_ERROR(c_->segments->Sync(disk_, old));
-    std::string prefix = IntentKey(disk_, old, 0).substr(0, 16);
-    ARCHIL_RETURN_IF_ERROR(DeletePrefix(t, Cf::kIntent, prefix));
-    SegRecord sealed;
-    sealed.state = SegState::kSealed;
-    sealed.sealed = NowNs();
-    sealed.root = disk_;
-    t.Put(cf(Cf::kMeta), MetaSegKey(disk_, old), EncodeSeg(sealed));
-  }
-  if (!open || full) ARCHIL_RETURN_IF_ERROR(OpenNewSegment(t));
-  SegNo seg;
-  uint32_t blk;
-  bool recorded;
-  {
-    MutexLock lock(&fs_->mu_);
-    seg = fs_->seg_;
-    blk = fs_->seg_next_;
-    fs_->seg_next_ += nblk;
-    recorded = fs_->seg_recorded_;
-  }
-  if (!recorded) {
-    // Until a batch that records this segment commits, every batch that uses it records it, so
-    // its number is never handed out twice.
-    ARCHIL_ASSIGN_OR_RETURN(CountersRecord counters, LoadCounters(t));
-    counters.next_seg = std::max<uint32_t>(counters.next_seg, static_cast<uint32_t>(seg.value()));
-    PutCounters(t, counters);
-    SegRecord rec;
-    rec.state = SegState::kOpen;
-    rec.created = NowNs();
-    rec.root = disk_;
-    t.Put(cf(Cf::kMeta), MetaSegKey(disk_, seg), EncodeSeg(rec));
-    DiskFs* fs = fs_;
-    t.OnCommit([fs, seg] {
-      MutexLock lock(&fs->mu_);
-      if (fs->seg_open_ && fs->seg_ == seg) fs->seg_recorded_ = true;
-    });
-  }
-  return std::make_pair(seg, blk);
-}
-
 Result<uint64_t> DiskFs::Ops::WriteBlocks(Txn& t, Ino ino, uint64_t first,
                                           std::string_view blocks) {
   const uint64_t total = blocks.size() / kBlockSize;
@@ -127,7 +60,9 @@ Result<uint64_t> DiskFs::Ops::WriteBlocks(Txn& t, Ino ino, uint64_t first,
   for (uint64_t pos = 0; pos < total;) {
     uint64_t c = (first + pos) / kChunkBlocks;
     auto off = static_cast<uint16_t>((first + pos) % kChunkBlocks);
-    auto n = static_cast<uint32_t>(std::min<uint64_t>(kChunkBlocks - off, total - pos));
+    // A piece never crosses a chunk, nor is it larger than a segment.
+    auto n = static_cast<uint32_t>(
+        std::min<uint64_t>({kChunkBlocks - off, total - pos, c_->segment_blocks}));
     ARCHIL_ASSIGN_OR_RETURN(auto place, Allocate(t, n));
     auto [seg, seg_blk] = place;
     std::string_view piece = blocks.substr(pos * kBlockSize, uint64_t{n} * kBlockSize);
@@ -136,6 +71,7 @@ Result<uint64_t> DiskFs::Ops::WriteBlocks(Txn& t, Ino ino, uint64_t first,
       MutexLock lock(&fs_->mu_);
       if (fs_->seg_ == seg) fs_->seg_written_ = std::max(fs_->seg_written_, seg_blk + n);
     }
+    ARCHIL_RETURN_IF_ERROR(fs_->MarkLive(t, seg, seg_blk, n));
     Extent e;
     e.blk_off = off;
     e.nblk = static_cast<uint16_t>(n);

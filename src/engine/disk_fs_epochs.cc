@@ -48,12 +48,6 @@ bool DiskFs::PinnedIn(Epoch lo, Epoch hi) {
   return false;
 }
 
-Status DiskFs::FreeBlocks(Txn&, const DeadBlocks&) {
-  // Segment liveness (the segusage CF) is not kept yet: freed blocks stay in their segment file
-  // until it is (docs/architecture.md §9 lists this).
-  return Status::Ok();
-}
-
 Result<Epoch> DiskFs::Checkpoint(std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   if (!ValidCheckpointName(name)) {

@@ -15,6 +15,7 @@
 #include "engine/intent_record.h"
 #include "engine/keys.h"
 #include "engine/meta_records.h"
+#include "engine/segusage_merge.h"
 #include "io/rocksdb_fs.h"
 
 namespace archil::engine {
@@ -45,6 +46,7 @@ Result<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   e->core_.lineages = &e->lineages_;
   e->core_.clock = options.clock;
   e->core_.segment_blocks = options.segment_blocks;
+  e->core_.keep_until_uploaded = options.keep_segments_until_uploaded;
   ARCHIL_RETURN_IF_ERROR(e->ReplayIntents());
   ARCHIL_RETURN_IF_ERROR(e->LoadDisks());
   if (options.intent_sync_ms > 0) e->syncer_ = std::thread([p = e.get()] { p->SyncLoop(); });
@@ -94,8 +96,13 @@ Status Engine::OpenDb() {
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
 
   std::vector<rocksdb::ColumnFamilyDescriptor> cfds;
-  for (const std::string& name : CfNames())
-    cfds.emplace_back(name, rocksdb::ColumnFamilyOptions(o));
+  for (const std::string& name : CfNames()) {
+    rocksdb::ColumnFamilyOptions cfo(o);
+    if (name == CfNames()[static_cast<size_t>(Cf::kSegUsage)]) {
+      cfo.merge_operator = NewSegUsageMergeOperator();
+    }
+    cfds.emplace_back(name, cfo);
+  }
   rocksdb::DB* db = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::Status s = rocksdb::DB::Open(o, options_.dir + "/db", cfds, &handles, &db);
@@ -233,7 +240,10 @@ Status Engine::LoadDisks() {
     MutexLock lock(&mu_);
     for (auto& [n, fs] : disks_) all.push_back(fs);
   }
-  for (auto& fs : all) ARCHIL_RETURN_IF_ERROR(fs->CollectReleased());
+  for (auto& fs : all) {
+    ARCHIL_RETURN_IF_ERROR(fs->SweepSegments());
+    ARCHIL_RETURN_IF_ERROR(fs->CollectReleased());
+  }
   return Status::Ok();
 }
 
@@ -328,6 +338,11 @@ Status Engine::SyncIntents() {
   }
   for (const auto& d : disks) ARCHIL_RETURN_IF_ERROR(d->TruncateIntents());
   return Status::Ok();
+}
+
+Status Engine::SegmentUploaded(DiskNo disk, SegNo seg) {
+  ARCHIL_ASSIGN_OR_RETURN(std::shared_ptr<DiskFs> fs, Head(disk));
+  return fs->MarkUploaded(seg);
 }
 
 Result<uint64_t> Engine::CountKeys(DiskNo disk, Cf cf) {

@@ -52,6 +52,9 @@ struct EngineOptions {
                                     // 0: never in the background (tests call SyncIntents)
   int rocks_max_sleep_micros = -1;  // crash tests: cap RocksDB's retry sleeps (io/rocksdb_fs.h)
   size_t block_cache_mb = 256;
+  // A tier ships sealed segments: keep each until SegmentUploaded says it is stored, even when
+  // nothing in it is live. Without a tier a sealed segment counts as uploaded.
+  bool keep_segments_until_uploaded = false;
 };
 
 struct DiskOptions {
@@ -95,6 +98,12 @@ class Engine {
   Status SyncIntents() ARCHIL_EXCLUDES(mu_);
 
   CommitStats commit_stats() const { return queue_->stats(); }
+  // The tier stored sealed segment `seg` of `disk` (see keep_segments_until_uploaded).
+  Status SegmentUploaded(DiskNo disk, SegNo seg) ARCHIL_EXCLUDES(mu_);
+  // Diagnostics and tests: checks the rules that tie records together (every extent points at a
+  // live block; each live block is held by exactly one head extent or deadlist entry; every
+  // history version has its deadlist entry). Internal naming the first violation.
+  Status CheckInvariants() ARCHIL_EXCLUDES(mu_);
   // Diagnostics and tests: how many keys of `disk` column family `cf` holds.
   Result<uint64_t> CountKeys(DiskNo disk, Cf cf);
 

@@ -203,6 +203,8 @@ Round RunRound(uint64_t seed) {
   Status same = Check(engine.get(), acked);
   if (!same.ok() && in_flight && Check(engine.get(), *in_flight).ok()) same = Status::Ok();
   if (!same.ok()) return {out.crashed, "after restart: " + same.message()};
+  Status invariants = engine->CheckInvariants();
+  if (!invariants.ok()) return {out.crashed, "after restart: " + invariants.message()};
   // And it keeps working.
   Result<posix::FileSystem*> fs = engine->Disk(DiskNo(1));
   if (!fs.ok()) return {out.crashed, "disk 1 lost"};

@@ -2,6 +2,9 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <set>
+
+#include "base/log.h"
 
 namespace archil::engine {
 namespace {
@@ -13,6 +16,23 @@ std::string Hex16(uint64_t v) {
 }
 
 }  // namespace
+
+Status SegmentFiles::RemoveUnlisted(DiskNo disk, const std::vector<SegNo>& keep) {
+  Result<std::vector<std::string>> names = env_->ListDir(DiskDir(disk));
+  if (!names.ok()) return names.status().sys_errno() == ENOENT ? Status::Ok() : names.status();
+  std::set<uint64_t> kept;
+  for (SegNo s : keep) kept.insert(s.value());
+  for (const std::string& name : *names) {
+    if (name.size() != 16 || name.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      continue;
+    }
+    SegNo seg(std::stoull(name, nullptr, 16));
+    if (kept.count(seg.value())) continue;
+    ARCHIL_LOG(kInfo) << "engine: removing unreferenced segment " << Path(disk, seg);
+    ARCHIL_RETURN_IF_ERROR(Remove(disk, seg));
+  }
+  return Status::Ok();
+}
 
 std::string SegmentFiles::DiskDir(DiskNo disk) const { return dir_ + "/" + Hex16(disk.value()); }
 

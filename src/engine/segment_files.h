@@ -36,6 +36,9 @@ class SegmentFiles {
       ARCHIL_EXCLUDES(mu_);
   // Unlinks one segment; durable when this returns. OK if it does not exist.
   Status Remove(DiskNo disk, SegNo seg) ARCHIL_EXCLUDES(mu_);
+  // Removes every segment file of `disk` not in `keep` (files whose records never committed, or
+  // whose removal a crash undid). Names that are not segment numbers are left alone.
+  Status RemoveUnlisted(DiskNo disk, const std::vector<SegNo>& keep) ARCHIL_EXCLUDES(mu_);
   // Removes every segment of `disk` and its directory. OK if there are none.
   Status RemoveDisk(DiskNo disk) ARCHIL_EXCLUDES(mu_);
   // Closes every handle (after a simulated crash, before reopening).

@@ -1,0 +1,192 @@
+// DiskFs: the open segment, and segment liveness: blocks are SET in their segment's bitmap when a
+// commit points an extent at them and CLEARed when they are freed; a sealed segment with no live
+// block left (and, with a tier, uploaded) is deleted (docs/formats.md §4.10, §6.2).
+#include <cerrno>
+
+#include "base/log.h"
+#include "engine/disk_fs_ops.h"
+#include "engine/segusage_record.h"
+
+namespace archil::engine {
+
+Status DiskFs::Ops::OpenNewSegment(Txn& t) {
+  ARCHIL_ASSIGN_OR_RETURN(CountersRecord counters, LoadCounters(t));
+  if (counters.next_seg == UINT32_MAX) return Status::Errno(ENOSPC, "segment numbers exhausted");
+  SegNo seg = MakeSegNo(1, ++counters.next_seg);
+  Status made = c_->segments->Create(disk_, seg);
+  // A segment opened by a mutation that then failed was never recorded: its file holds nothing
+  // anyone points at, so it is reused.
+  if (!made.ok() && made.sys_errno() != EEXIST) return made;
+  MutexLock lock(&fs_->mu_);
+  fs_->seg_open_ = true;
+  fs_->seg_recorded_ = false;
+  fs_->seg_ = seg;
+  fs_->seg_next_ = fs_->seg_written_ = 1;
+  return Status::Ok();
+}
+
+Result<std::pair<SegNo, uint32_t>> DiskFs::Ops::Allocate(Txn& t, uint32_t nblk) {
+  bool full = false, open = false;
+  SegNo old;
+  {
+    MutexLock lock(&fs_->mu_);
+    open = fs_->seg_open_;
+    full = open && fs_->seg_next_ + nblk > c_->segment_blocks + 1;
+    old = fs_->seg_;
+  }
+  if (full) {
+    // Seal: the data is durable in the segment, so its intents can go with this batch.
+    ARCHIL_RETURN_IF_ERROR(c_->segments->Sync(disk_, old));
+    std::string prefix = IntentKey(disk_, old, 0).substr(0, 16);
+    ARCHIL_RETURN_IF_ERROR(DeletePrefix(t, Cf::kIntent, prefix));
+    ARCHIL_ASSIGN_OR_RETURN(std::string v, t.Get(cf(Cf::kMeta), MetaSegKey(disk_, old)));
+    ARCHIL_ASSIGN_OR_RETURN(SegRecord sealed, DecodeSeg(v));
+    sealed.state = SegState::kSealed;
+    sealed.sealed = NowNs();
+    t.Put(cf(Cf::kMeta), MetaSegKey(disk_, old), EncodeSeg(sealed));
+  }
+  if (!open || full) ARCHIL_RETURN_IF_ERROR(OpenNewSegment(t));
+  // A segment sealed with nothing live in it (all overwritten while open) dies at once.
+  if (full) ARCHIL_RETURN_IF_ERROR(fs_->MaybeKill(t, old));
+  SegNo seg;
+  uint32_t blk;
+  bool recorded;
+  {
+    MutexLock lock(&fs_->mu_);
+    seg = fs_->seg_;
+    blk = fs_->seg_next_;
+    fs_->seg_next_ += nblk;
+    recorded = fs_->seg_recorded_;
+  }
+  if (!recorded) {
+    // Until a batch that records this segment commits, every batch that uses it records it, so
+    // its number is never handed out twice.
+    ARCHIL_ASSIGN_OR_RETURN(CountersRecord counters, LoadCounters(t));
+    counters.next_seg = std::max<uint32_t>(counters.next_seg, static_cast<uint32_t>(seg.value()));
+    PutCounters(t, counters);
+    SegRecord rec;
+    rec.state = SegState::kOpen;
+    rec.created = NowNs();
+    rec.root = disk_;
+    t.Put(cf(Cf::kMeta), MetaSegKey(disk_, seg), EncodeSeg(rec));
+    // Its liveness starts all clear (a later mutation of the same group may already have SET
+    // blocks in it: keep them).
+    const std::string usage = SegUsageKey(disk_, seg);
+    Result<std::string> have = t.Get(cf(Cf::kSegUsage), usage);
+    if (!have.ok() && have.status().code() != Status::Code::kNotFound) return have.status();
+    if (!have.ok()) {
+      t.Put(cf(Cf::kSegUsage), usage, EncodeSegUsage(SegUsageRecord::Empty(c_->segment_blocks)));
+    }
+    DiskFs* fs = fs_;
+    t.OnCommit([fs, seg] {
+      MutexLock lock(&fs->mu_);
+      if (fs->seg_open_ && fs->seg_ == seg) fs->seg_recorded_ = true;
+    });
+  }
+  return std::make_pair(seg, blk);
+}
+
+Status DiskFs::MarkLive(Txn& t, SegNo seg, uint32_t blk, uint32_t nblk) {
+  SegUsageOp op;
+  op.op = SegUsageOpType::kSet;
+  op.start_blk = blk;
+  op.nblk = nblk;
+  t.Merge(core_->cfs[Cf::kSegUsage], SegUsageKey(disk_, seg), EncodeSegUsageOp(op));
+  return Status::Ok();
+}
+
+Status DiskFs::FreeBlocks(Txn& t, const DeadBlocks& b) {
+  if (b.seg_disk != disk_) return Status::Corruption("freeing blocks of another disk's segment");
+  SegUsageOp op;
+  op.op = SegUsageOpType::kClear;
+  op.start_blk = b.seg_blk;
+  op.nblk = b.nblk;
+  t.Merge(core_->cfs[Cf::kSegUsage], SegUsageKey(disk_, b.seg_no), EncodeSegUsageOp(op));
+  return MaybeKill(t, b.seg_no);
+}
+
+Status DiskFs::MaybeKill(Txn& t, SegNo seg) {
+  {
+    MutexLock lock(&mu_);
+    if (seg_open_ && seg_ == seg) return Status::Ok();  // still taking writes
+  }
+  const std::string seg_key = MetaSegKey(disk_, seg);
+  ARCHIL_ASSIGN_OR_RETURN(std::string v, t.Get(core_->cfs[Cf::kMeta], seg_key));
+  ARCHIL_ASSIGN_OR_RETURN(SegRecord rec, DecodeSeg(v));
+  if (rec.state == SegState::kOpen) return Status::Ok();
+  // With a tier, the records that wrote into the segment must reach the bucket first.
+  if (core_->keep_until_uploaded && rec.state != SegState::kUploaded) return Status::Ok();
+  const std::string usage_key = SegUsageKey(disk_, seg);
+  ARCHIL_ASSIGN_OR_RETURN(std::string u, t.Get(core_->cfs[Cf::kSegUsage], usage_key));
+  ARCHIL_ASSIGN_OR_RETURN(SegUsageRecord usage, DecodeSegUsage(u));
+  if (usage.live_blocks != 0) return Status::Ok();
+  // Dead: its records go with this batch, its file after it (a file without a SEG record is
+  // removed at the next open if the unlink is lost).
+  t.Delete(core_->cfs[Cf::kMeta], seg_key);
+  t.Delete(core_->cfs[Cf::kSegUsage], usage_key);
+  SegmentFiles* files = core_->segments;
+  DiskNo disk = disk_;
+  t.OnCommit([files, disk, seg] {
+    Status s = files->Remove(disk, seg);
+    if (!s.ok()) ARCHIL_LOG(kWarn) << "engine: removing dead segment: " << s.ToString();
+  });
+  return Status::Ok();
+}
+
+Status DiskFs::MarkUploaded(SegNo seg) {
+  return core_->queue->Commit([&](Txn& t) -> Status {
+    const std::string seg_key = MetaSegKey(disk_, seg);
+    Result<std::string> v = t.Get(core_->cfs[Cf::kMeta], seg_key);
+    if (!v.ok()) {
+      if (v.status().code() == Status::Code::kNotFound) {
+        return Status::NotFound("no segment " + std::to_string(seg.value()));
+      }
+      return v.status();
+    }
+    ARCHIL_ASSIGN_OR_RETURN(SegRecord rec, DecodeSeg(*v));
+    if (rec.state == SegState::kOpen) {
+      return Status::FailedPrecondition("an open segment cannot be uploaded");
+    }
+    if (rec.state == SegState::kUploaded) return Status::Ok();
+    rec.state = SegState::kUploaded;
+    rec.uploaded = core_->clock->NowMicros() * 1000;
+    t.Put(core_->cfs[Cf::kMeta], seg_key, EncodeSeg(rec));
+    return MaybeKill(t, seg);
+  });
+}
+
+Status DiskFs::SweepSegments() {
+  // Segments left open by the last run are sealed (nothing appends to them again), files that
+  // no SEG record names are removed, and sealed segments with nothing live die.
+  std::vector<SegNo> sealed;
+  Status s = core_->queue->Commit([&](Txn& t) -> Status {
+    sealed.clear();
+    const std::string prefix = MetaKey(disk_, MetaType::kSeg);
+    std::vector<std::pair<std::string, SegRecord>> reseal;
+    {
+      auto it = t.NewIterator(core_->cfs[Cf::kMeta]);
+      for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+        ARCHIL_ASSIGN_OR_RETURN(MetaKeyParts k, ParseMetaKey(it->key().ToStringView()));
+        ARCHIL_ASSIGN_OR_RETURN(SegRecord rec, DecodeSeg(it->value().ToStringView()));
+        if (rec.state == SegState::kOpen) {
+          rec.state = SegState::kSealed;
+          rec.flags |= kSegFlagRecordsIncomplete;
+          rec.sealed = core_->clock->NowMicros() * 1000;
+          reseal.emplace_back(it->key().ToString(), rec);
+        }
+        sealed.emplace_back(k.id);
+      }
+      ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "scan segments"));
+    }
+    for (auto& [key, rec] : reseal) t.Put(core_->cfs[Cf::kMeta], key, EncodeSeg(rec));
+    return Status::Ok();
+  });
+  ARCHIL_RETURN_IF_ERROR(s);
+  ARCHIL_RETURN_IF_ERROR(core_->segments->RemoveUnlisted(disk_, sealed));
+  return core_->queue->Commit([&](Txn& t) -> Status {
+    for (SegNo seg : sealed) ARCHIL_RETURN_IF_ERROR(MaybeKill(t, seg));
+    return Status::Ok();
+  });
+}
+
+}  // namespace archil::engine
