@@ -236,18 +236,18 @@ TEST_F(CheckpointTest, EveryViewAgreesWithTheModel) {
   posix::FsOpGenerator gen(seed);
   struct Head {
     DiskNo disk;
-    std::unique_ptr<posix::ModelFs> model;
+    std::shared_ptr<posix::ModelFs> model;
     std::vector<posix::Ino> he, hm;
   };
   struct Ckpt {
     DiskNo disk;
     std::string name;
-    std::unique_ptr<posix::ModelFs> model;
+    std::shared_ptr<posix::ModelFs> model;
   };
   std::vector<Head> heads;
   std::vector<Ckpt> ckpts;
   ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
-  heads.push_back({DiskNo(1), std::make_unique<posix::ModelFs>(&clock_), {}, {}});
+  heads.push_back({DiskNo(1), std::make_shared<posix::ModelFs>(&clock_), {}, {}});
   uint64_t next_disk = 2;
   std::map<uint64_t, uint64_t> parent_of;  // branch disk -> parent disk
   auto compare_all = [&](const std::string& when) {
@@ -272,7 +272,7 @@ TEST_F(CheckpointTest, EveryViewAgreesWithTheModel) {
     if (dice < 25) {
       std::string name = "c" + std::to_string(i);
       ASSERT_TRUE(engine_->Checkpoint(h.disk, name).ok()) << "op " << i;
-      ckpts.push_back({h.disk, name, std::make_unique<posix::ModelFs>(*h.model)});
+      ckpts.push_back({h.disk, name, std::make_shared<posix::ModelFs>(*h.model)});
     } else if (dice < 40 && !ckpts.empty()) {
       size_t k = rng() % ckpts.size();
       ASSERT_TRUE(engine_->DeleteCheckpoint(ckpts[k].disk, ckpts[k].name).ok()) << "op " << i;
@@ -283,7 +283,7 @@ TEST_F(CheckpointTest, EveryViewAgreesWithTheModel) {
       ASSERT_TRUE(engine_->CreateBranch(c.disk, c.name, child, "b" + std::to_string(i)).ok())
           << "op " << i;
       parent_of[child.value()] = c.disk.value();
-      heads.push_back({child, std::make_unique<posix::ModelFs>(*c.model), {}, {}});
+      heads.push_back({child, std::make_shared<posix::ModelFs>(*c.model), {}, {}});
     } else if (dice < 62 && heads.size() > 1) {
       // Delete a branch that has no branches of its own, with its checkpoints.
       size_t k = 1 + rng() % (heads.size() - 1);

@@ -57,7 +57,7 @@ class KvReader {
 class DbView final : public KvReader {
  public:
   explicit DbView(rocksdb::DB* db) : db_(db), snapshot_(db->GetSnapshot()) {}
-  ~DbView() { db_->ReleaseSnapshot(snapshot_); }
+  ~DbView() override { db_->ReleaseSnapshot(snapshot_); }
   DbView(const DbView&) = delete;
   DbView& operator=(const DbView&) = delete;
 

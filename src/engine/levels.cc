@@ -253,7 +253,7 @@ class LevelScan::Cursor {
 };
 
 LevelScan::LevelScan(KvReader& r, const Cfs& cfs, const std::vector<LevelRef>& chain, Cf cf,
-                     HistTag tag, std::string rel_prefix) {
+                     HistTag tag, const std::string& rel_prefix) {
   for (const LevelRef& at : chain) {
     cursors_.push_back(std::make_unique<Cursor>(r, cfs, at, cf, tag, rel_prefix));
   }

@@ -86,7 +86,7 @@ class LevelScan {
  public:
   // REQUIRES: `r` and `cfs` outlive the scan; rel_prefix = the owner's 8-byte ino.
   LevelScan(KvReader& r, const Cfs& cfs, const std::vector<LevelRef>& chain, Cf cf, HistTag tag,
-            std::string rel_prefix);
+            const std::string& rel_prefix);
   ~LevelScan();
   void Seek(std::string_view rel);  // the first entry whose rel >= `rel`
   bool Valid() const { return valid_; }
