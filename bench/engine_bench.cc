@@ -56,17 +56,19 @@ using posix::kRootIno;
 struct Flags {
   std::string dir;
   std::string rows = "write1,writers,seq,read,meta";
-  double runtime = 10;        // seconds per timed row
-  uint64_t ops = 0;           // write1: a fixed op count instead of --runtime (perf, strace)
-  int writers = 8;            // writers row
-  uint64_t seq_mib = 1024;    // seq row: file size
-  int seq_threads = 64;       // seq row: MiB in flight
+  double runtime = 10;      // seconds per timed row
+  uint64_t ops = 0;         // write1: a fixed op count instead of --runtime (perf, strace)
+  int writers = 8;          // writers row
+  uint64_t seq_mib = 1024;  // seq row: file size
+  int seq_threads = 64;     // seq row: MiB in flight
   uint64_t readdir_n = 100000;
+  uint64_t seed = 42;  // the read row's order, the stats row's picks
 };
 
 [[noreturn]] void Die(const std::string& what) {
   std::fprintf(stderr, "engine_bench: %s\n", what.c_str());
-  std::exit(1);
+  std::fflush(stdout);
+  std::_Exit(1);
 }
 void Check(const Status& s, const std::string& what) {
   if (!s.ok()) Die(what + ": " + s.ToString());
@@ -76,6 +78,8 @@ T Take(Result<T> r, const std::string& what) {
   if (!r.ok()) Die(what + ": " + r.status().ToString());
   return std::move(r).value();
 }
+
+double D(uint64_t n) { return static_cast<double>(n); }
 
 double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -101,8 +105,8 @@ void PrintRate(const std::string& row, double n, const char* unit) {
 std::string DiskStatPath(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return "";
-  std::string dev = "/sys/dev/block/" + std::to_string(major(st.st_dev)) + ":" +
-                    std::to_string(minor(st.st_dev));
+  std::string dev =
+      "/sys/dev/block/" + std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
   std::error_code ec;
   std::filesystem::path real = std::filesystem::canonical(dev, ec);
   if (ec) return "";
@@ -202,13 +206,13 @@ class Bench {
     std::vector<double> us = WriteLoop(ino, start, 200);
     double s = Seconds(start, Clock::now());
     CommitStats after = engine_->commit_stats();
-    std::printf("# engine synced 4k write: %zu ops in %.2f s, %.0f ops/s, %llu commit ops, %llu WAL "
-                "writes\n",
-                us.size(), s, us.size() / s,
-                static_cast<unsigned long long>(after.ops - before.ops),
-                static_cast<unsigned long long>(after.groups - before.groups));
+    std::printf(
+        "# engine synced 4k write: %zu ops in %.2f s, %.0f ops/s, %llu commit ops, %llu WAL "
+        "writes\n",
+        us.size(), s, D(us.size()) / s, static_cast<unsigned long long>(after.ops - before.ops),
+        static_cast<unsigned long long>(after.groups - before.groups));
     PrintLatency("engine synced 4k write", us);
-    PrintRate("engine 1 synced writer", us.size() / s, "ops/s");
+    PrintRate("engine 1 synced writer", D(us.size()) / s, "ops/s");
   }
 
   void SyncedWriters() {
@@ -232,10 +236,9 @@ class Bench {
     std::printf("# %s: %zu writes in %.2f s; commit ops %llu, WAL writes %llu\n", row.c_str(),
                 all.size(), s, static_cast<unsigned long long>(ops),
                 static_cast<unsigned long long>(groups));
-    PrintRate(row, all.size() / s, "ops/s");
+    PrintRate(row, D(all.size()) / s, "ops/s");
     PrintLatency(row + " latency", all);
-    std::printf("%s WAL syncs per write: %.3f\n", row.c_str(),
-                ops ? static_cast<double>(groups) / ops : 0.0);
+    std::printf("%s WAL syncs per write: %.3f\n", row.c_str(), ops ? D(groups) / D(ops) : 0.0);
   }
 
   // Writes the seq file: --seq-threads threads each take the next MiB until --seq-mib are written.
@@ -265,7 +268,7 @@ class Bench {
     uint64_t sectors1 = stat_path.empty() ? 0 : SectorsWritten(stat_path);
     std::printf("# engine seq write: %llu MiB in %.2f s, %d threads\n",
                 static_cast<unsigned long long>(f_.seq_mib), s, f_.seq_threads);
-    PrintRate("engine seq write", f_.seq_mib / s, "MiB/s");
+    PrintRate("engine seq write", D(f_.seq_mib) / s, "MiB/s");
     if (stat_path.empty()) {
       std::printf("# engine seq write device bytes per byte: n/a (%s is on no block device)\n",
                   f_.dir.c_str());
@@ -273,7 +276,7 @@ class Bench {
       std::printf("# device stat %s: %llu sectors written\n", stat_path.c_str(),
                   static_cast<unsigned long long>(sectors1 - sectors0));
       std::printf("engine seq write device bytes per byte: %.3f\n",
-                  (sectors1 - sectors0) * 512.0 / (f_.seq_mib << 20));
+                  D(sectors1 - sectors0) * 512.0 / D(f_.seq_mib << 20));
     }
   }
 
@@ -299,10 +302,11 @@ class Bench {
       ::close(fd);
       ++dropped;
     }
-    std::printf("# engine 4k read: metadata warmed by %llu reads, %d segment files dropped from the "
-                "page cache (%llu of their pages still resident)\n",
-                static_cast<unsigned long long>(f_.seq_mib), dropped,
-                static_cast<unsigned long long>(resident));
+    std::printf(
+        "# engine 4k read: metadata warmed by %llu reads, %d segment files dropped from the "
+        "page cache (%llu of their pages still resident)\n",
+        static_cast<unsigned long long>(f_.seq_mib), dropped,
+        static_cast<unsigned long long>(resident));
   }
 
   uint64_t SegmentPagesResident() {
@@ -324,7 +328,7 @@ class Bench {
     const uint64_t blocks = f_.seq_mib * 256;
     std::vector<uint64_t> order(blocks);
     for (uint64_t i = 0; i < blocks; ++i) order[i] = i;
-    std::shuffle(order.begin(), order.end(), std::mt19937_64(42));
+    std::shuffle(order.begin(), order.end(), std::mt19937_64(f_.seed));
     std::vector<double> us;
     auto start = Clock::now();
     // At most a quarter of the blocks (bench/engine.sh gives fio the same cap): a read of most of a
@@ -335,10 +339,11 @@ class Bench {
       us.push_back(Seconds(t0, Clock::now()) * 1e6);
       if (got.size() != 4096 || got[0] != 's') Die("read returned wrong data");
     }
-    std::printf("# engine 4k read: %zu reads of distinct blocks out of %llu; %llu segment pages "
-                "resident after them (read-ahead would show as more pages than reads)\n",
-                us.size(), static_cast<unsigned long long>(blocks),
-                static_cast<unsigned long long>(SegmentPagesResident()));
+    std::printf(
+        "# engine 4k read: %zu reads of distinct blocks out of %llu; %llu segment pages "
+        "resident after them (read-ahead would show as more pages than reads)\n",
+        us.size(), static_cast<unsigned long long>(blocks),
+        static_cast<unsigned long long>(SegmentPagesResident()));
     std::printf("# engine 4k read: p10 %.3f ms, p25 %.3f ms, p75 %.3f ms, p99 %.3f ms\n",
                 Pct(us, 10) / 1000, Pct(us, 25) / 1000, Pct(us, 75) / 1000, Pct(us, 99) / 1000);
     PrintLatency("engine 4k read", us);
@@ -354,7 +359,7 @@ class Bench {
     }
     double s = Seconds(start, Clock::now());
     uint64_t one = next;
-    PrintRate("engine creates", one / s, "ops/s");
+    PrintRate("engine creates", D(one) / s, "ops/s");
     // The rest with 16 threads (group commit), also a row.
     start = Clock::now();
     std::vector<std::thread> threads;
@@ -369,7 +374,7 @@ class Bench {
     s = Seconds(start, Clock::now());
     std::printf("# engine creates 16 threads: %llu creates in %.2f s\n",
                 static_cast<unsigned long long>(f_.readdir_n - one), s);
-    PrintRate("engine creates 16 threads", (f_.readdir_n - one) / s, "ops/s");
+    PrintRate("engine creates 16 threads", D(f_.readdir_n - one) / s, "ops/s");
 
     // Stats: GetAttr of random entries of the directory, by inode number (what a cached-dentry
     // stat(2) asks the server), one thread.
@@ -381,13 +386,13 @@ class Bench {
       cookie = page.entries.back().cookie;
     }
     if (inos.size() != f_.readdir_n) Die("readdir found " + std::to_string(inos.size()));
-    std::mt19937_64 rng(7);
+    std::mt19937_64 rng(f_.seed + 1);
     uint64_t stats = 0;
     start = Clock::now();
     while (Seconds(start, Clock::now()) < f_.runtime) {
       for (int i = 0; i < 1000; ++i, ++stats) Take(fs_->GetAttr(inos[rng() % inos.size()]), "stat");
     }
-    PrintRate("engine stats", stats / Seconds(start, Clock::now()), "ops/s");
+    PrintRate("engine stats", D(stats) / Seconds(start, Clock::now()), "ops/s");
 
     // Readdir: the whole directory in pages of 128 entries (about what a 4 KiB FUSE readdir
     // buffer holds), 5 times.
@@ -406,7 +411,7 @@ class Bench {
     }
     std::string row = "engine readdir " + std::to_string(f_.readdir_n / 1000) + "k";
     PrintLatency(row, us);
-    PrintRate(row + " entries", f_.readdir_n / (Pct(us, 50) / 1e6), "ops/s");
+    PrintRate(row + " entries", D(f_.readdir_n) / (Pct(us, 50) / 1e6), "ops/s");
   }
 
   // Placeholder for the history rows, which come with checkpoints and branches in the engine (to
@@ -415,7 +420,9 @@ class Bench {
   //   `engine branch`        p50/p95 of creating a writable branch of that checkpoint
   //   `engine read depth N`  4 KiB cold reads through N levels of branches (fall-through)
   // Each prints ROW lines in the formats above; bench/engine.sh passes --rows ...,history.
-  void HistoryRows() { std::printf("# history rows (checkpoint, branch, read depth): not built\n"); }
+  void HistoryRows() {
+    std::printf("# history rows (checkpoint, branch, read depth): not built\n");
+  }
 
   const Flags f_;
   std::unique_ptr<Engine> engine_;
