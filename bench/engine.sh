@@ -8,6 +8,8 @@
 #                      --sync=dsync --fallocate=none, buffered, iodepth 1): each write returns
 #                      when its data and the new size are durable, as pwrite + fdatasync would;
 #                      fio's completion latency includes the sync. The file grows like a WAL.
+#   floor fsync preallocated   the same with fio's default layout (posix_fallocate first: each
+#                      write converts an unwritten extent), for reference; the target uses the above
 #   engine synced 4k write / engine 1 synced writer
 #                      1 thread: DiskFs Write of 4 KiB at successive offsets of one file
 #   engine 8 synced writers (+ latency, + WAL syncs per write: exact, from Engine::commit_stats())
@@ -79,9 +81,9 @@ fi
 sectors() { awk '{ print $7 }' "$DEVSTAT"; }
 
 fiolat() {  # section: "p50 X ms, p95 Y ms" of fio's completion latency
-  jq -r ".jobs[0].$1.clat_ns.percentile | \"p50 \(.[\"50.000000\"] / 1e6) ms, p95 \(.[\"95.000000\"] / 1e6) ms\""
+  jq -r ".jobs[0].$1.clat_ns.percentile | \"p50 \(.[\"50.000000\"] / 1e3 | round / 1e3) ms, p95 \(.[\"95.000000\"] / 1e3 | round / 1e3) ms\""
 }
-p50() { sed -n 's/.*: p50 \([0-9.]*\) ms.*/\1/p'; }
+p50() { sed -n 's/.*p50 \([0-9.]*\) ms.*/\1/p'; }
 num() { sed -n 's/^[^:]*: \([0-9.]*\).*/\1/p'; }
 target() {  # name, awk condition on a and b, description
   local verdict
@@ -93,11 +95,27 @@ engine() { "$BENCH" --dir "$(mktemp -d "$W/e.XXXX")" --runtime "$RUNTIME" --seq-
 echo "# engine bench on $(hostname), $(date -u +%FT%TZ), kernel $(uname -r), $(nproc) CPUs, revision $(git -C "$REPO" describe --always --dirty 2> /dev/null || echo unknown)"
 echo "# dir $DIR ($(findmnt -n -o FSTYPE,SOURCE --target "$DIR" | tr -s ' ' | sed 's/ / on /')), ${RUNTIME} s per row, seq file ${SEQ_MIB} MiB, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
+devstat() { [[ -n $DEVSTAT ]] && awk '{ print $5, $7, $16 }' "$DEVSTAT" || echo 0 0 0; }
+perop() {  # before, after ("writes sectors flushes"), ops: the device's work per op
+  awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { split(a, x); split(b, y);
+    printf "%.2f write requests, %.1f KiB, %.2f flushes", (y[1] - x[1]) / n, (y[2] - x[2]) / 2 / n, (y[3] - x[3]) / n }'
+}
+fsync_floor() {  # row name, extra fio arguments
+  local d0 d1 json
+  d0=$(devstat)
+  json=$(fio --name=t --filename="$W/fsync" --size=1G --rw=write --bs=4k --iodepth=1 --sync=dsync \
+    "${@:2}" --time_based --runtime="$RUNTIME" --output-format=json)
+  d1=$(devstat)
+  rm -f "$W/fsync"
+  echo "# $1, device per write: $(perop "$d0" "$d1" "$(jq .jobs[0].write.total_ios <<< "$json")")"
+  echo "$1: $(fiolat write <<< "$json")"
+}
 log "floor fsync: ${RUNTIME} s"
-FSYNC=$(fio --name=t --filename="$W/fsync" --size=1G --rw=write --bs=4k --iodepth=1 --sync=dsync \
-  --fallocate=none --time_based --runtime="$RUNTIME" --output-format=json | fiolat write)
-rm -f "$W/fsync"
-echo "floor fsync: $FSYNC"
+FSYNC_OUT=$(fsync_floor "floor fsync" --fallocate=none)
+echo "$FSYNC_OUT"
+FSYNC=$(grep '^floor fsync:' <<< "$FSYNC_OUT")
+log "floor fsync preallocated: ${RUNTIME} s"
+fsync_floor "floor fsync preallocated"
 log "engine synced 4k write: ${RUNTIME} s"
 OUT=$(engine --rows write1)
 echo "$OUT"

@@ -113,13 +113,19 @@ std::string DiskStatPath(const std::string& path) {
   if (std::filesystem::exists(real / "partition")) real = real.parent_path();
   return std::filesystem::exists(real / "stat") ? (real / "stat").string() : "";
 }
-// Sectors (512 bytes) written, field 7 of the block layer's stat file.
-uint64_t SectorsWritten(const std::string& stat_path) {
+// The block layer's counters of a disk (Documentation/ABI/stable/sysfs-block: fields 5, 7, 16).
+struct DeviceStat {
+  uint64_t writes = 0;   // write requests completed
+  uint64_t sectors = 0;  // 512-byte sectors written
+  uint64_t flushes = 0;  // flush requests completed
+};
+DeviceStat ReadDeviceStat(const std::string& stat_path) {
   std::ifstream in(stat_path);
-  uint64_t f[7] = {};
+  uint64_t f[17] = {};
   for (uint64_t& x : f) in >> x;
-  return f[6];
+  return {f[4], f[6], f[15]};
 }
+uint64_t SectorsWritten(const std::string& stat_path) { return ReadDeviceStat(stat_path).sectors; }
 
 // Pages of the file `fd` in the page cache (mincore), to check that a drop worked.
 uint64_t ResidentPages(int fd) {
@@ -201,11 +207,21 @@ class Bench {
     // the measured ones continue at the next offsets.
     std::string block(4096, 'u');
     for (int i = 0; i < 200; ++i) Take(fs_->Write(ino, i * 4096, block), "warm-up");
+    const std::string stat_path = DiskStatPath(f_.dir);
+    DeviceStat dev0 = stat_path.empty() ? DeviceStat{} : ReadDeviceStat(stat_path);
     CommitStats before = engine_->commit_stats();
     auto start = Clock::now();
     std::vector<double> us = WriteLoop(ino, start, 200);
     double s = Seconds(start, Clock::now());
     CommitStats after = engine_->commit_stats();
+    if (!stat_path.empty()) {
+      DeviceStat dev1 = ReadDeviceStat(stat_path);
+      const double n = D(us.size());
+      std::printf("# engine synced 4k write, device per write: %.2f write requests, %.1f KiB, %.2f "
+                  "flushes\n",
+                  D(dev1.writes - dev0.writes) / n, D(dev1.sectors - dev0.sectors) / 2 / n,
+                  D(dev1.flushes - dev0.flushes) / n);
+    }
     std::printf(
         "# engine synced 4k write: %zu ops in %.2f s, %.0f ops/s, %llu commit ops, %llu WAL "
         "writes\n",
