@@ -23,6 +23,7 @@
 // Percentiles are nearest-rank (docs/targets.md).
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -80,6 +81,14 @@ T Take(Result<T> r, const std::string& what) {
 }
 
 double D(uint64_t n) { return static_cast<double>(n); }
+
+// CPU time of the whole process so far (every thread): user and system seconds.
+std::pair<double, double> CpuSeconds() {
+  struct rusage ru;
+  ::getrusage(RUSAGE_SELF, &ru);
+  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return {sec(ru.ru_utime), sec(ru.ru_stime)};
+}
 
 double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -209,18 +218,26 @@ class Bench {
     for (int i = 0; i < 200; ++i) Take(fs_->Write(ino, i * 4096, block), "warm-up");
     const std::string stat_path = DiskStatPath(f_.dir);
     DeviceStat dev0 = stat_path.empty() ? DeviceStat{} : ReadDeviceStat(stat_path);
+    const auto cpu0 = CpuSeconds();
     CommitStats before = engine_->commit_stats();
     auto start = Clock::now();
     std::vector<double> us = WriteLoop(ino, start, 200);
     double s = Seconds(start, Clock::now());
     CommitStats after = engine_->commit_stats();
+    const auto cpu1 = CpuSeconds();
+    std::printf(
+        "# engine synced 4k write, CPU per write (all threads): %.1f us user, %.1f us "
+        "system\n",
+        (cpu1.first - cpu0.first) * 1e6 / D(us.size()),
+        (cpu1.second - cpu0.second) * 1e6 / D(us.size()));
     if (!stat_path.empty()) {
       DeviceStat dev1 = ReadDeviceStat(stat_path);
       const double n = D(us.size());
-      std::printf("# engine synced 4k write, device per write: %.2f write requests, %.1f KiB, %.2f "
-                  "flushes\n",
-                  D(dev1.writes - dev0.writes) / n, D(dev1.sectors - dev0.sectors) / 2 / n,
-                  D(dev1.flushes - dev0.flushes) / n);
+      std::printf(
+          "# engine synced 4k write, device per write: %.2f write requests, %.1f KiB, %.2f "
+          "flushes\n",
+          D(dev1.writes - dev0.writes) / n, D(dev1.sectors - dev0.sectors) / 2 / n,
+          D(dev1.flushes - dev0.flushes) / n);
     }
     std::printf(
         "# engine synced 4k write: %zu ops in %.2f s, %.0f ops/s, %llu commit ops, %llu WAL "
