@@ -86,7 +86,9 @@ double D(uint64_t n) { return static_cast<double>(n); }
 std::pair<double, double> CpuSeconds() {
   struct rusage ru;
   ::getrusage(RUSAGE_SELF, &ru);
-  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  auto sec = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
   return {sec(ru.ru_utime), sec(ru.ru_stime)};
 }
 
