@@ -27,6 +27,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang clang-tidy clang-format libclang-rt-14-dev
   curl jq openssl fio hyperfine
+  strace valgrind  # measurements.md §9: syscalls and instructions per engine write
 )
 
 SUDO=
