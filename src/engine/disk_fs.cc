@@ -62,6 +62,11 @@ Status DiskFs::Writable() const {
   return Status::Ok();
 }
 
+Status DiskFs::Admit(uint64_t bytes) const {
+  ARCHIL_RETURN_IF_ERROR(Writable());
+  return core_->space ? core_->space->Admit(bytes) : Status::Ok();
+}
+
 Result<posix::Attr> DiskFs::Lookup(posix::Ino parent, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
   Ops ops(this);
@@ -116,7 +121,7 @@ Result<posix::Attr> DiskFs::SetAttr(posix::Ino ino, const posix::SetAttrRequest&
 Result<posix::Attr> DiskFs::CreateNode(Ino parent, std::string_view name, uint32_t mode,
                                        posix::Owner owner,
                                        const std::function<void(Inode&)>& fill) {
-  ARCHIL_RETURN_IF_ERROR(Writable());
+  ARCHIL_RETURN_IF_ERROR(Admit(kBlockSize));
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
   return core_->queue->CommitWith<posix::Attr>([&](Txn& t) -> Result<posix::Attr> {
     Ops ops(this);
@@ -168,7 +173,7 @@ Result<posix::Attr> DiskFs::Symlink(posix::Ino parent, std::string_view name,
 }
 
 Result<posix::Attr> DiskFs::Link(posix::Ino ino, posix::Ino new_parent, std::string_view new_name) {
-  ARCHIL_RETURN_IF_ERROR(Writable());
+  ARCHIL_RETURN_IF_ERROR(Admit(kBlockSize));
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(new_name));
   return core_->queue->CommitWith<posix::Attr>([&](Txn& t) -> Result<posix::Attr> {
     Ops ops(this);
@@ -234,7 +239,7 @@ Status DiskFs::Rmdir(posix::Ino parent, std::string_view name) {
 
 Status DiskFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new_parent,
                       std::string_view new_name, uint32_t flags) {
-  ARCHIL_RETURN_IF_ERROR(Writable());
+  ARCHIL_RETURN_IF_ERROR(Admit(kBlockSize));
   using posix::kRenameExchange;
   using posix::kRenameNoReplace;
   if ((flags & ~(kRenameNoReplace | kRenameExchange)) != 0 ||
@@ -397,7 +402,7 @@ Result<std::string> DiskFs::GetXattr(posix::Ino ino, std::string_view name) {
 
 Status DiskFs::SetXattr(posix::Ino ino, std::string_view name, std::string_view value,
                         uint32_t flags) {
-  ARCHIL_RETURN_IF_ERROR(Writable());
+  ARCHIL_RETURN_IF_ERROR(Admit(kBlockSize + value.size()));
   using posix::kXattrCreate;
   using posix::kXattrReplace;
   ARCHIL_RETURN_IF_ERROR(posix::ValidateXattrName(name));

@@ -36,6 +36,7 @@
 #include "engine/lineage.h"
 #include "engine/meta_records.h"
 #include "engine/segment_files.h"
+#include "engine/space_guard.h"
 #include "engine/types.h"
 #include "posix/file_system.h"
 
@@ -48,6 +49,7 @@ struct EngineCore {
   CommitQueue* queue = nullptr;
   SegmentFiles* segments = nullptr;
   Lineages* lineages = nullptr;
+  SpaceGuard* space = nullptr;
   const Clock* clock = nullptr;
   uint32_t segment_blocks = 16384;  // data blocks per segment (block 0 is the header)
   // With a tier: a sealed segment is deleted only once uploaded (MarkUploaded), even when
@@ -150,6 +152,8 @@ class DiskFs final : public posix::FileSystem {
   // Removes an inode that has neither a name nor a holder (its last Release, its holder's end).
   Status PurgeIfUnreferenced(Ino ino);
   Status Writable() const;
+  // Writable, and `bytes` more fit above the space reserve (ENOSPC otherwise).
+  Status Admit(uint64_t bytes) const;
   bool AnyPinnedLocked() const ARCHIL_REQUIRES(mu_);
   // True if an epoch in [lo, hi] is pinned (a checkpoint, or the fork of a live branch).
   bool PinnedIn(Epoch lo, Epoch hi) ARCHIL_EXCLUDES(mu_);

@@ -206,7 +206,7 @@ Result<posix::Attr> DiskFs::Write(posix::Ino ino, uint64_t offset, std::string_v
   if (offset > posix::kMaxFileSize || data.size() > posix::kMaxFileSize - offset) {
     return Status::Errno(EFBIG, "write beyond the maximum file size");
   }
-  ARCHIL_RETURN_IF_ERROR(Writable());
+  ARCHIL_RETURN_IF_ERROR(Admit(kBlockSize + data.size()));
   return core_->queue->CommitWith<posix::Attr>([&](Txn& t) -> Result<posix::Attr> {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
@@ -252,7 +252,8 @@ Status DiskFs::Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint64_
   }
   if (op == kFallocPunchHole && !keep)
     return Status::Errno(EOPNOTSUPP, "punch hole needs keep-size");
-  ARCHIL_RETURN_IF_ERROR(Writable());
+  // Punching a hole frees space; zeroing a range may rewrite its two edge blocks.
+  ARCHIL_RETURN_IF_ERROR(op == kFallocPunchHole ? Writable() : Admit(2 * kBlockSize));
   return core_->queue->Commit([&](Txn& t) -> Status {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
@@ -281,10 +282,18 @@ Status DiskFs::Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint64_
 }
 
 Result<posix::StatFs> DiskFs::Statfs() {
-  // Space accounting per disk is not kept yet: report a large fixed capacity.
+  // The space is the server's: what its file system holds, less the reserve kept for deletes
+  // (every disk of the server shares it, as the disks of an NFS server share its volume).
   posix::StatFs s;
   s.blocks = uint64_t{1} << 32;
   s.blocks_free = s.blocks;
+  if (core_->space) {
+    ARCHIL_ASSIGN_OR_RETURN(io::SpaceInfo space, core_->space->Sample());
+    const uint64_t reserve = core_->space->reserve_bytes();
+    s.blocks = space.total_bytes / kBlockSize;
+    s.blocks_free = space.free_bytes > reserve ? (space.free_bytes - reserve) / kBlockSize : 0;
+  }
+  // Inode numbers are 40-bit counters per disk; report what a 32-bit statfs can show.
   s.files = uint64_t{1} << 32;
   s.files_free = s.files;
   return s;

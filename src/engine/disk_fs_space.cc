@@ -34,20 +34,30 @@ Result<std::pair<SegNo, uint32_t>> DiskFs::Ops::Allocate(Txn& t, uint32_t nblk) 
     full = open && fs_->seg_next_ + nblk > c_->segment_blocks + 1;
     old = fs_->seg_;
   }
+  bool reuse = false;
   if (full) {
-    // Seal: the data is durable in the segment, so its intents can go with this batch.
-    ARCHIL_RETURN_IF_ERROR(c_->segments->Sync(disk_, old));
-    std::string prefix = IntentKey(disk_, old, 0).substr(0, 16);
-    ARCHIL_RETURN_IF_ERROR(DeletePrefix(t, Cf::kIntent, prefix));
-    ARCHIL_ASSIGN_OR_RETURN(std::string v, t.Get(cf(Cf::kMeta), MetaSegKey(disk_, old)));
-    ARCHIL_ASSIGN_OR_RETURN(SegRecord sealed, DecodeSeg(v));
-    sealed.state = SegState::kSealed;
-    sealed.sealed = NowNs();
-    t.Put(cf(Cf::kMeta), MetaSegKey(disk_, old), EncodeSeg(sealed));
+    Result<std::string> v = t.Get(cf(Cf::kMeta), MetaSegKey(disk_, old));
+    if (!v.ok() && v.status().code() != Status::Code::kNotFound) return v.status();
+    if (!v.ok()) {
+      // Never recorded: only mutations that failed wrote into it, so nothing points at it and
+      // its blocks are taken again from the start.
+      reuse = true;
+      MutexLock lock(&fs_->mu_);
+      fs_->seg_next_ = fs_->seg_written_ = 1;
+    } else {
+      // Seal: the data is durable in the segment, so its intents can go with this batch.
+      ARCHIL_RETURN_IF_ERROR(c_->segments->Sync(disk_, old));
+      std::string prefix = IntentKey(disk_, old, 0).substr(0, 16);
+      ARCHIL_RETURN_IF_ERROR(DeletePrefix(t, Cf::kIntent, prefix));
+      ARCHIL_ASSIGN_OR_RETURN(SegRecord sealed, DecodeSeg(*v));
+      sealed.state = SegState::kSealed;
+      sealed.sealed = NowNs();
+      t.Put(cf(Cf::kMeta), MetaSegKey(disk_, old), EncodeSeg(sealed));
+    }
   }
-  if (!open || full) ARCHIL_RETURN_IF_ERROR(OpenNewSegment(t));
+  if (!open || (full && !reuse)) ARCHIL_RETURN_IF_ERROR(OpenNewSegment(t));
   // A segment sealed with nothing live in it (all overwritten while open) dies at once.
-  if (full) ARCHIL_RETURN_IF_ERROR(fs_->MaybeKill(t, old));
+  if (full && !reuse) ARCHIL_RETURN_IF_ERROR(fs_->MaybeKill(t, old));
   SegNo seg;
   uint32_t blk;
   bool recorded;

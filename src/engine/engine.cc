@@ -44,6 +44,9 @@ Result<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   e->core_.queue = e->queue_.get();
   e->core_.segments = e->segments_.get();
   e->core_.lineages = &e->lineages_;
+  e->space_ = std::make_unique<SpaceGuard>(options.env, options.dir, options.reserve_bytes,
+                                           options.clock);
+  e->core_.space = e->space_.get();
   e->core_.clock = options.clock;
   e->core_.segment_blocks = options.segment_blocks;
   e->core_.keep_until_uploaded = options.keep_segments_until_uploaded;
@@ -249,6 +252,7 @@ Status Engine::LoadDisks() {
 
 Status Engine::CreateDisk(DiskNo disk, const DiskOptions& o) {
   if (disk.value() == 0) return Status::InvalidArgument("disk number 0 is invalid");
+  ARCHIL_RETURN_IF_ERROR(space_->Admit(kBlockSize));
   SipHashKey hash_key;
   ARCHIL_RETURN_IF_ERROR(SecureRandomBytes(hash_key.data(), hash_key.size()));
   DiskRecord rec;

@@ -55,6 +55,9 @@ struct EngineOptions {
   // A tier ships sealed segments: keep each until SegmentUploaded says it is stored, even when
   // nothing in it is live. Without a tier a sealed segment counts as uploaded.
   bool keep_segments_until_uploaded = false;
+  // Writes that add data or names fail with ENOSPC once the data directory's file system would
+  // have less than this free; deletes never do (engine/space_guard.h).
+  uint64_t reserve_bytes = uint64_t{256} << 20;
 };
 
 struct DiskOptions {
@@ -125,6 +128,7 @@ class Engine {
   std::unique_ptr<CommitQueue> queue_;
   std::unique_ptr<SegmentFiles> segments_;
   Lineages lineages_;
+  std::unique_ptr<SpaceGuard> space_;
 
   Mutex mu_;
   std::map<uint64_t, std::shared_ptr<DiskFs>> disks_ ARCHIL_GUARDED_BY(mu_);

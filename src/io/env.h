@@ -93,6 +93,12 @@ class FileLock {
   virtual ~FileLock() = default;
 };
 
+// The space of the file system holding a path.
+struct SpaceInfo {
+  uint64_t total_bytes = 0;
+  uint64_t free_bytes = 0;  // what this process may still allocate
+};
+
 class Env {
  public:
   virtual ~Env() = default;
@@ -129,6 +135,9 @@ class Env {
   virtual Result<bool> FileExists(const std::string& path) = 0;
   // Size of the regular file at `path`.
   virtual Result<uint64_t> FileSize(const std::string& path) = 0;
+  // statvfs(2) of the file system holding `path` (free = the blocks available to unprivileged
+  // users, the conservative figure). Errors: ENOENT.
+  virtual Result<SpaceInfo> Space(const std::string& path) = 0;
 
   // Takes an exclusive advisory lock on `path` (created if missing), held until UnlockFile or the
   // process ends. Fails with EWOULDBLOCK if anyone (this process included) already holds it; it

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -216,6 +217,12 @@ class PosixEnvImpl final : public Env {
         static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000 + st.st_mtim.tv_nsec / 1000;
     info.nlink = st.st_nlink;
     return info;
+  }
+
+  Result<SpaceInfo> Space(const std::string& path) override {
+    struct statvfs v;
+    if (::statvfs(path.c_str(), &v) != 0) return Status::FromErrno(errno, "statvfs " + path);
+    return SpaceInfo{uint64_t{v.f_blocks} * v.f_frsize, uint64_t{v.f_bavail} * v.f_frsize};
   }
 
   Result<bool> FileExists(const std::string& path) override {

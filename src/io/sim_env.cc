@@ -415,6 +415,17 @@ Result<bool> SimEnv::FileExists(const std::string& path) {
   return w.ino != 0;
 }
 
+Result<SpaceInfo> SimEnv::Space(const std::string& path) {
+  MutexLock l(&mu_);
+  ARCHIL_RETURN_IF_ERROR(Check(kSimStat, path));
+  Walked w;
+  int err = Walk(path, &w);
+  if (err != 0) return Errno(err, "statvfs", path);
+  if (w.ino == 0) return Errno(ENOENT, "statvfs", path);
+  const uint64_t total = capacity_ == UINT64_MAX ? uint64_t{1} << 50 : capacity_;
+  return SpaceInfo{total, total > used_ ? total - used_ : 0};
+}
+
 Result<uint64_t> SimEnv::FileSize(const std::string& path) {
   ARCHIL_ASSIGN_OR_RETURN(FileInfo info, Stat(path));
   return info.size;

@@ -122,6 +122,8 @@ class SimEnv final : public Env {
   Result<std::vector<std::string>> ListDir(const std::string& path) override ARCHIL_EXCLUDES(mu_);
   Result<FileInfo> Stat(const std::string& path) override ARCHIL_EXCLUDES(mu_);
   Result<bool> FileExists(const std::string& path) override ARCHIL_EXCLUDES(mu_);
+  // total = the capacity (2^50 when unlimited), free = capacity - used.
+  Result<SpaceInfo> Space(const std::string& path) override ARCHIL_EXCLUDES(mu_);
   Result<uint64_t> FileSize(const std::string& path) override ARCHIL_EXCLUDES(mu_);
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override ARCHIL_EXCLUDES(mu_);
   Status UnlockFile(std::unique_ptr<FileLock> lock) override ARCHIL_EXCLUDES(mu_);

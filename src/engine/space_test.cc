@@ -1,0 +1,137 @@
+// Space: segments freed by overwrites and deletes, kept for checkpoints and (with a tier) until
+// uploaded, and a full disk that refuses writes but never deletes.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "engine/engine.h"
+#include "io/sim_env.h"
+
+namespace archil::engine {
+namespace {
+
+class SpaceTest : public ::testing::Test {
+ protected:
+  void Open(bool tiered) {
+    engine_.reset();
+    EngineOptions o;
+    o.env = &env_;
+    o.dir = "/data";
+    o.clock = &clock_;
+    o.segment_blocks = 16;  // 64 KiB segments
+    o.intent_sync_ms = 0;
+    o.rocks_max_sleep_micros = 0;
+    o.block_cache_mb = 8;
+    o.keep_segments_until_uploaded = tiered;
+    o.reserve_bytes = 1 << 20;
+    Result<std::unique_ptr<Engine>> e = Engine::Open(o);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    engine_ = std::move(e).value();
+  }
+  size_t SegmentFiles() { return env_.ListDir("/data/segments/0000000000000001")->size(); }
+  // Rewrites the same 64 KiB 40 times: 40 segments' worth of writes, one segment's worth live.
+  void Churn(posix::FileSystem* fs, posix::Ino f) {
+    for (int i = 0; i < 40; ++i) {
+      ASSERT_TRUE(fs->Write(f, 0, std::string(65536, static_cast<char>('a' + i % 26))).ok());
+    }
+  }
+  io::SimEnv env_;
+  FakeClock clock_;
+  std::unique_ptr<Engine> engine_;
+};
+
+TEST_F(SpaceTest, OverwrittenSegmentsAreDeleted) {
+  Open(false);
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  posix::FileSystem* fs = *engine_->Disk(DiskNo(1));
+  posix::Ino f = fs->Mknod(posix::kRootIno, "f", S_IFREG | 0644, 0, {})->ino;
+  Churn(fs, f);
+  EXPECT_LE(SegmentFiles(), 3u);
+  ASSERT_TRUE(engine_->CheckInvariants().ok());
+  // A checkpoint keeps what it sees: its segment survives the churn, and goes with it.
+  ASSERT_TRUE(engine_->Checkpoint(DiskNo(1), "keep").ok());
+  Churn(fs, f);
+  EXPECT_LE(SegmentFiles(), 4u);
+  ASSERT_TRUE(engine_->DeleteCheckpoint(DiskNo(1), "keep").ok());
+  EXPECT_LE(SegmentFiles(), 3u);
+  ASSERT_TRUE(fs->Unlink(posix::kRootIno, "f").ok());
+  EXPECT_LE(SegmentFiles(), 1u);  // at most the open one
+  ASSERT_TRUE(engine_->CheckInvariants().ok());
+  Open(false);
+  EXPECT_EQ(SegmentFiles(), 0u);  // the open one was sealed at restart with nothing live
+  ASSERT_TRUE(engine_->CheckInvariants().ok());
+}
+
+TEST_F(SpaceTest, WithATierSegmentsWaitForTheirUpload) {
+  Open(true);
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  posix::FileSystem* fs = *engine_->Disk(DiskNo(1));
+  posix::Ino f = fs->Mknod(posix::kRootIno, "f", S_IFREG | 0644, 0, {})->ino;
+  Churn(fs, f);
+  std::vector<std::string> names = *env_.ListDir("/data/segments/0000000000000001");
+  EXPECT_GE(names.size(), 39u);  // nothing uploaded: everything stays
+  std::sort(names.begin(), names.end());
+  // Upload all but the newest (open) one: the dead ones go, the live one stays.
+  for (size_t i = 0; i + 1 < names.size(); ++i) {
+    SegNo seg(std::stoull(names[i], nullptr, 16));
+    ASSERT_TRUE(engine_->SegmentUploaded(DiskNo(1), seg).ok());
+  }
+  EXPECT_LE(SegmentFiles(), 3u);
+  EXPECT_EQ(engine_->SegmentUploaded(DiskNo(1), SegNo(12345)).code(), Status::Code::kNotFound);
+  ASSERT_TRUE(engine_->CheckInvariants().ok());
+  std::string want(65536, static_cast<char>('a' + 39 % 26));
+  EXPECT_EQ(*fs->Read(f, 0, 65536), want);
+}
+
+}  // namespace
+}  // namespace archil::engine
+
+namespace archil::engine {
+namespace {
+
+// A full disk: writes fail with ENOSPC, nothing acknowledged is lost, deletes still work, and
+// writes work again once space returns.
+TEST_F(SpaceTest, AFullDiskRefusesWritesButNotDeletes) {
+  Open(false);
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  posix::FileSystem* fs = *engine_->Disk(DiskNo(1));
+  env_.SetCapacity(env_.used_bytes() + (6 << 20));  // 5 MiB above the 1 MiB reserve
+  std::vector<std::string> written;
+  Status full;
+  for (int i = 0; i < 200 && full.ok(); ++i) {
+    std::string name = "f" + std::to_string(i);
+    Result<posix::Attr> f = fs->Mknod(posix::kRootIno, name, S_IFREG | 0644, 0, {});
+    if (!f.ok()) {
+      full = f.status();
+      break;
+    }
+    full = fs->Write(f->ino, 0, std::string(256 << 10, static_cast<char>('a' + i % 26))).status();
+    if (full.ok()) written.push_back(name);
+  }
+  ASSERT_EQ(ErrnoFor(full), ENOSPC) << full.ToString();
+  ASSERT_GE(written.size(), 5u);
+  posix::StatFs st = *fs->Statfs();
+  EXPECT_LT(st.blocks_free, 64u);
+  for (size_t i = 0; i < written.size(); ++i) {
+    posix::Attr a = *fs->Lookup(posix::kRootIno, written[i]);
+    EXPECT_EQ(*fs->Read(a.ino, 0, 256 << 10),
+              std::string(256 << 10, static_cast<char>('a' + i % 26)));
+  }
+  // Deletes work on a full disk and give the space back.
+  for (size_t i = 0; i + 1 < written.size(); ++i) {
+    ASSERT_TRUE(fs->Unlink(posix::kRootIno, written[i]).ok()) << i;
+  }
+  ASSERT_TRUE(engine_->SyncIntents().ok());
+  Result<posix::Attr> again = fs->Mknod(posix::kRootIno, "again", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  Status w = fs->Write(again->ino, 0, std::string(256 << 10, 'z')).status();
+  ASSERT_TRUE(w.ok()) << w.ToString();
+  ASSERT_TRUE(engine_->CheckInvariants().ok());
+  Open(false);
+  fs = *engine_->Disk(DiskNo(1));
+  EXPECT_EQ(*fs->Read(fs->Lookup(posix::kRootIno, "again")->ino, 0, 3), "zzz");
+}
+
+}  // namespace
+}  // namespace archil::engine
