@@ -33,6 +33,22 @@ void RemoveBlocks(std::vector<Extent>* extents, uint32_t from, uint32_t to,
   *extents = std::move(kept);
 }
 
+namespace {
+
+// True if `b` continues `a` in the file and in the same segment, born in the same epoch.
+bool Contiguous(const Extent& a, const Extent& b) {
+  return a.end() == b.blk_off && a.seg_disk == b.seg_disk && a.seg_no == b.seg_no &&
+         a.seg_blk + a.nblk == b.seg_blk && a.birth == b.birth && a.flags == b.flags;
+}
+
+// Appends contiguous `b` to `a`.
+void Absorb(Extent* a, const Extent& b) {
+  a->nblk = static_cast<uint16_t>(a->nblk + b.nblk);
+  a->crcs.insert(a->crcs.end(), b.crcs.begin(), b.crcs.end());
+}
+
+}  // namespace
+
 Status ApplyChunkOp(const ChunkOp& op, Versioned<ChunkRecord>* chunk,
                     std::vector<Extent>* superseded) {
   // Validate first, so that a bad operand leaves the chunk as it was.
@@ -58,7 +74,17 @@ Status ApplyChunkOp(const ChunkOp& op, Versioned<ChunkRecord>* chunk,
       RemoveBlocks(&ext, op.extent.blk_off, op.extent.end(), superseded);
       auto at = std::lower_bound(ext.begin(), ext.end(), op.extent.blk_off,
                                  [](const Extent& e, uint32_t blk) { return e.blk_off < blk; });
-      ext.insert(at, op.extent);
+      at = ext.insert(at, op.extent);
+      // Successive small writes land in successive segment blocks: one extent holds them all, so
+      // the chunk value stays small however the file was written.
+      if (at + 1 != ext.end() && Contiguous(*at, *(at + 1))) {
+        Absorb(&*at, *(at + 1));
+        ext.erase(at + 1);
+      }
+      if (at != ext.begin() && Contiguous(*(at - 1), *at)) {
+        Absorb(&*(at - 1), *at);
+        ext.erase(at);
+      }
       break;
     }
     case ChunkOpType::kClip:

@@ -88,6 +88,25 @@ TEST(ChunkMapTest, WriteInsideOneExtentLeavesTwoPieces) {
   EXPECT_EQ(gone, std::vector<Extent>{Ext(100, 1, 101, 100)});
 }
 
+TEST(ChunkMapTest, SuccessiveWritesInOneSegmentMakeOneExtent) {
+  Versioned<ChunkRecord> c = Chunk({});
+  ASSERT_TRUE(ApplyChunkOp(Write(Ext(0, 1, 7, 100)), &c, nullptr).ok());
+  ASSERT_TRUE(ApplyChunkOp(Write(Ext(1, 2, 8, 101)), &c, nullptr).ok());
+  // Filling a gap joins both neighbours.
+  ASSERT_TRUE(ApplyChunkOp(Write(Ext(4, 1, 11, 104)), &c, nullptr).ok());
+  ASSERT_TRUE(ApplyChunkOp(Write(Ext(3, 1, 10, 103)), &c, nullptr).ok());
+  ASSERT_EQ(c.body.extents.size(), 1u);
+  EXPECT_EQ(c.body.extents[0], Ext(0, 5, 7, 100));
+  // Not joined: a jump in the segment, another epoch, another segment.
+  ASSERT_TRUE(ApplyChunkOp(Write(Ext(5, 1, 20, 200)), &c, nullptr).ok());
+  ASSERT_TRUE(ApplyChunkOp(Write(Ext(6, 1, 21, 201, 4)), &c, nullptr).ok());
+  Extent other = Ext(7, 1, 22, 202);
+  other.seg_no = SegNo(0x5F);
+  ASSERT_TRUE(ApplyChunkOp(Write(other), &c, nullptr).ok());
+  EXPECT_EQ(c.body.extents.size(), 4u);
+  EXPECT_TRUE(CheckChunk(c.body).ok());
+}
+
 TEST(ChunkMapTest, ClipAndPunch) {
   auto c = Chunk({Ext(0, 10, 100, 1000), Ext(20, 10, 200, 2000)});
   std::vector<Extent> gone;
