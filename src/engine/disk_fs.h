@@ -124,6 +124,14 @@ class DiskFs final : public posix::FileSystem {
   // Frees what every released, no longer pinned epoch kept (after a branch delete, at open).
   Status CollectReleased() ARCHIL_EXCLUDES(mu_);
 
+  // ---- accounting ----
+  // Data bytes this disk's own segments hold live: what its head and its checkpoints reference
+  // and it wrote (a branch's figure is what it adds to its parent: billed for what a fork adds).
+  Result<uint64_t> StoredBytes();
+  // Data bytes that deleting checkpoint `name` would free now: what no other checkpoint, branch or
+  // the head references. NotFound if no such checkpoint.
+  Result<uint64_t> CheckpointUniqueBytes(std::string_view name) ARCHIL_EXCLUDES(mu_);
+
   // Engine internals.
   // The tier has stored sealed segment `seg`: it may be deleted once nothing in it is live.
   Status MarkUploaded(SegNo seg) ARCHIL_EXCLUDES(mu_);
@@ -164,6 +172,16 @@ class DiskFs final : public posix::FileSystem {
   // Deletes sealed segment `seg` (after this batch) if nothing in it is live and, with a tier,
   // it is uploaded.
   Status MaybeKill(Txn& t, SegNo seg) ARCHIL_EXCLUDES(mu_);
+  // The pinned epochs around k (other than k): prev = the greatest below (0 if none), next = the
+  // least above (else the open epoch).
+  struct Neighbours {
+    uint64_t prev = 0;
+    uint64_t next = 0;
+  };
+  Neighbours PinnedNeighbours(Epoch k) ARCHIL_EXCLUDES(mu_);
+  // §5.5: the deadlist entries dead[d, b] with d in (k, next] and b in (prev, k]: their lifetime
+  // [b, d-1] holds k and no other pinned epoch, so k alone keeps them. At most `limit`.
+  Result<std::vector<std::string>> KeptOnlyBy(KvReader& r, Epoch k, Neighbours n, size_t limit);
   // Frees the deadlist entries that released epoch `k` alone kept, in bounded batches.
   Status CollectEpoch(Epoch k) ARCHIL_EXCLUDES(mu_);
 

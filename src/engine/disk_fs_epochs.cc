@@ -3,6 +3,7 @@
 #include <cerrno>
 
 #include "engine/disk_fs_ops.h"
+#include "engine/segusage_record.h"
 
 namespace archil::engine {
 namespace {
@@ -180,48 +181,52 @@ Status DiskFs::CollectReleased() {
   return Status::Ok();
 }
 
-// §5.5: with prev = the greatest pinned epoch below k (0 if none) and next = the least pinned
-// epoch above k (else the open epoch), an entry dead[d, b] with d in (k, next] and b in (prev, k]
-// was kept for k alone: its lifetime [b, d-1] holds k and no other pinned epoch.
+DiskFs::Neighbours DiskFs::PinnedNeighbours(Epoch k) {
+  Neighbours n;
+  MutexLock lock(&mu_);
+  n.next = cur_epoch_.value();
+  for (const auto& [e, r] : epochs_) {
+    if (!r.pinned() || e == k.value()) continue;
+    if (e < k.value()) n.prev = e;
+    if (e > k.value()) {
+      n.next = e;
+      break;
+    }
+  }
+  return n;
+}
+
+Result<std::vector<std::string>> DiskFs::KeptOnlyBy(KvReader& r, Epoch k, Neighbours n,
+                                                    size_t limit) {
+  const std::string disk_prefix = DiskPrefix(disk_);
+  std::vector<std::string> entries;
+  auto it = r.NewIterator(core_->cfs[Cf::kDead]);
+  uint64_t d = k.value() + 1;
+  while (d <= n.next && entries.size() < limit) {
+    it->Seek(DeadSeekKey(disk_, Epoch(d), Epoch(n.prev + 1)));
+    if (!it->Valid() || !it->key().starts_with(disk_prefix)) break;
+    ARCHIL_ASSIGN_OR_RETURN(DeadKeyParts p, ParseDeadKey(it->key().ToStringView()));
+    if (p.death.value() > n.next) break;
+    if (p.death.value() != d) {
+      d = p.death.value();
+      continue;
+    }
+    for (; it->Valid() && entries.size() < limit; it->Next()) {
+      ARCHIL_ASSIGN_OR_RETURN(DeadKeyParts q, ParseDeadKey(it->key().ToStringView()));
+      if (q.disk != disk_ || q.death.value() != d || q.birth > k) break;
+      entries.emplace_back(it->key().ToStringView());
+    }
+    ++d;
+  }
+  ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "scan deadlists"));
+  return entries;
+}
+
 Status DiskFs::CollectEpoch(Epoch k) {
   for (bool done = false; !done;) {
     Status s = core_->queue->Commit([&](Txn& t) -> Status {
-      uint64_t prev = 0, next = 0;
-      {
-        MutexLock lock(&mu_);
-        next = cur_epoch_.value();
-        for (const auto& [e, r] : epochs_) {
-          if (!r.pinned()) continue;
-          if (e < k.value()) prev = e;
-          if (e > k.value()) {
-            next = e;
-            break;
-          }
-        }
-      }
-      const std::string disk_prefix = DiskPrefix(disk_);
-      std::vector<std::string> entries;
-      {
-        auto it = t.NewIterator(core_->cfs[Cf::kDead]);
-        uint64_t d = k.value() + 1;
-        while (d <= next && entries.size() < kCollectBatch) {
-          it->Seek(DeadSeekKey(disk_, Epoch(d), Epoch(prev + 1)));
-          if (!it->Valid() || !it->key().starts_with(disk_prefix)) break;
-          ARCHIL_ASSIGN_OR_RETURN(DeadKeyParts p, ParseDeadKey(it->key().ToStringView()));
-          if (p.death.value() > next) break;
-          if (p.death.value() != d) {
-            d = p.death.value();
-            continue;
-          }
-          for (; it->Valid() && entries.size() < kCollectBatch; it->Next()) {
-            ARCHIL_ASSIGN_OR_RETURN(DeadKeyParts q, ParseDeadKey(it->key().ToStringView()));
-            if (q.disk != disk_ || q.death.value() != d || q.birth > k) break;
-            entries.emplace_back(it->key().ToStringView());
-          }
-          ++d;
-        }
-        ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "scan deadlists"));
-      }
+      ARCHIL_ASSIGN_OR_RETURN(std::vector<std::string> entries,
+                              KeptOnlyBy(t, k, PinnedNeighbours(k), kCollectBatch));
       for (const std::string& key : entries) {
         ARCHIL_ASSIGN_OR_RETURN(DeadKeyParts p, ParseDeadKey(key));
         switch (p.kind) {
@@ -257,6 +262,36 @@ Status DiskFs::CollectEpoch(Epoch k) {
     ARCHIL_RETURN_IF_ERROR(s.WithContext("collect checkpoint epoch " + std::to_string(k.value())));
   }
   return Status::Ok();
+}
+
+}  // namespace archil::engine
+
+namespace archil::engine {
+
+Result<uint64_t> DiskFs::CheckpointUniqueBytes(std::string_view name) {
+  ARCHIL_ASSIGN_OR_RETURN(Epoch k, CheckpointEpoch(name));
+  DbView view(core_->db);
+  ARCHIL_ASSIGN_OR_RETURN(std::vector<std::string> entries,
+                          KeptOnlyBy(view, k, PinnedNeighbours(k), SIZE_MAX));
+  uint64_t blocks = 0;
+  for (const std::string& key : entries) {
+    ARCHIL_ASSIGN_OR_RETURN(DeadKeyParts p, ParseDeadKey(key));
+    if (p.kind == DeadKind::kData) blocks += p.blocks.nblk;
+  }
+  return blocks * kBlockSize;
+}
+
+Result<uint64_t> DiskFs::StoredBytes() {
+  DbView view(core_->db);
+  const std::string prefix = DiskPrefix(disk_);
+  auto it = view.NewIterator(core_->cfs[Cf::kSegUsage]);
+  uint64_t blocks = 0;
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    ARCHIL_ASSIGN_OR_RETURN(SegUsageRecord u, DecodeSegUsage(it->value().ToStringView()));
+    blocks += u.live_blocks;
+  }
+  ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "scan segment liveness"));
+  return blocks * kBlockSize;
 }
 
 }  // namespace archil::engine

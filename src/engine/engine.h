@@ -101,6 +101,10 @@ class Engine {
   Status SyncIntents() ARCHIL_EXCLUDES(mu_);
 
   CommitStats commit_stats() const { return queue_->stats(); }
+  // Data bytes disk `disk`'s own segments hold live (a branch: what it adds to its parent).
+  Result<uint64_t> StoredBytes(DiskNo disk) ARCHIL_EXCLUDES(mu_);
+  // Data bytes deleting the checkpoint would free now (what only it references).
+  Result<uint64_t> CheckpointUniqueBytes(DiskNo disk, std::string_view name) ARCHIL_EXCLUDES(mu_);
   // The tier stored sealed segment `seg` of `disk` (see keep_segments_until_uploaded).
   Status SegmentUploaded(DiskNo disk, SegNo seg) ARCHIL_EXCLUDES(mu_);
   // Diagnostics and tests: checks the rules that tie records together (every extent points at a

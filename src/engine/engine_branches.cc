@@ -36,6 +36,16 @@ Status Engine::DeleteCheckpoint(DiskNo disk, std::string_view name) {
   return static_cast<DiskFs*>(fs)->DeleteCheckpoint(name);
 }
 
+Result<uint64_t> Engine::StoredBytes(DiskNo disk) {
+  ARCHIL_ASSIGN_OR_RETURN(std::shared_ptr<DiskFs> fs, Head(disk));
+  return fs->StoredBytes();
+}
+
+Result<uint64_t> Engine::CheckpointUniqueBytes(DiskNo disk, std::string_view name) {
+  ARCHIL_ASSIGN_OR_RETURN(posix::FileSystem * fs, Disk(disk));
+  return static_cast<DiskFs*>(fs)->CheckpointUniqueBytes(name);
+}
+
 Result<std::shared_ptr<posix::FileSystem>> Engine::OpenCheckpoint(DiskNo disk,
                                                                   std::string_view name) {
   ARCHIL_ASSIGN_OR_RETURN(posix::FileSystem * fs, Disk(disk));

@@ -135,3 +135,37 @@ TEST_F(SpaceTest, AFullDiskRefusesWritesButNotDeletes) {
 
 }  // namespace
 }  // namespace archil::engine
+
+namespace archil::engine {
+namespace {
+
+// Billing: a checkpoint's unique bytes are what only it holds; a branch's stored bytes are what it
+// adds to its parent.
+TEST_F(SpaceTest, CheckpointsAndBranchesAreChargedForWhatTheyAdd) {
+  Open(false);
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  posix::FileSystem* fs = *engine_->Disk(DiskNo(1));
+  posix::Ino f = fs->Mknod(posix::kRootIno, "f", S_IFREG | 0644, 0, {})->ino;
+  ASSERT_TRUE(fs->Write(f, 0, std::string(1 << 20, 'a')).ok());
+  EXPECT_EQ(*engine_->StoredBytes(DiskNo(1)), uint64_t{1} << 20);
+  ASSERT_TRUE(engine_->Checkpoint(DiskNo(1), "cp").ok());
+  EXPECT_EQ(*engine_->CheckpointUniqueBytes(DiskNo(1), "cp"), 0u);  // the head holds it all
+  ASSERT_TRUE(fs->Write(f, 0, std::string(256 << 10, 'b')).ok());
+  EXPECT_EQ(*engine_->CheckpointUniqueBytes(DiskNo(1), "cp"), uint64_t{256} << 10);
+  EXPECT_EQ(*engine_->StoredBytes(DiskNo(1)), (uint64_t{1} << 20) + (256 << 10));
+
+  ASSERT_TRUE(engine_->CreateBranch(DiskNo(1), "cp", DiskNo(2), "b").ok());
+  EXPECT_EQ(*engine_->StoredBytes(DiskNo(2)), 0u);
+  posix::FileSystem* b = *engine_->Disk(DiskNo(2));
+  ASSERT_TRUE(b->Write(f, 40960, std::string(40960, 'c')).ok());
+  EXPECT_EQ(*engine_->StoredBytes(DiskNo(2)), 40960u);
+  // The branch still reads the checkpoint's blocks: deleting the checkpoint frees nothing yet.
+  ASSERT_TRUE(engine_->DeleteCheckpoint(DiskNo(1), "cp").ok());
+  EXPECT_EQ(*engine_->StoredBytes(DiskNo(1)), (uint64_t{1} << 20) + (256 << 10));
+  ASSERT_TRUE(engine_->DeleteDisk(DiskNo(2)).ok());
+  EXPECT_EQ(*engine_->StoredBytes(DiskNo(1)), uint64_t{1} << 20);
+  ASSERT_TRUE(engine_->CheckInvariants().ok());
+}
+
+}  // namespace
+}  // namespace archil::engine
