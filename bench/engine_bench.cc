@@ -19,6 +19,9 @@
 //            and the data cold (see ColdData)
 //   meta     `engine creates` (1 thread), `engine creates 16 threads`, `engine stats` (GetAttr),
 //            `engine readdir 100k` (ReadDir pages of 128 entries over a 100,000-entry directory)
+//   history  (not in the default list) checkpoints and branches on disks of their own:
+//            `engine checkpoint|branch 1k|100k files`, `engine read depth 1|10|50` (+ `changed at
+//            every level`), `engine head read|readdir 0|100|1000 checkpoints`; see HistoryRows
 //
 // Percentiles are nearest-rank (docs/targets.md).
 #include <fcntl.h>
@@ -449,20 +452,208 @@ class Bench {
     PrintRate(row + " entries", D(f_.readdir_n) / (Pct(us, 50) / 1e6), "ops/s");
   }
 
-  // Placeholder for the history rows, which come with checkpoints and branches in the engine (to
-  // be written by the engine's owner; not implemented here):
-  //   `engine checkpoint`    p50/p95 of Checkpoint on a disk with the files above
-  //   `engine branch`        p50/p95 of creating a writable branch of that checkpoint
-  //   `engine read depth N`  4 KiB cold reads through N levels of branches (fall-through)
-  // Each prints ROW lines in the formats above; bench/engine.sh passes --rows ...,history.
+  // The history rows (checkpoints and branches, docs/formats.md §5). Each on its own disks of this
+  // engine (numbers from 1000 up); every call synced like the rest. Reads are page-cache warm:
+  // the file was just written and is read again and again (they measure the metadata walk, not the
+  // device).
+  //   engine checkpoint 1k files / 100k files   Checkpoint of a disk holding that many files
+  //       (Mknod + one 4 KiB Write each, 16 threads), one 4 KiB overwrite between samples
+  //   engine branch 1k files / 100k files       CreateBranch from one checkpoint of those disks,
+  //       each branch a new disk
+  //   engine read depth 1 / 10 / 50             4 KiB Read through the deepest branch of a chain
+  //       (checkpoint, branch, checkpoint the branch, branch...) of a file written on the root and
+  //       never changed since; `... changed at every level`: a file whose mode is set on every
+  //       level, so each level holds an ORIGIN record for it
+  //   engine head read / readdir 0, 100, 1000 checkpoints   4 KiB Read and a whole ReadDir (pages
+  //       of 128) of a 1,000-entry directory at the head, after that many checkpoints with a
+  //       4 KiB overwrite, a create and an unlink between each two
+  DiskNo NewDisk() {
+    DiskNo d(next_disk_++);
+    Check(engine_->CreateDisk(d, {}), "create disk");
+    return d;
+  }
+  posix::FileSystem* FsOf(DiskNo d) { return Take(engine_->Disk(d), "disk"); }
+  size_t Samples() const { return f_.ops > 0 ? f_.ops : 500; }
+  bool More(Clock::time_point start, size_t done) const {
+    return done < 5 || (done < Samples() && Seconds(start, Clock::now()) < f_.runtime);
+  }
+
+  // `n` files of one 4 KiB block in directory "files" of disk `d`, 16 threads. Seconds taken.
+  double FillDisk(DiskNo d, uint64_t n, bool data) {
+    posix::FileSystem* fs = FsOf(d);
+    posix::Ino dir = Take(fs->Mkdir(kRootIno, "files", 0755, {}), "mkdir").ino;
+    const std::string block(4096, 'h');
+    std::atomic<uint64_t> next{0};
+    auto start = Clock::now();
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 16; ++t) {
+      threads.emplace_back([&] {
+        for (uint64_t i; (i = next.fetch_add(1)) < n;) {
+          posix::Ino ino =
+              Take(fs->Mknod(dir, "f" + std::to_string(i), S_IFREG | 0644, 0, {}), "mknod").ino;
+          if (data) Take(fs->Write(ino, 0, block), "write");
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    return Seconds(start, Clock::now());
+  }
+
+  std::vector<double> ReadLoop(posix::FileSystem* fs, posix::Ino ino, char want) {
+    for (int i = 0; i < 100; ++i) Take(fs->Read(ino, 0, 4096), "warm-up read");
+    std::vector<double> us;
+    const size_t n = f_.ops > 0 ? f_.ops : 5000;
+    auto start = Clock::now();
+    while (us.size() < 100 || (us.size() < n && Seconds(start, Clock::now()) < f_.runtime)) {
+      auto t0 = Clock::now();
+      std::string got = Take(fs->Read(ino, 0, 4096), "read");
+      us.push_back(Seconds(t0, Clock::now()) * 1e6);
+      if (got.size() != 4096 || got[0] != want) Die("read returned wrong data");
+    }
+    return us;
+  }
+
+  std::vector<double> ReaddirLoop(posix::FileSystem* fs, posix::Ino dir, uint64_t want) {
+    std::vector<double> us;
+    auto start = Clock::now();
+    for (int rep = 0; rep < 205 && (rep < 25 || Seconds(start, Clock::now()) < f_.runtime);
+         ++rep) {
+      auto t0 = Clock::now();
+      uint64_t n = 0;
+      for (uint64_t cookie = 0;;) {
+        posix::DirPage page = Take(fs->ReadDir(dir, cookie, 128), "readdir");
+        n += page.entries.size();
+        if (page.eof || page.entries.empty()) break;
+        cookie = page.entries.back().cookie;
+      }
+      if (rep >= 5) us.push_back(Seconds(t0, Clock::now()) * 1e6);  // 5 warm-up passes
+      if (n != want) Die("readdir listed " + std::to_string(n));
+    }
+    return us;
+  }
+
+  void CheckpointAndBranch(uint64_t files, bool data, const std::string& label) {
+    DiskNo d = NewDisk();
+    double s = FillDisk(d, files, data);
+    std::printf("# engine checkpoint %s files: setup %llu files (%s) in %.1f s\n", label.c_str(),
+                static_cast<unsigned long long>(files),
+                data ? "Mknod + 4 KiB Write each" : "Mknod only", s);
+    posix::FileSystem* fs = FsOf(d);
+    posix::Ino ino = Take(fs->Lookup(Take(fs->Lookup(kRootIno, "files"), "lookup").ino, "f0"),
+                          "lookup f0")
+                         .ino;
+    const std::string block(4096, 'c');
+    // Each sample is one synced commit; the synced 4 KiB Write between two samples is timed too,
+    // as the same moment's floor for a commit (this VM's disk has a ~4 ms flush state).
+    std::vector<double> us, writes;
+    auto synced_write = [&] {
+      auto t0 = Clock::now();
+      Take(fs->Write(ino, 0, block), "synced write between samples");
+      writes.push_back(Seconds(t0, Clock::now()) * 1e6);
+    };
+    auto start = Clock::now();
+    for (size_t i = 0; More(start, us.size()); ++i) {
+      synced_write();
+      auto t0 = Clock::now();
+      Take(engine_->Checkpoint(d, "c" + std::to_string(i)), "checkpoint");
+      us.push_back(Seconds(t0, Clock::now()) * 1e6);
+    }
+    std::printf(
+        "# engine checkpoint %s files: %zu checkpoints; the synced 4 KiB Write between them: p50 "
+        "%.3f ms, p95 %.3f ms\n",
+        label.c_str(), us.size(), Pct(writes, 50) / 1000, Pct(writes, 95) / 1000);
+    PrintLatency("engine checkpoint " + label + " files", us);
+
+    Take(engine_->Checkpoint(d, "base"), "checkpoint");
+    us.clear();
+    writes.clear();
+    start = Clock::now();
+    for (size_t i = 0; More(start, us.size()); ++i) {
+      synced_write();
+      DiskNo child(next_disk_++);
+      auto t0 = Clock::now();
+      Check(engine_->CreateBranch(d, "base", child, "b" + std::to_string(child.value())),
+            "branch");
+      us.push_back(Seconds(t0, Clock::now()) * 1e6);
+    }
+    std::printf(
+        "# engine branch %s files: %zu branches of one checkpoint; the synced 4 KiB Write between "
+        "them: p50 %.3f ms, p95 %.3f ms\n",
+        label.c_str(), us.size(), Pct(writes, 50) / 1000, Pct(writes, 95) / 1000);
+    PrintLatency("engine branch " + label + " files", us);
+  }
+
+  void ReadDepth() {
+    DiskNo root = NewDisk();
+    posix::FileSystem* fs = FsOf(root);
+    posix::Ino same = NewFileOn(fs, "same");
+    posix::Ino changed = NewFileOn(fs, "changed");
+    Take(fs->Write(same, 0, std::string(4096, 'r')), "write");
+    Take(fs->Write(changed, 0, std::string(4096, 'r')), "write");
+    std::vector<double> depth1_same, depth1_changed;
+    DiskNo cur = root;
+    for (int depth = 1; depth <= 50; ++depth) {
+      Take(engine_->Checkpoint(cur, "c"), "checkpoint");
+      DiskNo child(next_disk_++);
+      Check(engine_->CreateBranch(cur, "c", child, "d" + std::to_string(depth)), "branch");
+      cur = child;
+      fs = FsOf(cur);
+      posix::SetAttrRequest req;
+      req.mode = depth % 2 ? 0600 : 0644;
+      Take(fs->SetAttr(changed, req), "setattr");
+      if (depth != 1 && depth != 10 && depth != 50) continue;
+      const std::string d = std::to_string(depth);
+      PrintLatency("engine read depth " + d, ReadLoop(fs, same, 'r'));
+      PrintLatency("engine read depth " + d + " changed at every level",
+                   ReadLoop(fs, changed, 'r'));
+    }
+  }
+  posix::Ino NewFileOn(posix::FileSystem* fs, const std::string& name) {
+    return Take(fs->Mknod(kRootIno, name, S_IFREG | 0644, 0, {}), "create " + name).ino;
+  }
+
+  void HeadVsCheckpoints() {
+    DiskNo d = NewDisk();
+    FillDisk(d, 1000, false);
+    posix::FileSystem* fs = FsOf(d);
+    posix::Ino dir = Take(fs->Lookup(kRootIno, "files"), "lookup").ino;
+    posix::Ino file = NewFileOn(fs, "r");
+    Take(fs->Write(file, 0, std::string(4096 * 4, 'r')), "write");
+    int taken = 0;
+    for (int target : {0, 100, 1000}) {
+      auto start = Clock::now();
+      for (; taken < target; ++taken) {
+        Take(fs->Write(file, 4096 * (taken % 4), std::string(4096, 'r')), "write");
+        Take(fs->Mknod(dir, "x", S_IFREG | 0644, 0, {}), "mknod");
+        Check(fs->Unlink(dir, "x"), "unlink");
+        Take(engine_->Checkpoint(d, "h" + std::to_string(taken)), "checkpoint");
+      }
+      if (target > 0) {
+        std::printf("# engine head %d checkpoints: setup %.1f s\n", target,
+                    Seconds(start, Clock::now()));
+      }
+      const std::string t = std::to_string(target);
+      PrintLatency("engine head read " + t + " checkpoints", ReadLoop(fs, file, 'r'));
+      PrintLatency("engine readdir " + t + " checkpoints", ReaddirLoop(fs, dir, 1000));
+      std::fflush(stdout);
+    }
+  }
+
   void HistoryRows() {
-    std::printf("# history rows (checkpoint, branch, read depth): not built\n");
+    CheckpointAndBranch(1000, true, "1k");
+    std::fflush(stdout);
+    CheckpointAndBranch(100000, true, "100k");
+    std::fflush(stdout);
+    ReadDepth();
+    std::fflush(stdout);
+    HeadVsCheckpoints();
   }
 
   const Flags f_;
   std::unique_ptr<Engine> engine_;
   posix::FileSystem* fs_ = nullptr;
   posix::Ino seq_ino_{0};
+  uint64_t next_disk_ = 1000;  // history rows
 };
 
 void Usage() {
