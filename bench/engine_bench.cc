@@ -106,8 +106,9 @@ double Pct(std::vector<double> v, int p) {
   size_t rank = (v.size() * p + 99) / 100;
   return v[std::max<size_t>(rank, 1) - 1];
 }
-void PrintLatency(const std::string& row, const std::vector<double>& us) {
-  std::printf("%s: p50 %.3f ms, p95 %.3f ms\n", row.c_str(), Pct(us, 50) / 1000,
+// `digits`: decimals of the ms figures (4 for rows of a few µs, whose targets are ratios).
+void PrintLatency(const std::string& row, const std::vector<double>& us, int digits = 3) {
+  std::printf("%s: p50 %.*f ms, p95 %.*f ms\n", row.c_str(), digits, Pct(us, 50) / 1000, digits,
               Pct(us, 95) / 1000);
 }
 void PrintRate(const std::string& row, double n, const char* unit) {
@@ -457,9 +458,10 @@ class Bench {
   // the file was just written and is read again and again (they measure the metadata walk, not the
   // device).
   //   engine checkpoint 1k files / 100k files   Checkpoint of a disk holding that many files
-  //       (Mknod + one 4 KiB Write each, 16 threads), one 4 KiB overwrite between samples
+  //       (Mknod + one 4 KiB Write each, 16 threads), one 4 KiB overwrite between samples; the
+  //       two disks' samples alternate
   //   engine branch 1k files / 100k files       CreateBranch from one checkpoint of those disks,
-  //       each branch a new disk
+  //       each branch a new disk; alternating too
   //   engine read depth 1 / 10 / 50             4 KiB Read through the deepest branch of a chain
   //       (checkpoint, branch, checkpoint the branch, branch...) of a file written on the root and
   //       never changed since; `... changed at every level`: a file whose mode is set on every
@@ -474,8 +476,9 @@ class Bench {
   }
   posix::FileSystem* FsOf(DiskNo d) { return Take(engine_->Disk(d), "disk"); }
   size_t Samples() const { return f_.ops > 0 ? f_.ops : 500; }
+  // Sampling of a pair of rows: up to Samples() each, in 2 x --runtime.
   bool More(Clock::time_point start, size_t done) const {
-    return done < 5 || (done < Samples() && Seconds(start, Clock::now()) < f_.runtime);
+    return done < 5 || (done < Samples() && Seconds(start, Clock::now()) < 2 * f_.runtime);
   }
 
   // `n` files of one 4 KiB block in directory "files" of disk `d`, 16 threads. Seconds taken.
@@ -532,55 +535,79 @@ class Bench {
     return us;
   }
 
-  void CheckpointAndBranch(uint64_t files, bool data, const std::string& label) {
-    DiskNo d = NewDisk();
-    double s = FillDisk(d, files, data);
-    std::printf("# engine checkpoint %s files: setup %llu files (%s) in %.1f s\n", label.c_str(),
-                static_cast<unsigned long long>(files),
-                data ? "Mknod + 4 KiB Write each" : "Mknod only", s);
-    posix::FileSystem* fs = FsOf(d);
-    posix::Ino ino = Take(fs->Lookup(Take(fs->Lookup(kRootIno, "files"), "lookup").ino, "f0"),
-                          "lookup f0")
-                         .ino;
-    const std::string block(4096, 'c');
-    // Each sample is one synced commit; the synced 4 KiB Write between two samples is timed too,
-    // as the same moment's floor for a commit (this VM's disk has a ~4 ms flush state).
-    std::vector<double> us, writes;
-    auto synced_write = [&] {
-      auto t0 = Clock::now();
-      Take(fs->Write(ino, 0, block), "synced write between samples");
-      writes.push_back(Seconds(t0, Clock::now()) * 1e6);
+  // The 1k and 100k disks' samples alternate (one on each, then again), so both rows see the
+  // same moments of the disk: each sample is one synced commit, and this VM's disk has a ~4 ms
+  // flush state that comes and goes (docs/measurements.md §8). The synced 4 KiB Write before each
+  // sample (to the disk's first file) is timed too, as that moment's floor for a commit.
+  void CheckpointAndBranch() {
+    struct Side {
+      std::string label;
+      uint64_t files;
+      DiskNo disk{0};
+      posix::FileSystem* fs = nullptr;
+      posix::Ino ino{0};
+      std::vector<double> us, writes;
     };
-    auto start = Clock::now();
-    for (size_t i = 0; More(start, us.size()); ++i) {
-      synced_write();
-      auto t0 = Clock::now();
-      Take(engine_->Checkpoint(d, "c" + std::to_string(i)), "checkpoint");
-      us.push_back(Seconds(t0, Clock::now()) * 1e6);
+    Side sides[2];
+    sides[0].label = "1k";
+    sides[0].files = 1000;
+    sides[1].label = "100k";
+    sides[1].files = 100000;
+    const std::string block(4096, 'c');
+    for (Side& side : sides) {
+      side.disk = NewDisk();
+      double s = FillDisk(side.disk, side.files, true);
+      std::printf("# engine checkpoint %s files: setup %llu files (Mknod + 4 KiB Write each) in "
+                  "%.1f s\n",
+                  side.label.c_str(), static_cast<unsigned long long>(side.files), s);
+      side.fs = FsOf(side.disk);
+      posix::Ino dir = Take(side.fs->Lookup(kRootIno, "files"), "lookup").ino;
+      side.ino = Take(side.fs->Lookup(dir, "f0"), "lookup f0").ino;
     }
-    std::printf(
-        "# engine checkpoint %s files: %zu checkpoints; the synced 4 KiB Write between them: p50 "
-        "%.3f ms, p95 %.3f ms\n",
-        label.c_str(), us.size(), Pct(writes, 50) / 1000, Pct(writes, 95) / 1000);
-    PrintLatency("engine checkpoint " + label + " files", us);
+    auto synced_write = [&](Side& side) {
+      auto t0 = Clock::now();
+      Take(side.fs->Write(side.ino, 0, block), "synced write between samples");
+      side.writes.push_back(Seconds(t0, Clock::now()) * 1e6);
+    };
+    auto report = [&](const char* what, const char* samples) {
+      for (Side& side : sides) {
+        std::printf(
+            "# engine %s %s files: %zu %s; the synced 4 KiB Write before each: p50 %.3f ms, p95 "
+            "%.3f ms\n",
+            what, side.label.c_str(), side.us.size(), samples, Pct(side.writes, 50) / 1000,
+            Pct(side.writes, 95) / 1000);
+        PrintLatency(std::string("engine ") + what + " " + side.label + " files", side.us);
+        side.us.clear();
+        side.writes.clear();
+      }
+    };
 
-    Take(engine_->Checkpoint(d, "base"), "checkpoint");
-    us.clear();
-    writes.clear();
-    start = Clock::now();
-    for (size_t i = 0; More(start, us.size()); ++i) {
-      synced_write();
-      DiskNo child(next_disk_++);
-      auto t0 = Clock::now();
-      Check(engine_->CreateBranch(d, "base", child, "b" + std::to_string(child.value())),
-            "branch");
-      us.push_back(Seconds(t0, Clock::now()) * 1e6);
+    auto start = Clock::now();
+    for (size_t i = 0; More(start, sides[1].us.size()); ++i) {
+      for (Side& side : sides) {
+        synced_write(side);
+        auto t0 = Clock::now();
+        Take(engine_->Checkpoint(side.disk, "c" + std::to_string(i)), "checkpoint");
+        side.us.push_back(Seconds(t0, Clock::now()) * 1e6);
+      }
     }
-    std::printf(
-        "# engine branch %s files: %zu branches of one checkpoint; the synced 4 KiB Write between "
-        "them: p50 %.3f ms, p95 %.3f ms\n",
-        label.c_str(), us.size(), Pct(writes, 50) / 1000, Pct(writes, 95) / 1000);
-    PrintLatency("engine branch " + label + " files", us);
+    report("checkpoint", "checkpoints");
+    std::fflush(stdout);
+
+    for (Side& side : sides) Take(engine_->Checkpoint(side.disk, "base"), "checkpoint");
+    start = Clock::now();
+    while (More(start, sides[1].us.size())) {
+      for (Side& side : sides) {
+        synced_write(side);
+        DiskNo child(next_disk_++);
+        auto t0 = Clock::now();
+        Check(engine_->CreateBranch(side.disk, "base", child,
+                                    "b" + std::to_string(child.value())),
+              "branch");
+        side.us.push_back(Seconds(t0, Clock::now()) * 1e6);
+      }
+    }
+    report("branch", "branches of one checkpoint");
   }
 
   void ReadDepth() {
@@ -603,9 +630,9 @@ class Bench {
       Take(fs->SetAttr(changed, req), "setattr");
       if (depth != 1 && depth != 10 && depth != 50) continue;
       const std::string d = std::to_string(depth);
-      PrintLatency("engine read depth " + d, ReadLoop(fs, same, 'r'));
+      PrintLatency("engine read depth " + d, ReadLoop(fs, same, 'r'), 4);
       PrintLatency("engine read depth " + d + " changed at every level",
-                   ReadLoop(fs, changed, 'r'));
+                   ReadLoop(fs, changed, 'r'), 4);
     }
   }
   posix::Ino NewFileOn(posix::FileSystem* fs, const std::string& name) {
@@ -633,16 +660,14 @@ class Bench {
                     Seconds(start, Clock::now()));
       }
       const std::string t = std::to_string(target);
-      PrintLatency("engine head read " + t + " checkpoints", ReadLoop(fs, file, 'r'));
-      PrintLatency("engine readdir " + t + " checkpoints", ReaddirLoop(fs, dir, 1000));
+      PrintLatency("engine head read " + t + " checkpoints", ReadLoop(fs, file, 'r'), 4);
+      PrintLatency("engine readdir " + t + " checkpoints", ReaddirLoop(fs, dir, 1000), 4);
       std::fflush(stdout);
     }
   }
 
   void HistoryRows() {
-    CheckpointAndBranch(1000, true, "1k");
-    std::fflush(stdout);
-    CheckpointAndBranch(100000, true, "100k");
+    CheckpointAndBranch();
     std::fflush(stdout);
     ReadDepth();
     std::fflush(stdout);
@@ -663,7 +688,8 @@ void Usage() {
       "                    [--readdir-n N]\n"
       "  --dir DIR        a fresh directory on the disk to measure (DIR/engine is created)\n"
       "  --runtime S      seconds per timed row (default 10)\n"
-      "  --ops N          write1 runs N writes instead of --runtime seconds\n"
+      "  --ops N          write1 runs N writes instead of --runtime seconds; history: N\n"
+      "                   samples per row instead of up to 500 (5000 reads) in --runtime\n"
       "  --writers N      threads of the writers row (default 8)\n"
       "  --seq-mib N      size of the seq file, also read by the read row (default 1024)\n"
       "  --seq-threads N  1 MiB writes in flight in the seq row (default 64)\n"
