@@ -21,7 +21,8 @@
 //            `engine readdir 100k` (ReadDir pages of 128 entries over a 100,000-entry directory)
 //   history  (not in the default list) checkpoints and branches on disks of their own:
 //            `engine checkpoint|branch 1k|100k files`, `engine read depth 1|10|50` (+ `changed at
-//            every level`), `engine head read|readdir 0|100|1000 checkpoints`; see HistoryRows
+//            every level`), `engine head read|readdir 0|100|1000 checkpoints`; see HistoryRows.
+//            Its parts alone: history-ckpt, history-depth, history-head
 //
 // Percentiles are nearest-rank (docs/targets.md).
 #include <fcntl.h>
@@ -67,6 +68,7 @@ struct Flags {
   int seq_threads = 64;     // seq row: MiB in flight
   uint64_t readdir_n = 100000;
   uint64_t seed = 42;  // the read row's order, the stats row's picks
+  bool sync = true;    // --no-sync: EngineOptions::sync = false (the engine without the disk)
 };
 
 [[noreturn]] void Die(const std::string& what) {
@@ -165,7 +167,7 @@ class Bench {
     o.env = io::PosixEnv();
     o.dir = f.dir + "/engine";
     o.clock = &SystemClock::Instance();
-    o.sync = true;
+    o.sync = f.sync;
     engine_ = Take(Engine::Open(o), "open engine in " + o.dir);
     Check(engine_->CreateDisk(DiskNo(1), {}), "create disk");
     fs_ = Take(engine_->Disk(DiskNo(1)), "disk");
@@ -186,6 +188,12 @@ class Bench {
         Metadata();
       } else if (row == "history") {
         HistoryRows();
+      } else if (row == "history-ckpt") {
+        CheckpointAndBranch();
+      } else if (row == "history-depth") {
+        ReadDepth();
+      } else if (row == "history-head") {
+        HeadVsCheckpoints();
       } else {
         Die("unknown row '" + row + "' (see --help)");
       }
@@ -685,7 +693,8 @@ void Usage() {
   std::printf(
       "usage: engine_bench --dir DIR [--rows write1,writers,seq,read,meta,history] [--runtime S]\n"
       "                    [--ops N] [--writers N] [--seq-mib N] [--seq-threads N]\n"
-      "                    [--readdir-n N]\n"
+      "                    [--readdir-n N] [--no-sync]\n"
+      "  --rows           also history-ckpt, history-depth, history-head: parts of history\n"
       "  --dir DIR        a fresh directory on the disk to measure (DIR/engine is created)\n"
       "  --runtime S      seconds per timed row (default 10)\n"
       "  --ops N          write1 runs N writes instead of --runtime seconds; history: N\n"
@@ -693,7 +702,9 @@ void Usage() {
       "  --writers N      threads of the writers row (default 8)\n"
       "  --seq-mib N      size of the seq file, also read by the read row (default 1024)\n"
       "  --seq-threads N  1 MiB writes in flight in the seq row (default 64)\n"
-      "  --readdir-n N    entries of the readdir directory (default 100000)\n");
+      "  --readdir-n N    entries of the readdir directory (default 100000)\n"
+      "  --no-sync        EngineOptions::sync = false: commits are not synced (the engine's own\n"
+      "                   cost, without the disk's flush; not what the targets are about)\n");
 }
 
 int Main(int argc, char** argv) {
@@ -721,6 +732,8 @@ int Main(int argc, char** argv) {
       f.seq_mib = std::stoull(value());
     } else if (a == "--seq-threads") {
       f.seq_threads = std::stoi(value());
+    } else if (a == "--no-sync") {
+      f.sync = false;
     } else if (a == "--readdir-n") {
       f.readdir_n = std::stoull(value());
     } else {
