@@ -580,11 +580,12 @@ class Bench {
     auto report = [&](const char* what, const char* samples) {
       for (Side& side : sides) {
         std::printf(
-            "# engine %s %s files: %zu %s; the synced 4 KiB Write before each: p50 %.3f ms, p95 "
+            "# engine %s %s files: %zu %s; the %s4 KiB Write before each: p50 %.3f ms, p95 "
             "%.3f ms\n",
-            what, side.label.c_str(), side.us.size(), samples, Pct(side.writes, 50) / 1000,
+            what, side.label.c_str(), side.us.size(), samples, f_.sync ? "synced " : "(not synced) ",
+            Pct(side.writes, 50) / 1000,
             Pct(side.writes, 95) / 1000);
-        PrintLatency(std::string("engine ") + what + " " + side.label + " files", side.us);
+        PrintLatency(std::string("engine ") + what + " " + side.label + " files", side.us, 4);
         side.us.clear();
         side.writes.clear();
       }
