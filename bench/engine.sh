@@ -133,45 +133,44 @@ fsync_floor() {  # row name, extra fio arguments
   echo "$1: $(fiolat write <<< "$json")"
 }
 if want write; then
-log "floor fsync: ${RUNTIME} s"
-FSYNC_OUT=$(fsync_floor "floor fsync" --fallocate=none)
-echo "$FSYNC_OUT"
-FSYNC=$(grep '^floor fsync:' <<< "$FSYNC_OUT")
-log "floor fsync preallocated: ${RUNTIME} s"
-fsync_floor "floor fsync preallocated"
-log "engine synced 4k write: ${RUNTIME} s"
-OUT=$(engine --rows write1)
-echo "$OUT"
-target "engine synced 4k write" "$(p50 <<< "$OUT" | head -1)" "$(p50 <<< "$FSYNC")" \
-  "a <= b + 0.030" "p50 <= floor fsync p50 + 30 us"
-ONE=$(grep '^engine 1 synced writer:' <<< "$OUT" | num)
+  log "floor fsync: ${RUNTIME} s"
+  FSYNC_OUT=$(fsync_floor "floor fsync" --fallocate=none)
+  echo "$FSYNC_OUT"
+  FSYNC=$(grep '^floor fsync:' <<< "$FSYNC_OUT")
+  log "floor fsync preallocated: ${RUNTIME} s"
+  fsync_floor "floor fsync preallocated"
+  log "engine synced 4k write: ${RUNTIME} s"
+  OUT=$(engine --rows write1)
+  echo "$OUT"
+  target "engine synced 4k write" "$(p50 <<< "$OUT" | head -1)" "$(p50 <<< "$FSYNC")" \
+    "a <= b + 0.030" "p50 <= floor fsync p50 + 30 us"
+  ONE=$(grep '^engine 1 synced writer:' <<< "$OUT" | num)
 
-log "engine 8 synced writers: ${RUNTIME} s"
-OUT=$(engine --rows writers)
-echo "$OUT"
-target "engine 8 synced writers" "$(grep '^engine 8 synced writers:' <<< "$OUT" | num)" "$ONE" \
-  "a >= 2 * b" ">= 2x engine 1 synced writer"
-target "engine 8 synced writers WAL syncs per write" \
-  "$(grep 'WAL syncs per write:' <<< "$OUT" | num)" 0 "a <= 0.3" "<= 0.3"
+  log "engine 8 synced writers: ${RUNTIME} s"
+  OUT=$(engine --rows writers)
+  echo "$OUT"
+  target "engine 8 synced writers" "$(grep '^engine 8 synced writers:' <<< "$OUT" | num)" "$ONE" \
+    "a >= 2 * b" ">= 2x engine 1 synced writer"
+  target "engine 8 synced writers WAL syncs per write" \
+    "$(grep 'WAL syncs per write:' <<< "$OUT" | num)" 0 "a <= 0.3" "<= 0.3"
 fi
 
 if want seq; then
+  log "floor seq write: ${SEQ_MIB} MiB"
+  S0=$([[ -n $DEVSTAT ]] && sectors || echo 0)
+  SEQ=$(fio --name=seq --filename="$W/seq" --size="${SEQ_MIB}M" --rw=write --bs=1M --end_fsync=1 \
+    --output-format=json | jq -r '.jobs[0].write.bw_bytes / 1048576 | floor')
+  S1=$([[ -n $DEVSTAT ]] && sectors || echo 0)
+  log "floor direct read: ${RUNTIME} s"
+  READ=$(fio --name=t --filename="$W/seq" --size="${SEQ_MIB}M" --rw=randread --bs=4k --iodepth=1 \
+    --direct=1 --runtime="$RUNTIME" --number_ios=$((SEQ_MIB * 64)) --output-format=json | fiolat read)
+  rm -f "$W/seq"
+  log "engine seq write and 4k read"
+  OUT=$(engine --rows seq,read)
 
-log "floor seq write: ${SEQ_MIB} MiB"
-S0=$([[ -n $DEVSTAT ]] && sectors || echo 0)
-SEQ=$(fio --name=seq --filename="$W/seq" --size="${SEQ_MIB}M" --rw=write --bs=1M --end_fsync=1 \
-  --output-format=json | jq -r '.jobs[0].write.bw_bytes / 1048576 | floor')
-S1=$([[ -n $DEVSTAT ]] && sectors || echo 0)
-log "floor direct read: ${RUNTIME} s"
-READ=$(fio --name=t --filename="$W/seq" --size="${SEQ_MIB}M" --rw=randread --bs=4k --iodepth=1 \
-  --direct=1 --runtime="$RUNTIME" --number_ios=$((SEQ_MIB * 64)) --output-format=json | fiolat read)
-rm -f "$W/seq"
-log "engine seq write and 4k read"
-OUT=$(engine --rows seq,read)
-
-echo "floor seq write: $SEQ MiB/s"
-if [[ -n $DEVSTAT ]]; then
-  echo "floor seq write device bytes per byte: $(awk -v s=$((S1 - S0)) -v m="$SEQ_MIB" 'BEGIN { printf "%.3f", s * 512 / (m * 1048576) }')"
+  echo "floor seq write: $SEQ MiB/s"
+  if [[ -n $DEVSTAT ]]; then
+    echo "floor seq write device bytes per byte: $(awk -v s=$((S1 - S0)) -v m="$SEQ_MIB" 'BEGIN { printf "%.3f", s * 512 / (m * 1048576) }')"
 fi
 grep -v '^engine 4k read' <<< "$OUT" || true
 ESEQ=$(grep '^engine seq write:' <<< "$OUT" | num)
