@@ -669,6 +669,16 @@ class Bench {
                     Seconds(start, Clock::now()));
       }
       const std::string t = std::to_string(target);
+      // RocksDB's table files at this point (a Get looks in each L0 file whose bloom filter
+      // passes): a reason a head read could slow down with history while making the same Gets.
+      uint64_t ssts = 0, bytes = 0;
+      for (const auto& e : std::filesystem::directory_iterator(f_.dir + "/engine/db")) {
+        if (e.path().extension() != ".sst") continue;
+        ++ssts;
+        bytes += e.file_size();
+      }
+      std::printf("# engine head %d checkpoints: RocksDB holds %llu .sst files, %.1f MiB\n", target,
+                  static_cast<unsigned long long>(ssts), D(bytes) / 1048576);
       PrintLatency("engine head read " + t + " checkpoints", ReadLoop(fs, file, 'r'), 4);
       PrintLatency("engine readdir " + t + " checkpoints", ReaddirLoop(fs, dir, 1000), 4);
       std::fflush(stdout);
