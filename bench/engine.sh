@@ -24,38 +24,60 @@
 #                      (one Read per MiB chunk first) and data cold (POSIX_FADV_DONTNEED on the
 #                      segment files; the engine reads segments through the page cache)
 #   engine creates, engine creates 16 threads, engine stats, engine readdir 100k (+ entries/s)
+#   history rows (engine_bench --rows history, on disks of their own; no fio floor):
+#     engine checkpoint 1k files / 100k files, engine branch 1k files / 100k files
+#                      Checkpoint, and CreateBranch from one checkpoint, on a disk of 1,000 /
+#                      100,000 files (Mknod + 4 KiB Write each); each a synced commit, so a '#'
+#                      line gives the synced 4 KiB Write timed between the samples
+#     engine read depth 1 / 10 / 50 (+ changed at every level)
+#                      4 KiB Read, page cache warm, through the deepest branch of a chain of
+#                      branches of a file written on the root (and one setattr'd on every level)
+#     engine head read / engine readdir 0 / 100 / 1000 checkpoints
+#                      4 KiB Read and a whole ReadDir of a 1,000-entry directory at the head after
+#                      that many checkpoints (a write, a create and an unlink between each two)
 #
 # Rows print as "ROW: p50 X ms, p95 Y ms", "ROW: N MiB/s", "ROW: N ops/s" or, for a ratio,
 # "ROW: X"; '#' lines are details. Percentiles are nearest-rank.
 #
-# Usage: bench/engine.sh [--runtime S] [--quick] [--dir DIR]
+# Usage: bench/engine.sh [--runtime S] [--quick] [--dir DIR] [--rows LIST]
 #   --runtime S  seconds per timed row, fio and engine (default 10)
 #   --quick      3 s per row and a 256 MiB seq file instead of 1 GiB (about a minute in all)
 #   --dir DIR    directory on the disk to measure (default /var/tmp; not tmpfs); a fresh
 #                subdirectory is created and removed. Needs ~3 GiB free.
+#   --rows LIST  comma-separated groups to run (default write,seq,meta,history): write (floor
+#                fsync, synced writes, 8 writers), seq (seq write and 4k read with their floors),
+#                meta, history (about a minute; --runtime caps each of its rows' sampling)
 # Builds engine_bench in build/release if it is missing (cmake --preset release first).
 set -euo pipefail
 
 RUNTIME=10
 SEQ_MIB=1024
 DIR=/var/tmp
+ROWS=write,seq,meta,history
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --runtime) RUNTIME="$2"; shift 2 ;;
     --quick) RUNTIME=3; SEQ_MIB=256; shift ;;
     --dir) DIR="$2"; shift 2 ;;
+    --rows) ROWS="$2"; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "engine.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
 
-for tool in fio jq awk; do
+TOOLS=awk
+[[ ,$ROWS, == *,write,* || ,$ROWS, == *,seq,* ]] && TOOLS="fio jq awk"
+for tool in $TOOLS; do
   if ! command -v "$tool" > /dev/null; then
     echo "engine.sh: '$tool' is not installed; it is required (Debian: apt-get install $tool)" >&2
     exit 1
   fi
 done
 [[ -d "$DIR" ]] || { echo "engine.sh: --dir $DIR is not a directory" >&2; exit 1; }
+for g in ${ROWS//,/ }; do
+  case "$g" in write|seq|meta|history) ;; *) echo "engine.sh: unknown row group '$g' (try --help)" >&2; exit 2 ;; esac
+done
+want() { [[ ,$ROWS, == *,$1,* ]]; }
 [[ $RUNTIME =~ ^[0-9]+$ && $RUNTIME -gt 0 ]] || { echo "engine.sh: --runtime needs whole seconds" >&2; exit 2; }
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -110,42 +132,45 @@ fsync_floor() {  # row name, extra fio arguments
   echo "# $1, device per write: $(perop "$d0" "$d1" "$(jq .jobs[0].write.total_ios <<< "$json")")"
   echo "$1: $(fiolat write <<< "$json")"
 }
-log "floor fsync: ${RUNTIME} s"
-FSYNC_OUT=$(fsync_floor "floor fsync" --fallocate=none)
-echo "$FSYNC_OUT"
-FSYNC=$(grep '^floor fsync:' <<< "$FSYNC_OUT")
-log "floor fsync preallocated: ${RUNTIME} s"
-fsync_floor "floor fsync preallocated"
-log "engine synced 4k write: ${RUNTIME} s"
-OUT=$(engine --rows write1)
-echo "$OUT"
-target "engine synced 4k write" "$(p50 <<< "$OUT" | head -1)" "$(p50 <<< "$FSYNC")" \
-  "a <= b + 0.030" "p50 <= floor fsync p50 + 30 us"
-ONE=$(grep '^engine 1 synced writer:' <<< "$OUT" | num)
+if want write; then
+  log "floor fsync: ${RUNTIME} s"
+  FSYNC_OUT=$(fsync_floor "floor fsync" --fallocate=none)
+  echo "$FSYNC_OUT"
+  FSYNC=$(grep '^floor fsync:' <<< "$FSYNC_OUT")
+  log "floor fsync preallocated: ${RUNTIME} s"
+  fsync_floor "floor fsync preallocated"
+  log "engine synced 4k write: ${RUNTIME} s"
+  OUT=$(engine --rows write1)
+  echo "$OUT"
+  target "engine synced 4k write" "$(p50 <<< "$OUT" | head -1)" "$(p50 <<< "$FSYNC")" \
+    "a <= b + 0.030" "p50 <= floor fsync p50 + 30 us"
+  ONE=$(grep '^engine 1 synced writer:' <<< "$OUT" | num)
 
-log "engine 8 synced writers: ${RUNTIME} s"
-OUT=$(engine --rows writers)
-echo "$OUT"
-target "engine 8 synced writers" "$(grep '^engine 8 synced writers:' <<< "$OUT" | num)" "$ONE" \
-  "a >= 2 * b" ">= 2x engine 1 synced writer"
-target "engine 8 synced writers WAL syncs per write" \
-  "$(grep 'WAL syncs per write:' <<< "$OUT" | num)" 0 "a <= 0.3" "<= 0.3"
+  log "engine 8 synced writers: ${RUNTIME} s"
+  OUT=$(engine --rows writers)
+  echo "$OUT"
+  target "engine 8 synced writers" "$(grep '^engine 8 synced writers:' <<< "$OUT" | num)" "$ONE" \
+    "a >= 2 * b" ">= 2x engine 1 synced writer"
+  target "engine 8 synced writers WAL syncs per write" \
+    "$(grep 'WAL syncs per write:' <<< "$OUT" | num)" 0 "a <= 0.3" "<= 0.3"
+fi
 
-log "floor seq write: ${SEQ_MIB} MiB"
-S0=$([[ -n $DEVSTAT ]] && sectors || echo 0)
-SEQ=$(fio --name=seq --filename="$W/seq" --size="${SEQ_MIB}M" --rw=write --bs=1M --end_fsync=1 \
-  --output-format=json | jq -r '.jobs[0].write.bw_bytes / 1048576 | floor')
-S1=$([[ -n $DEVSTAT ]] && sectors || echo 0)
-log "floor direct read: ${RUNTIME} s"
-READ=$(fio --name=t --filename="$W/seq" --size="${SEQ_MIB}M" --rw=randread --bs=4k --iodepth=1 \
-  --direct=1 --runtime="$RUNTIME" --number_ios=$((SEQ_MIB * 64)) --output-format=json | fiolat read)
-rm -f "$W/seq"
-log "engine seq write and 4k read"
-OUT=$(engine --rows seq,read)
+if want seq; then
+  log "floor seq write: ${SEQ_MIB} MiB"
+  S0=$([[ -n $DEVSTAT ]] && sectors || echo 0)
+  SEQ=$(fio --name=seq --filename="$W/seq" --size="${SEQ_MIB}M" --rw=write --bs=1M --end_fsync=1 \
+    --output-format=json | jq -r '.jobs[0].write.bw_bytes / 1048576 | floor')
+  S1=$([[ -n $DEVSTAT ]] && sectors || echo 0)
+  log "floor direct read: ${RUNTIME} s"
+  READ=$(fio --name=t --filename="$W/seq" --size="${SEQ_MIB}M" --rw=randread --bs=4k --iodepth=1 \
+    --direct=1 --runtime="$RUNTIME" --number_ios=$((SEQ_MIB * 64)) --output-format=json | fiolat read)
+  rm -f "$W/seq"
+  log "engine seq write and 4k read"
+  OUT=$(engine --rows seq,read)
 
-echo "floor seq write: $SEQ MiB/s"
-if [[ -n $DEVSTAT ]]; then
-  echo "floor seq write device bytes per byte: $(awk -v s=$((S1 - S0)) -v m="$SEQ_MIB" 'BEGIN { printf "%.3f", s * 512 / (m * 1048576) }')"
+  echo "floor seq write: $SEQ MiB/s"
+  if [[ -n $DEVSTAT ]]; then
+    echo "floor seq write device bytes per byte: $(awk -v s=$((S1 - S0)) -v m="$SEQ_MIB" 'BEGIN { printf "%.3f", s * 512 / (m * 1048576) }')"
 fi
 grep -v '^engine 4k read' <<< "$OUT" || true
 ESEQ=$(grep '^engine seq write:' <<< "$OUT" | num)
@@ -158,9 +183,30 @@ echo "floor direct read: $READ"
 grep '^engine 4k read' <<< "$OUT"
 target "engine 4k read" "$(grep '^engine 4k read:' <<< "$OUT" | p50)" "$(p50 <<< "$READ")" \
   "a <= b + 0.020" "p50 <= floor direct read p50 + 20 us"
+fi
 
-log "engine metadata rows"
-engine --rows meta
-# Checkpoint and branch rows (`engine checkpoint`, `engine branch`, `engine read depth N`) come
-# with those features in the engine: engine_bench's HistoryRows(), run here as --rows history.
-engine --rows history
+if want meta; then
+  log "engine metadata rows"
+  engine --rows meta
+fi
+
+if want history; then
+  log "engine history rows (checkpoints, branches, reads through branches)"
+  OUT=$(engine --rows history)
+  echo "$OUT"
+  row() { grep "^$1:" <<< "$OUT" | p50; }
+  for what in checkpoint branch; do
+    target "engine $what 1k files" "$(row "engine $what 1k files")" 0 "a <= 1" "p50 <= 1 ms"
+    target "engine $what 100k files" "$(row "engine $what 100k files")" 0 "a <= 1" "p50 <= 1 ms"
+    target "engine $what 100k files vs 1k" "$(row "engine $what 100k files")" \
+      "$(row "engine $what 1k files")" "a <= 1.2 * b" "p50 <= 1.2x engine $what 1k files p50"
+  done
+  target "engine read depth 50" "$(row "engine read depth 50")" "$(row "engine read depth 1")" \
+    "a <= 2 * b" "p50 <= 2x engine read depth 1 p50"
+  for n in 100 1000; do
+    target "engine head read $n checkpoints" "$(row "engine head read $n checkpoints")" \
+      "$(row "engine head read 0 checkpoints")" "a <= 1.2 * b" "p50 <= 1.2x the 0 checkpoints row"
+    target "engine readdir $n checkpoints" "$(row "engine readdir $n checkpoints")" \
+      "$(row "engine readdir 0 checkpoints")" "a <= 1.2 * b" "p50 <= 1.2x the 0 checkpoints row"
+  done
+fi

@@ -19,6 +19,10 @@
 //            and the data cold (see ColdData)
 //   meta     `engine creates` (1 thread), `engine creates 16 threads`, `engine stats` (GetAttr),
 //            `engine readdir 100k` (ReadDir pages of 128 entries over a 100,000-entry directory)
+//   history  (not in the default list) checkpoints and branches on disks of their own:
+//            `engine checkpoint|branch 1k|100k files`, `engine read depth 1|10|50` (+ `changed at
+//            every level`), `engine head read|readdir 0|100|1000 checkpoints`; see HistoryRows.
+//            Its parts alone: history-ckpt, history-depth, history-head
 //
 // Percentiles are nearest-rank (docs/targets.md).
 #include <fcntl.h>
@@ -64,6 +68,7 @@ struct Flags {
   int seq_threads = 64;     // seq row: MiB in flight
   uint64_t readdir_n = 100000;
   uint64_t seed = 42;  // the read row's order, the stats row's picks
+  bool sync = true;    // --no-sync: EngineOptions::sync = false (the engine without the disk)
 };
 
 [[noreturn]] void Die(const std::string& what) {
@@ -103,8 +108,9 @@ double Pct(std::vector<double> v, int p) {
   size_t rank = (v.size() * p + 99) / 100;
   return v[std::max<size_t>(rank, 1) - 1];
 }
-void PrintLatency(const std::string& row, const std::vector<double>& us) {
-  std::printf("%s: p50 %.3f ms, p95 %.3f ms\n", row.c_str(), Pct(us, 50) / 1000,
+// `digits`: decimals of the ms figures (4 for rows of a few µs, whose targets are ratios).
+void PrintLatency(const std::string& row, const std::vector<double>& us, int digits = 3) {
+  std::printf("%s: p50 %.*f ms, p95 %.*f ms\n", row.c_str(), digits, Pct(us, 50) / 1000, digits,
               Pct(us, 95) / 1000);
 }
 void PrintRate(const std::string& row, double n, const char* unit) {
@@ -161,7 +167,7 @@ class Bench {
     o.env = io::PosixEnv();
     o.dir = f.dir + "/engine";
     o.clock = &SystemClock::Instance();
-    o.sync = true;
+    o.sync = f.sync;
     engine_ = Take(Engine::Open(o), "open engine in " + o.dir);
     Check(engine_->CreateDisk(DiskNo(1), {}), "create disk");
     fs_ = Take(engine_->Disk(DiskNo(1)), "disk");
@@ -182,6 +188,12 @@ class Bench {
         Metadata();
       } else if (row == "history") {
         HistoryRows();
+      } else if (row == "history-ckpt") {
+        CheckpointAndBranch();
+      } else if (row == "history-depth") {
+        ReadDepth();
+      } else if (row == "history-head") {
+        HeadVsCheckpoints();
       } else {
         Die("unknown row '" + row + "' (see --help)");
       }
@@ -449,34 +461,261 @@ class Bench {
     PrintRate(row + " entries", D(f_.readdir_n) / (Pct(us, 50) / 1e6), "ops/s");
   }
 
-  // Placeholder for the history rows, which come with checkpoints and branches in the engine (to
-  // be written by the engine's owner; not implemented here):
-  //   `engine checkpoint`    p50/p95 of Checkpoint on a disk with the files above
-  //   `engine branch`        p50/p95 of creating a writable branch of that checkpoint
-  //   `engine read depth N`  4 KiB cold reads through N levels of branches (fall-through)
-  // Each prints ROW lines in the formats above; bench/engine.sh passes --rows ...,history.
+  // The history rows (checkpoints and branches, docs/formats.md §5). Each on its own disks of this
+  // engine (numbers from 1000 up); every call synced like the rest. Reads are page-cache warm:
+  // the file was just written and is read again and again (they measure the metadata walk, not the
+  // device).
+  //   engine checkpoint 1k files / 100k files   Checkpoint of a disk holding that many files
+  //       (Mknod + one 4 KiB Write each, 16 threads), one 4 KiB overwrite between samples; the
+  //       two disks' samples alternate
+  //   engine branch 1k files / 100k files       CreateBranch from one checkpoint of those disks,
+  //       each branch a new disk; alternating too
+  //   engine read depth 1 / 10 / 50             4 KiB Read through the deepest branch of a chain
+  //       (checkpoint, branch, checkpoint the branch, branch...) of a file written on the root and
+  //       never changed since; `... changed at every level`: a file whose mode is set on every
+  //       level, so each level holds an ORIGIN record for it
+  //   engine head read / readdir 0, 100, 1000 checkpoints   4 KiB Read and a whole ReadDir (pages
+  //       of 128) of a 1,000-entry directory at the head, after that many checkpoints with a
+  //       4 KiB overwrite, a create and an unlink between each two
+  DiskNo NewDisk() {
+    DiskNo d(next_disk_++);
+    Check(engine_->CreateDisk(d, {}), "create disk");
+    return d;
+  }
+  posix::FileSystem* FsOf(DiskNo d) { return Take(engine_->Disk(d), "disk"); }
+  size_t Samples() const { return f_.ops > 0 ? f_.ops : 500; }
+  // Sampling of a pair of rows: up to Samples() each, in 2 x --runtime.
+  bool More(Clock::time_point start, size_t done) const {
+    return done < 5 || (done < Samples() && Seconds(start, Clock::now()) < 2 * f_.runtime);
+  }
+
+  // `n` files of one 4 KiB block in directory "files" of disk `d`, 16 threads. Seconds taken.
+  double FillDisk(DiskNo d, uint64_t n, bool data) {
+    posix::FileSystem* fs = FsOf(d);
+    posix::Ino dir = Take(fs->Mkdir(kRootIno, "files", 0755, {}), "mkdir").ino;
+    const std::string block(4096, 'h');
+    std::atomic<uint64_t> next{0};
+    auto start = Clock::now();
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 16; ++t) {
+      threads.emplace_back([&] {
+        for (uint64_t i; (i = next.fetch_add(1)) < n;) {
+          posix::Ino ino =
+              Take(fs->Mknod(dir, "f" + std::to_string(i), S_IFREG | 0644, 0, {}), "mknod").ino;
+          if (data) Take(fs->Write(ino, 0, block), "write");
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    return Seconds(start, Clock::now());
+  }
+
+  std::vector<double> ReadLoop(posix::FileSystem* fs, posix::Ino ino, char want) {
+    for (int i = 0; i < 100; ++i) Take(fs->Read(ino, 0, 4096), "warm-up read");
+    std::vector<double> us;
+    const size_t n = f_.ops > 0 ? f_.ops : 5000;
+    auto start = Clock::now();
+    while (us.size() < 100 || (us.size() < n && Seconds(start, Clock::now()) < f_.runtime)) {
+      auto t0 = Clock::now();
+      std::string got = Take(fs->Read(ino, 0, 4096), "read");
+      us.push_back(Seconds(t0, Clock::now()) * 1e6);
+      if (got.size() != 4096 || got[0] != want) Die("read returned wrong data");
+    }
+    return us;
+  }
+
+  std::vector<double> ReaddirLoop(posix::FileSystem* fs, posix::Ino dir, uint64_t want) {
+    std::vector<double> us;
+    auto start = Clock::now();
+    for (int rep = 0; rep < 205 && (rep < 25 || Seconds(start, Clock::now()) < f_.runtime);
+         ++rep) {
+      auto t0 = Clock::now();
+      uint64_t n = 0;
+      for (uint64_t cookie = 0;;) {
+        posix::DirPage page = Take(fs->ReadDir(dir, cookie, 128), "readdir");
+        n += page.entries.size();
+        if (page.eof || page.entries.empty()) break;
+        cookie = page.entries.back().cookie;
+      }
+      if (rep >= 5) us.push_back(Seconds(t0, Clock::now()) * 1e6);  // 5 warm-up passes
+      if (n != want) Die("readdir listed " + std::to_string(n));
+    }
+    return us;
+  }
+
+  // The 1k and 100k disks' samples alternate (one on each, then again), so both rows see the
+  // same moments of the disk: each sample is one synced commit, and this VM's disk has a ~4 ms
+  // flush state that comes and goes (docs/measurements.md §8). The synced 4 KiB Write before each
+  // sample (to the disk's first file) is timed too, as that moment's floor for a commit.
+  void CheckpointAndBranch() {
+    struct Side {
+      std::string label;
+      uint64_t files;
+      DiskNo disk{0};
+      posix::FileSystem* fs = nullptr;
+      posix::Ino ino{0};
+      std::vector<double> us, writes;
+    };
+    Side sides[2];
+    sides[0].label = "1k";
+    sides[0].files = 1000;
+    sides[1].label = "100k";
+    sides[1].files = 100000;
+    const std::string block(4096, 'c');
+    for (Side& side : sides) {
+      side.disk = NewDisk();
+      double s = FillDisk(side.disk, side.files, true);
+      std::printf("# engine checkpoint %s files: setup %llu files (Mknod + 4 KiB Write each) in "
+                  "%.1f s\n",
+                  side.label.c_str(), static_cast<unsigned long long>(side.files), s);
+      side.fs = FsOf(side.disk);
+      posix::Ino dir = Take(side.fs->Lookup(kRootIno, "files"), "lookup").ino;
+      side.ino = Take(side.fs->Lookup(dir, "f0"), "lookup f0").ino;
+    }
+    auto synced_write = [&](Side& side) {
+      auto t0 = Clock::now();
+      Take(side.fs->Write(side.ino, 0, block), "synced write between samples");
+      side.writes.push_back(Seconds(t0, Clock::now()) * 1e6);
+    };
+    auto report = [&](const char* what, const char* samples) {
+      for (Side& side : sides) {
+        std::printf(
+            "# engine %s %s files: %zu %s; the %s4 KiB Write before each: p50 %.3f ms, p95 "
+            "%.3f ms\n",
+            what, side.label.c_str(), side.us.size(), samples, f_.sync ? "synced " : "(not synced) ",
+            Pct(side.writes, 50) / 1000,
+            Pct(side.writes, 95) / 1000);
+        PrintLatency(std::string("engine ") + what + " " + side.label + " files", side.us, 4);
+        side.us.clear();
+        side.writes.clear();
+      }
+    };
+
+    auto start = Clock::now();
+    for (size_t i = 0; More(start, sides[1].us.size()); ++i) {
+      for (Side& side : sides) {
+        synced_write(side);
+        auto t0 = Clock::now();
+        Take(engine_->Checkpoint(side.disk, "c" + std::to_string(i)), "checkpoint");
+        side.us.push_back(Seconds(t0, Clock::now()) * 1e6);
+      }
+    }
+    report("checkpoint", "checkpoints");
+    std::fflush(stdout);
+
+    for (Side& side : sides) Take(engine_->Checkpoint(side.disk, "base"), "checkpoint");
+    start = Clock::now();
+    while (More(start, sides[1].us.size())) {
+      for (Side& side : sides) {
+        synced_write(side);
+        DiskNo child(next_disk_++);
+        auto t0 = Clock::now();
+        Check(engine_->CreateBranch(side.disk, "base", child,
+                                    "b" + std::to_string(child.value())),
+              "branch");
+        side.us.push_back(Seconds(t0, Clock::now()) * 1e6);
+      }
+    }
+    report("branch", "branches of one checkpoint");
+  }
+
+  void ReadDepth() {
+    DiskNo root = NewDisk();
+    posix::FileSystem* fs = FsOf(root);
+    posix::Ino same = NewFileOn(fs, "same");
+    posix::Ino changed = NewFileOn(fs, "changed");
+    Take(fs->Write(same, 0, std::string(4096, 'r')), "write");
+    Take(fs->Write(changed, 0, std::string(4096, 'r')), "write");
+    std::vector<double> depth1_same, depth1_changed;
+    DiskNo cur = root;
+    for (int depth = 1; depth <= 50; ++depth) {
+      Take(engine_->Checkpoint(cur, "c"), "checkpoint");
+      DiskNo child(next_disk_++);
+      Check(engine_->CreateBranch(cur, "c", child, "d" + std::to_string(depth)), "branch");
+      cur = child;
+      fs = FsOf(cur);
+      posix::SetAttrRequest req;
+      req.mode = depth % 2 ? 0600 : 0644;
+      Take(fs->SetAttr(changed, req), "setattr");
+      if (depth != 1 && depth != 10 && depth != 50) continue;
+      const std::string d = std::to_string(depth);
+      PrintLatency("engine read depth " + d, ReadLoop(fs, same, 'r'), 4);
+      PrintLatency("engine read depth " + d + " changed at every level",
+                   ReadLoop(fs, changed, 'r'), 4);
+    }
+  }
+  posix::Ino NewFileOn(posix::FileSystem* fs, const std::string& name) {
+    return Take(fs->Mknod(kRootIno, name, S_IFREG | 0644, 0, {}), "create " + name).ino;
+  }
+
+  void HeadVsCheckpoints() {
+    DiskNo d = NewDisk();
+    FillDisk(d, 1000, false);
+    posix::FileSystem* fs = FsOf(d);
+    posix::Ino dir = Take(fs->Lookup(kRootIno, "files"), "lookup").ino;
+    posix::Ino file = NewFileOn(fs, "r");
+    Take(fs->Write(file, 0, std::string(4096 * 4, 'r')), "write");
+    int taken = 0;
+    for (int target : {0, 100, 1000}) {
+      auto start = Clock::now();
+      for (; taken < target; ++taken) {
+        Take(fs->Write(file, 4096 * (taken % 4), std::string(4096, 'r')), "write");
+        Take(fs->Mknod(dir, "x", S_IFREG | 0644, 0, {}), "mknod");
+        Check(fs->Unlink(dir, "x"), "unlink");
+        Take(engine_->Checkpoint(d, "h" + std::to_string(taken)), "checkpoint");
+      }
+      if (target > 0) {
+        std::printf("# engine head %d checkpoints: setup %.1f s\n", target,
+                    Seconds(start, Clock::now()));
+      }
+      const std::string t = std::to_string(target);
+      // RocksDB's table files at this point (a Get looks in each L0 file whose bloom filter
+      // passes): a reason a head read could slow down with history while making the same Gets.
+      uint64_t ssts = 0, bytes = 0;
+      for (const auto& e : std::filesystem::directory_iterator(f_.dir + "/engine/db")) {
+        if (e.path().extension() != ".sst") continue;
+        ++ssts;
+        bytes += e.file_size();
+      }
+      std::printf("# engine head %d checkpoints: RocksDB holds %llu .sst files, %.1f MiB\n", target,
+                  static_cast<unsigned long long>(ssts), D(bytes) / 1048576);
+      PrintLatency("engine head read " + t + " checkpoints", ReadLoop(fs, file, 'r'), 4);
+      PrintLatency("engine readdir " + t + " checkpoints", ReaddirLoop(fs, dir, 1000), 4);
+      std::fflush(stdout);
+    }
+  }
+
   void HistoryRows() {
-    std::printf("# history rows (checkpoint, branch, read depth): not built\n");
+    CheckpointAndBranch();
+    std::fflush(stdout);
+    ReadDepth();
+    std::fflush(stdout);
+    HeadVsCheckpoints();
   }
 
   const Flags f_;
   std::unique_ptr<Engine> engine_;
   posix::FileSystem* fs_ = nullptr;
   posix::Ino seq_ino_{0};
+  uint64_t next_disk_ = 1000;  // history rows
 };
 
 void Usage() {
   std::printf(
       "usage: engine_bench --dir DIR [--rows write1,writers,seq,read,meta,history] [--runtime S]\n"
       "                    [--ops N] [--writers N] [--seq-mib N] [--seq-threads N]\n"
-      "                    [--readdir-n N]\n"
+      "                    [--readdir-n N] [--no-sync]\n"
+      "  --rows           also history-ckpt, history-depth, history-head: parts of history\n"
       "  --dir DIR        a fresh directory on the disk to measure (DIR/engine is created)\n"
       "  --runtime S      seconds per timed row (default 10)\n"
-      "  --ops N          write1 runs N writes instead of --runtime seconds\n"
+      "  --ops N          write1 runs N writes instead of --runtime seconds; history: N\n"
+      "                   samples per row instead of up to 500 (5000 reads) in --runtime\n"
       "  --writers N      threads of the writers row (default 8)\n"
       "  --seq-mib N      size of the seq file, also read by the read row (default 1024)\n"
       "  --seq-threads N  1 MiB writes in flight in the seq row (default 64)\n"
-      "  --readdir-n N    entries of the readdir directory (default 100000)\n");
+      "  --readdir-n N    entries of the readdir directory (default 100000)\n"
+      "  --no-sync        EngineOptions::sync = false: commits are not synced (the engine's own\n"
+      "                   cost, without the disk's flush; not what the targets are about)\n");
 }
 
 int Main(int argc, char** argv) {
@@ -504,6 +743,8 @@ int Main(int argc, char** argv) {
       f.seq_mib = std::stoull(value());
     } else if (a == "--seq-threads") {
       f.seq_threads = std::stoi(value());
+    } else if (a == "--no-sync") {
+      f.sync = false;
     } else if (a == "--readdir-n") {
       f.readdir_n = std::stoull(value());
     } else {
