@@ -112,12 +112,8 @@ Result<bool> Levels::BelowHas(KvReader& r, const LevelKey& k) const {
 
 Result<std::optional<LevelRef>> Levels::Below(KvReader& r, LevelRef at, Ino ino) const {
   if (LineageIndexOf(ino) == IndexOf(at.disk)) return std::optional<LevelRef>();  // created here
-  Result<std::string> o = r.Get((*cfs_)[Cf::kMeta], MetaInoKey(at.disk, MetaType::kOrigin, ino));
-  if (o.ok()) {
-    ARCHIL_ASSIGN_OR_RETURN(OriginRecord rec, DecodeOrigin(*o));
-    return std::optional<LevelRef>(LevelRef{rec.disk, rec.epoch});
-  }
-  if (o.status().code() != Status::Code::kNotFound) return o.status();
+  // `at`'s own ORIGIN record, when it has one, says what this walk found when it was written, and
+  // the walk's answer never changes (cached): read the cache, not the record.
   return WalkBelow(r, at.disk, ino);
 }
 

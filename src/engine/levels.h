@@ -63,7 +63,10 @@ class Levels {
   Result<std::optional<std::string>> Get(KvReader& r, const LevelKey& k) const;
   // True if a level below the top has a VALUE of `k` (what a delete at the top must hide).
   Result<bool> BelowHas(KvReader& r, const LevelKey& k) const;
-  // The next level below `at` that may hold keys of `ino`, or nullopt.
+  // The next level below `at` that may hold keys of `ino`, or nullopt: the first level of `at`'s
+  // read chain that created the inode or has an ORIGIN record for it (one that changed it). This
+  // is also what `at`'s own ORIGIN record says, written when `at` first changed the inode; levels
+  // below a head are frozen, so the answer is computed once per (disk, inode) and cached.
   Result<std::optional<LevelRef>> Below(KvReader& r, LevelRef at, Ino ino) const;
   // The walk below `disk`'s head that ignores its own ORIGIN record: what that record must say
   // when `disk` first changes the inherited `ino`.
