@@ -8,6 +8,7 @@ Result<io::SpaceInfo> SpaceGuard::Sample() {
   ARCHIL_ASSIGN_OR_RETURN(io::SpaceInfo s, env_->Space(dir_));
   MutexLock lock(&mu_);
   last_ = s;
+  sampled_ = true;
   sampled_at_ = clock_->NowMicros();
   admitted_since_ = 0;
   return s;
@@ -18,7 +19,7 @@ Status SpaceGuard::Admit(uint64_t bytes) {
   {
     MutexLock lock(&mu_);
     const uint64_t margin = last_.free_bytes > reserve_ ? last_.free_bytes - reserve_ : 0;
-    stale = clock_->NowMicros() - sampled_at_ > kSampleMicros ||
+    stale = !sampled_ || clock_->NowMicros() - sampled_at_ > kSampleMicros ||
             2 * (admitted_since_ + bytes) > margin;
   }
   if (stale) ARCHIL_RETURN_IF_ERROR(Sample().status());

@@ -42,7 +42,8 @@ class SpaceGuard {
   const Clock* const clock_;
   Mutex mu_;
   io::SpaceInfo last_ ARCHIL_GUARDED_BY(mu_);
-  int64_t sampled_at_ ARCHIL_GUARDED_BY(mu_) = INT64_MIN;
+  bool sampled_ ARCHIL_GUARDED_BY(mu_) = false;
+  int64_t sampled_at_ ARCHIL_GUARDED_BY(mu_) = 0;
   uint64_t admitted_since_ ARCHIL_GUARDED_BY(mu_) = 0;
 };
 
