@@ -527,8 +527,7 @@ class Bench {
   std::vector<double> ReaddirLoop(posix::FileSystem* fs, posix::Ino dir, uint64_t want) {
     std::vector<double> us;
     auto start = Clock::now();
-    for (int rep = 0; rep < 205 && (rep < 25 || Seconds(start, Clock::now()) < f_.runtime);
-         ++rep) {
+    for (int rep = 0; rep < 205 && (rep < 25 || Seconds(start, Clock::now()) < f_.runtime); ++rep) {
       auto t0 = Clock::now();
       uint64_t n = 0;
       for (uint64_t cookie = 0;;) {
@@ -565,9 +564,10 @@ class Bench {
     for (Side& side : sides) {
       side.disk = NewDisk();
       double s = FillDisk(side.disk, side.files, true);
-      std::printf("# engine checkpoint %s files: setup %llu files (Mknod + 4 KiB Write each) in "
-                  "%.1f s\n",
-                  side.label.c_str(), static_cast<unsigned long long>(side.files), s);
+      std::printf(
+          "# engine checkpoint %s files: setup %llu files (Mknod + 4 KiB Write each) in "
+          "%.1f s\n",
+          side.label.c_str(), static_cast<unsigned long long>(side.files), s);
       side.fs = FsOf(side.disk);
       posix::Ino dir = Take(side.fs->Lookup(kRootIno, "files"), "lookup").ino;
       side.ino = Take(side.fs->Lookup(dir, "f0"), "lookup f0").ino;
@@ -582,8 +582,8 @@ class Bench {
         std::printf(
             "# engine %s %s files: %zu %s; the %s4 KiB Write before each: p50 %.3f ms, p95 "
             "%.3f ms\n",
-            what, side.label.c_str(), side.us.size(), samples, f_.sync ? "synced " : "(not synced) ",
-            Pct(side.writes, 50) / 1000,
+            what, side.label.c_str(), side.us.size(), samples,
+            f_.sync ? "synced " : "(not synced) ", Pct(side.writes, 50) / 1000,
             Pct(side.writes, 95) / 1000);
         PrintLatency(std::string("engine ") + what + " " + side.label + " files", side.us, 4);
         side.us.clear();
@@ -610,8 +610,7 @@ class Bench {
         synced_write(side);
         DiskNo child(next_disk_++);
         auto t0 = Clock::now();
-        Check(engine_->CreateBranch(side.disk, "base", child,
-                                    "b" + std::to_string(child.value())),
+        Check(engine_->CreateBranch(side.disk, "base", child, "b" + std::to_string(child.value())),
               "branch");
         side.us.push_back(Seconds(t0, Clock::now()) * 1e6);
       }
@@ -640,8 +639,8 @@ class Bench {
       if (depth != 1 && depth != 10 && depth != 50) continue;
       const std::string d = std::to_string(depth);
       PrintLatency("engine read depth " + d, ReadLoop(fs, same, 'r'), 4);
-      PrintLatency("engine read depth " + d + " changed at every level",
-                   ReadLoop(fs, changed, 'r'), 4);
+      PrintLatency("engine read depth " + d + " changed at every level", ReadLoop(fs, changed, 'r'),
+                   4);
     }
   }
   posix::Ino NewFileOn(posix::FileSystem* fs, const std::string& name) {

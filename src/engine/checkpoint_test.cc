@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include <memory>
 #include <algorithm>
+#include <memory>
 #include <random>
 
 #include "base/test_seed.h"
@@ -261,8 +261,8 @@ TEST_F(CheckpointTest, EveryViewAgreesWithTheModel) {
       Result<std::shared_ptr<posix::FileSystem>> view = engine_->OpenCheckpoint(c.disk, c.name);
       ASSERT_TRUE(view.ok()) << view.status().ToString();
       Status same = posix::CompareTrees(c.model.get(), view->get(), {.times = true});
-      ASSERT_TRUE(same.ok()) << when << ": checkpoint " << c.name << " of disk "
-                             << c.disk.value() << ": " << same.message();
+      ASSERT_TRUE(same.ok()) << when << ": checkpoint " << c.name << " of disk " << c.disk.value()
+                             << ": " << same.message();
     }
   };
   const int kOps = 2500;
@@ -300,8 +300,8 @@ TEST_F(CheckpointTest, EveryViewAgreesWithTheModel) {
       posix::FsOp op = gen.Next(h.model.get(), h.hm.size());
       posix::FsOutcome want = posix::Apply(h.model.get(), op, &h.hm);
       posix::FsOutcome got = posix::Apply(fs, op, &h.he);
-      ASSERT_EQ(got.err, want.err) << "op " << i << " on disk " << h.disk.value() << ": "
-                                   << posix::Describe(op);
+      ASSERT_EQ(got.err, want.err)
+          << "op " << i << " on disk " << h.disk.value() << ": " << posix::Describe(op);
       ASSERT_TRUE(got.data == want.data) << "op " << i << ": " << posix::Describe(op);
     }
     clock_.Advance(7);

@@ -28,11 +28,11 @@ void RemoveBlocks(std::vector<Extent>* extents, uint32_t from, uint32_t to,
 
 // Applies one ChunkMerge operand to `chunk` (a WHITEOUT counts as an empty chunk): WRITE
 // replaces its block range with its extent (joined with a neighbour that continues it in the same
-// segment, born in the same epoch, so sequential small writes make one extent), CLIP drops blocks >= keep_blk, PUNCH drops a range.
-// The result is a VALUE with birth = op.birth and tgen = max(old tgen, op.tgen), even when it has
-// no extents. The pieces the operand removed are appended to `superseded` (if not null), in block
-// order. Corruption (chunk unchanged) if the operand is malformed.
-// REQUIRES: CheckChunk(chunk->body).ok().
+// segment, born in the same epoch, so sequential small writes make one extent), CLIP drops blocks
+// >= keep_blk, PUNCH drops a range. The result is a VALUE with birth = op.birth and tgen = max(old
+// tgen, op.tgen), even when it has no extents. The pieces the operand removed are appended to
+// `superseded` (if not null), in block order. Corruption (chunk unchanged) if the operand is
+// malformed. REQUIRES: CheckChunk(chunk->body).ok().
 Status ApplyChunkOp(const ChunkOp& op, Versioned<ChunkRecord>* chunk,
                     std::vector<Extent>* superseded);
 

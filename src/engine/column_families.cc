@@ -15,7 +15,6 @@ Status FromRocks(const rocksdb::Status& s, std::string_view what) {
   return Status::Errno(EIO, msg);
 }
 
-
 const std::array<std::string, kNumCfs>& CfNames() {
   static const std::array<std::string, kNumCfs> kNames = {
       "default", "meta", "inode",    "dentry", "xattr",  "chunk",

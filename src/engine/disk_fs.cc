@@ -5,7 +5,6 @@
 #include <cerrno>
 
 #include "base/coding.h"
-
 #include "engine/disk_fs_ops.h"
 
 namespace archil::engine {

@@ -103,7 +103,8 @@ std::vector<CheckpointInfo> DiskFs::Checkpoints() {
   MutexLock lock(&mu_);
   std::vector<CheckpointInfo> out;
   for (const auto& [e, r] : epochs_) {
-    if (r.state == EpochState::kCheckpoint) out.push_back({r.checkpoint_name, Epoch(e), r.frozen_at});
+    if (r.state == EpochState::kCheckpoint)
+      out.push_back({r.checkpoint_name, Epoch(e), r.frozen_at});
   }
   return out;
 }

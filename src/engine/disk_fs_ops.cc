@@ -1,8 +1,9 @@
 // DiskFs::Ops: loading through the levels and the versioned writes (docs/formats.md §5.1-5.3).
+#include "engine/disk_fs_ops.h"
+
 #include <cerrno>
 
 #include "base/coding.h"
-#include "engine/disk_fs_ops.h"
 
 namespace archil::engine {
 namespace {
@@ -139,7 +140,8 @@ Status DiskFs::Ops::Release(Txn& t, Epoch birth, const Extent& piece) {
   if (piece.seg_disk != disk_) return Status::Ok();  // the fork pin keeps it (invariant 7)
   if (any_pinned_ && birth < epoch_ && fs_->PinnedIn(birth, Epoch(epoch_.value() - 1))) {
     t.Put(cf(Cf::kDead),
-          DeadDataKey(disk_, epoch_, birth, {piece.seg_disk, piece.seg_no, piece.seg_blk, piece.nblk}),
+          DeadDataKey(disk_, epoch_, birth,
+                      {piece.seg_disk, piece.seg_no, piece.seg_blk, piece.nblk}),
           kDeadValue);
     return Status::Ok();
   }
@@ -209,8 +211,7 @@ Status DiskFs::Ops::DropLink(Txn& t, Inode& n, bool whole_dir) {
 }
 
 Result<CountersRecord> DiskFs::Ops::LoadCounters(Txn& t) {
-  ARCHIL_ASSIGN_OR_RETURN(std::string v,
-                          t.Get(cf(Cf::kMeta), MetaKey(disk_, MetaType::kCounters)));
+  ARCHIL_ASSIGN_OR_RETURN(std::string v, t.Get(cf(Cf::kMeta), MetaKey(disk_, MetaType::kCounters)));
   return DecodeCounters(v);
 }
 

@@ -44,8 +44,8 @@ Result<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   e->core_.queue = e->queue_.get();
   e->core_.segments = e->segments_.get();
   e->core_.lineages = &e->lineages_;
-  e->space_ = std::make_unique<SpaceGuard>(options.env, options.dir, options.reserve_bytes,
-                                           options.clock);
+  e->space_ =
+      std::make_unique<SpaceGuard>(options.env, options.dir, options.reserve_bytes, options.clock);
   e->core_.space = e->space_.get();
   e->core_.clock = options.clock;
   e->core_.segment_blocks = options.segment_blocks;
@@ -228,8 +228,7 @@ Status Engine::LoadDisks() {
     lineages_.Add(disk, {l.rec.lineage_index, l.rec.root, l.rec.parent, l.rec.fork_epoch});
     SipHashKey key;
     std::copy(l.rec.dir_hash_key.begin(), l.rec.dir_hash_key.end(), key.begin());
-    auto fs = std::make_shared<DiskFs>(&core_, LevelRef{disk, kHeadView}, key,
-                                       l.rec.lineage_index);
+    auto fs = std::make_shared<DiskFs>(&core_, LevelRef{disk, kHeadView}, key, l.rec.lineage_index);
     fs->RestoreEpochs(l.rec.cur_epoch, std::move(l.epochs));
     for (auto& [ino, holders] : l.orphans) fs->RestoreOrphan(ino, holders);
     MutexLock lock(&mu_);

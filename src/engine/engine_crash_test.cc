@@ -16,10 +16,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
-#include <cstdlib>
 #include <random>
 
 #include "base/log.h"
@@ -75,8 +75,8 @@ Status Check(Engine* engine, const World& w) {
     // Sessions do not survive the crash: their opens go on both sides.
     if (!model.DropHolder(posix::HolderId(1)).ok()) return Status::Internal("model drop holder");
     ARCHIL_ASSIGN_OR_RETURN(posix::FileSystem * fs, engine->Disk(h.disk));
-    ARCHIL_RETURN_IF_ERROR(posix::CompareTrees(&model, fs).WithContext(
-        "disk " + std::to_string(h.disk.value())));
+    ARCHIL_RETURN_IF_ERROR(
+        posix::CompareTrees(&model, fs).WithContext("disk " + std::to_string(h.disk.value())));
   }
   for (const World::Ckpt& c : w.ckpts) {
     ARCHIL_ASSIGN_OR_RETURN(std::shared_ptr<posix::FileSystem> view,

@@ -61,8 +61,7 @@ Status Engine::CheckInvariants() {
       ARCHIL_ASSIGN_OR_RETURN(ChunkKeyParts k, ParseChunkKey(it->key().ToStringView()));
       ARCHIL_ASSIGN_OR_RETURN(Versioned<ChunkRecord> c, DecodeChunk(it->value().ToStringView()));
       const std::string what = "disk " + std::to_string(k.disk.value()) + " inode " +
-                               std::to_string(k.ino.value()) + " chunk " +
-                               std::to_string(k.chunk);
+                               std::to_string(k.ino.value()) + " chunk " + std::to_string(k.chunk);
       for (const Extent& e : c.body.extents) {
         ARCHIL_RETURN_IF_ERROR(points_at_live(e, what));
         if (e.seg_disk == k.disk) {
@@ -80,7 +79,7 @@ Status Engine::CheckInvariants() {
       ARCHIL_ASSIGN_OR_RETURN(DeadKeyParts p, ParseDeadKey(it->key().ToStringView()));
       if (p.kind == DeadKind::kData) {
         ARCHIL_RETURN_IF_ERROR(hold(SegKey(p.blocks.seg_disk.value(), p.blocks.seg_no.value()),
-                                   p.blocks.seg_blk, p.blocks.nblk, "a deadlist entry"));
+                                    p.blocks.seg_blk, p.blocks.nblk, "a deadlist entry"));
       } else if (p.kind == DeadKind::kHist) {
         ++dead_hist;
         Result<std::string> h =

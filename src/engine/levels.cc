@@ -162,7 +162,8 @@ Result<std::vector<LevelRef>> Levels::Chain(KvReader& r, Ino ino) const {
 // alive then.
 class LevelScan::Cursor {
  public:
-  Cursor(KvReader& r, const Cfs& cfs, LevelRef at, Cf cf, HistTag tag, const std::string& rel_prefix)
+  Cursor(KvReader& r, const Cfs& cfs, LevelRef at, Cf cf, HistTag tag,
+         const std::string& rel_prefix)
       : at_(at), cf_(cf), tag_(tag) {
     head_prefix_ = DiskPrefix(at.disk) + rel_prefix;
     head_ = r.NewIterator(cfs[cf]);

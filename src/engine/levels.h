@@ -48,8 +48,7 @@ struct Found {
 };
 
 // The version of `k` visible at level `at` (formats.md §5.1 ResolveAt), nullopt if NOT_HERE.
-Result<std::optional<Found>> ResolveAt(KvReader& r, const Cfs& cfs, LevelRef at,
-                                       const LevelKey& k);
+Result<std::optional<Found>> ResolveAt(KvReader& r, const Cfs& cfs, LevelRef at, const LevelKey& k);
 
 class Levels {
  public:
