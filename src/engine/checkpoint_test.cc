@@ -9,6 +9,7 @@
 
 #include "base/test_seed.h"
 #include "engine/engine.h"
+#include "engine/test_util.h"
 #include "io/sim_env.h"
 #include "posix/fs_driver.h"
 #include "posix/model_fs.h"
@@ -18,11 +19,7 @@ namespace {
 
 using posix::kRootIno;
 
-int Err(const Status& s) { return ErrnoFor(s); }
-template <typename T>
-int Err(const Result<T>& r) {
-  return ErrnoFor(r.status());
-}
+using testing::Err;
 
 class CheckpointTest : public ::testing::Test {
  protected:

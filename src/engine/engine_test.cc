@@ -8,6 +8,7 @@
 #include "engine/column_families.h"
 #include "engine/default_records.h"
 #include "engine/keys.h"
+#include "engine/test_util.h"
 #include "io/rocksdb_fs.h"
 #include "io/sim_env.h"
 #include "posix/fs_driver.h"
@@ -23,11 +24,7 @@ uint64_t TestSeed(uint64_t fallback) {
   return env && *env ? std::strtoull(env, nullptr, 10) : fallback;
 }
 
-int Err(const Status& s) { return ErrnoFor(s); }
-template <typename T>
-int Err(const Result<T>& r) {
-  return ErrnoFor(r.status());
-}
+using testing::Err;
 
 class EngineTest : public ::testing::Test {
  protected:

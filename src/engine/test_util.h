@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "base/status.h"
 #include "engine/types.h"
 
 namespace archil::engine::testing {
@@ -14,6 +15,13 @@ namespace archil::engine::testing {
 inline uint64_t TestSeed() {
   const char* env = std::getenv("ARCHIL_TEST_SEED");
   return env != nullptr ? std::strtoull(env, nullptr, 10) : 20261130;
+}
+
+// The errno a failed call carries (0 for success), for EXPECT_EQ(Err(fs->Lookup(...)), ENOENT).
+inline int Err(const Status& s) { return ErrnoFor(s); }
+template <typename T>
+int Err(const Result<T>& r) {
+  return ErrnoFor(r.status());
 }
 
 inline std::string SeedTrace(uint64_t seed) {
