@@ -9,7 +9,7 @@
 //   write1   `engine synced 4k write`: 1 writer, 4 KiB Writes at successive offsets of one file
 //            (after 200 warm-up writes); also its rate as `engine 1 synced writer`
 //   writers  `engine 8 synced writers`: 8 threads, each on its own file, the same loop; aggregate
-//            ops/s and WAL syncs per write (groups / ops of Engine::commit_stats(), exact)
+//            ops/s and WAL syncs per write (syncs / ops of Engine::commit_stats(), exact)
 //   seq      `engine seq write`: 1 MiB Writes claimed in order by --seq-threads threads (so up to
 //            that many MiB in flight) into one file of --seq-mib MiB, then SyncIntents (the
 //            engine's fsync: every Write is already durable); and device bytes written per byte
@@ -255,9 +255,10 @@ class Bench {
     }
     std::printf(
         "# engine synced 4k write: %zu ops in %.2f s, %.0f ops/s, %llu commit ops, %llu WAL "
-        "writes\n",
+        "writes, %llu WAL syncs\n",
         us.size(), s, D(us.size()) / s, static_cast<unsigned long long>(after.ops - before.ops),
-        static_cast<unsigned long long>(after.groups - before.groups));
+        static_cast<unsigned long long>(after.groups - before.groups),
+        static_cast<unsigned long long>(after.syncs - before.syncs));
     PrintLatency("engine synced 4k write", us);
     PrintRate("engine 1 synced writer", D(us.size()) / s, "ops/s");
   }
@@ -278,14 +279,15 @@ class Bench {
     CommitStats after = engine_->commit_stats();
     std::vector<double> all;
     for (auto& v : us) all.insert(all.end(), v.begin(), v.end());
-    uint64_t ops = after.ops - before.ops, groups = after.groups - before.groups;
+    uint64_t ops = after.ops - before.ops, groups = after.groups - before.groups,
+             syncs = after.syncs - before.syncs;
     std::string row = "engine " + std::to_string(f_.writers) + " synced writers";
-    std::printf("# %s: %zu writes in %.2f s; commit ops %llu, WAL writes %llu\n", row.c_str(),
-                all.size(), s, static_cast<unsigned long long>(ops),
-                static_cast<unsigned long long>(groups));
+    std::printf("# %s: %zu writes in %.2f s; commit ops %llu, WAL writes %llu, WAL syncs %llu\n",
+                row.c_str(), all.size(), s, static_cast<unsigned long long>(ops),
+                static_cast<unsigned long long>(groups), static_cast<unsigned long long>(syncs));
     PrintRate(row, D(all.size()) / s, "ops/s");
     PrintLatency(row + " latency", all);
-    std::printf("%s WAL syncs per write: %.3f\n", row.c_str(), ops ? D(groups) / D(ops) : 0.0);
+    std::printf("%s WAL syncs per write: %.3f\n", row.c_str(), ops ? D(syncs) / D(ops) : 0.0);
   }
 
   // Writes the seq file: --seq-threads threads each take the next MiB until --seq-mib are written.

@@ -131,9 +131,12 @@ Status ApplySegUsageOp(const SegUsageOp& op, SegUsageRecord* r) {
   for (uint64_t b = op.start_blk; b < end; ++b) {
     r->bitmap[b / 8] = static_cast<char>(static_cast<uint8_t>(r->bitmap[b / 8]) ^ (1u << (b % 8)));
   }
-  uint32_t live = 0;
-  for (char c : r->bitmap) live += std::popcount(static_cast<uint8_t>(c));
-  r->live_blocks = live;
+  // Every bit of the range flipped (checked above), so the count moves by exactly nblk.
+  if (set) {
+    r->live_blocks += op.nblk;
+  } else {
+    r->live_blocks -= op.nblk;
+  }
   return Status::Ok();
 }
 

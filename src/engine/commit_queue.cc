@@ -5,9 +5,18 @@
 namespace archil::engine {
 
 struct CommitQueue::Entry {
+  explicit Entry(Mutex* mu) : wake(mu) {}
   std::function<Status(Txn&)> prepare;
   Status result;
-  bool done = false;
+  bool done = false;  // guarded by the queue's mu_
+  bool lead = false;  // guarded by the queue's mu_: the previous leader handed the lead over
+  CondVar wake;       // signalled when done or lead is set
+};
+
+// What stage 1 leaves for stage 2.
+struct CommitQueue::Applied {
+  bool wrote = false;  // the group's Write succeeded with something in it
+  std::vector<std::function<void()>> on_durable;
 };
 
 Result<std::string> Txn::Get(rocksdb::ColumnFamilyHandle* cf, std::string_view key) {
@@ -42,27 +51,33 @@ void Txn::Merge(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::stri
   wrote_ = true;
 }
 
-CommitQueue::CommitQueue(rocksdb::DB* db, CommitQueueOptions options) : db_(db), options_(options) {
-  thread_ = std::thread([this] { Loop(); });
-}
+CommitQueue::CommitQueue(rocksdb::DB* db, CommitQueueOptions options)
+    : db_(db), options_(options) {}
 
 CommitQueue::~CommitQueue() {
-  {
-    MutexLock lock(&mu_);
-    stop_ = true;
-    work_.SignalAll();
-  }
-  thread_.join();
+  MutexLock lock(&mu_);
+  stop_ = true;
+  while (!queue_.empty() || in_flight_ > 0) idle_.Wait(&mu_);
 }
 
 Status CommitQueue::Commit(std::function<Status(Txn&)> prepare) {
-  Entry e;
+  Entry e(&mu_);
   e.prepare = std::move(prepare);
+  {
+    MutexLock lock(&mu_);
+    if (stop_) return Status::Unavailable("engine is shutting down");
+    if (!broken_.ok()) return broken_;
+    queue_.push_back(&e);
+    if (!leading_) {
+      // No group applies, so the queue held nothing before e: e is at its front.
+      leading_ = true;
+      e.lead = true;
+    }
+    while (!e.done && !e.lead) e.wake.Wait(&mu_);
+    if (e.done) return e.result;
+  }
+  Lead();  // e is at the front of the queue, so the group includes it
   MutexLock lock(&mu_);
-  if (stop_) return Status::Unavailable("engine is shutting down");
-  queue_.push_back(&e);
-  work_.Signal();
-  while (!e.done) done_.Wait(&mu_);
   return e.result;
 }
 
@@ -71,33 +86,90 @@ CommitStats CommitQueue::stats() const {
   return stats_;
 }
 
-void CommitQueue::Loop() {
+void CommitQueue::Lead() {
   std::vector<Entry*> group;
-  for (;;) {
-    {
-      MutexLock lock(&mu_);
-      while (queue_.empty() && !stop_) work_.Wait(&mu_);
-      if (queue_.empty() && stop_) return;
-      while (!queue_.empty() && group.size() < options_.max_group_ops) {
-        group.push_back(queue_.front());
-        queue_.pop_front();
+  bool broken = false;
+  {
+    MutexLock lock(&mu_);
+    while (!queue_.empty() && group.size() < options_.max_group_ops) {
+      group.push_back(queue_.front());
+      queue_.pop_front();
+    }
+    ++in_flight_;
+    if (!broken_.ok()) {
+      // Queued before a sync failed: once one has, nothing more is written.
+      broken = true;
+      for (Entry* e : group) e->result = broken_;
+    }
+  }
+  Applied applied;
+  if (!broken) applied = Apply(group);
+
+  MutexLock lock(&mu_);
+  stats_.ops += group.size();
+  // Stage 1 is over: the next group may apply while this one syncs.
+  if (queue_.empty()) {
+    leading_ = false;
+  } else {
+    queue_.front()->lead = true;
+    queue_.front()->wake.Signal();
+  }
+  if (applied.wrote) {
+    const uint64_t seq = ++written_;
+    stats_.groups++;
+    Status durable = WaitDurable(seq);
+    if (durable.ok()) {
+      mu_.Unlock();
+      for (auto& fn : applied.on_durable) fn();
+      mu_.Lock();
+    } else {
+      for (Entry* e : group) {
+        if (e->result.ok()) e->result = durable;
       }
     }
-    RunGroup(group);
-    {
-      MutexLock lock(&mu_);
-      for (Entry* e : group) e->done = true;
-      done_.SignalAll();
+  }
+  // The first entry is the leader's own: it is not waiting, so it needs no signal.
+  for (Entry* e : group) {
+    e->done = true;
+    if (e != group.front()) e->wake.Signal();
+  }
+  --in_flight_;
+  idle_.SignalAll();
+}
+
+Status CommitQueue::WaitDurable(uint64_t seq) {
+  if (!options_.sync) return Status::Ok();
+  for (;;) {
+    if (!broken_.ok()) return broken_;
+    if (synced_through_ >= seq) return Status::Ok();
+    if (syncing_) {
+      // That sync may have begun before this group's Write: wait, then look again.
+      sync_done_.Wait(&mu_);
+      continue;
     }
-    group.clear();
+    // Every group numbered <= written_ has been written to the WAL: this sync covers them.
+    const uint64_t target = written_;
+    syncing_ = true;
+    stats_.syncs++;
+    mu_.Unlock();
+    Status s = FromRocks(db_->SyncWAL(), "sync the write-ahead log");
+    mu_.Lock();
+    syncing_ = false;
+    if (s.ok()) {
+      synced_through_ = target;
+    } else {
+      broken_ = s.WithContext("a WAL sync failed; reopen the engine");
+    }
+    sync_done_.SignalAll();
   }
 }
 
-void CommitQueue::RunGroup(std::vector<Entry*>& group) {
+CommitQueue::Applied CommitQueue::Apply(std::vector<Entry*>& group) {
   // overwrite_key = false: the index keeps every update, so Get sees Merge/Put/Delete in order.
   rocksdb::WriteBatchWithIndex batch(rocksdb::BytewiseComparator(), 0, /*overwrite_key=*/false);
-  std::vector<std::function<void()>> on_commit;
+  std::vector<std::function<void()>> on_apply;
   std::vector<std::function<void()>> on_abort;
+  Applied applied;
   std::vector<bool> wrote(group.size(), false);
   for (size_t i = 0; i < group.size(); ++i) {
     Entry* e = group[i];
@@ -111,28 +183,32 @@ void CommitQueue::RunGroup(std::vector<Entry*>& group) {
     }
     batch.PopSavePoint();
     wrote[i] = txn.wrote_;
-    for (auto& fn : txn.on_commit_) on_commit.push_back(std::move(fn));
+    for (auto& fn : txn.on_apply_) on_apply.push_back(std::move(fn));
+    for (auto& fn : txn.on_durable_) applied.on_durable.push_back(std::move(fn));
     for (auto& fn : txn.on_abort_) on_abort.push_back(std::move(fn));
   }
-  uint64_t writes = 0;
-  if (batch.GetWriteBatch()->Count() > 0) {
-    rocksdb::WriteOptions wo;
-    wo.sync = options_.sync;
-    Status s = FromRocks(db_->Write(wo, batch.GetWriteBatch()), "commit");
-    writes = 1;
-    if (!s.ok()) {
-      for (size_t i = 0; i < group.size(); ++i) {
-        if (wrote[i] && group[i]->result.ok()) group[i]->result = s;
-      }
-      on_commit.clear();
-      // Undo in the reverse order of the prepares that changed memory.
-      for (auto it = on_abort.rbegin(); it != on_abort.rend(); ++it) (*it)();
-    }
+  if (batch.GetWriteBatch()->Count() == 0) {
+    // Nothing to make durable, but hooks of prepares that only changed memory still run.
+    for (auto& fn : on_apply) fn();
+    for (auto& fn : applied.on_durable) fn();
+    applied.on_durable.clear();
+    return applied;
   }
-  for (auto& fn : on_commit) fn();
-  MutexLock lock(&mu_);
-  stats_.ops += group.size();
-  stats_.groups += writes;
+  rocksdb::WriteOptions wo;
+  wo.sync = false;  // stage 2 syncs
+  Status s = FromRocks(db_->Write(wo, batch.GetWriteBatch()), "commit");
+  if (!s.ok()) {
+    for (size_t i = 0; i < group.size(); ++i) {
+      if (wrote[i] && group[i]->result.ok()) group[i]->result = s;
+    }
+    // Undo in the reverse order of the prepares that changed memory.
+    for (auto it = on_abort.rbegin(); it != on_abort.rend(); ++it) (*it)();
+    applied.on_durable.clear();
+    return applied;
+  }
+  for (auto& fn : on_apply) fn();
+  applied.wrote = true;
+  return applied;
 }
 
 }  // namespace archil::engine

@@ -1,23 +1,42 @@
 // CommitQueue: the engine's sequencer and group commit.
 //
-// Every mutation of every disk is a `prepare` function that runs on the one commit thread, in
-// submission order, against a Txn: the database as of the group's start plus the writes of the
-// mutations before it in the same group (read your own group's writes). What it writes joins the
-// group's WriteBatch; one Write(sync=true) makes the whole group durable: one WAL sync for every
-// mutation that arrived while the previous group was syncing. A caller blocks until its mutation
-// is durable (or failed) and then gets its result.
+// Every mutation of every disk is a `prepare` function that runs, one at a time and in submission
+// order, against a Txn: the database as of the group's start plus the writes of the mutations
+// before it in the same group (read your own group's writes). What it writes joins the group's
+// WriteBatch. A caller blocks until its mutation is durable (or failed) and then gets its result.
+//
+// Two stages, each run by the callers themselves (as RocksDB's own write path; there is no commit
+// thread):
+// 1. Apply. A caller that finds no group applying becomes the leader: it takes every queued
+//    mutation (its own first), runs their prepares, writes the batch to the WAL and the memtables
+//    without a sync (RocksDB: Write with sync=false), runs the OnApply hooks and hands the lead to
+//    the oldest waiter. At most one group applies at a time, so the next group's prepares see
+//    this one's writes, in memory and in the WAL's order.
+// 2. Sync. The leader then waits until a WAL sync that began after its Write has finished
+//    (DB::SyncWAL). The first leader to find no sync running starts one; it covers every group
+//    written so far, so one sync serves every group applied while the previous sync ran. Then the
+//    leader runs its group's OnDurable hooks and wakes its callers.
+// So the prepares of the next group overlap the sync of the last one, and a lone caller commits
+// on its own thread with no hand-off at all. "The commit thread" in the engine's comments means
+// whichever thread leads stage 1.
+//
+// Visibility: a group's writes are visible to readers (and to later prepares) from its Write on,
+// before they are durable. Nothing is acknowledged before it is durable, and the WAL is replayed
+// as a prefix, so a later group is never durable without the earlier ones it may have read.
 //
 // Because prepares run one at a time, a mutation's reads, its writes and its place in the WAL
 // cannot interleave with another's: this is the per-disk serialization the formats rely on (a
 // rename's loop check sees a stable tree; a checkpoint's epoch bump is ordered against every op).
 //
-// A prepare that fails is rolled back alone (savepoint); the others in its group still commit.
-// If the group's Write fails, every mutation in the group fails with that error and nothing of it
-// is applied (RocksDB writes a batch atomically); after such an error RocksDB may refuse further
-// writes until the engine reopens it.
+// Failures. A prepare that fails is rolled back alone (savepoint); the others in its group still
+// commit. If the group's Write fails, every mutation in the group fails with that error, nothing
+// of it is applied, and its OnAbort hooks run. If a WAL sync fails, what it covered may or may not
+// be durable: every group waiting on it fails with the error, and so does every later Commit
+// (the queue is broken; the engine must be reopened, which replays the WAL's durable prefix).
 //
-// Thread-safety: Commit may be called from any number of threads. REQUIRES: the DB and its column
-// families outlive the queue.
+// Thread-safety: Commit may be called from any number of threads; a prepare or hook must not call
+// Commit (it would wait for its own group). REQUIRES: the DB and its column families outlive the
+// queue.
 #pragma once
 
 #include <rocksdb/db.h>
@@ -28,7 +47,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "base/mutex.h"
@@ -52,9 +70,13 @@ class Txn final : public KvReader {
   void Delete(rocksdb::ColumnFamilyHandle* cf, std::string_view key);
   // REQUIRES: `cf` has a merge operator.
   void Merge(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view operand);
-  // Runs after the group is durable, on the commit thread, before the caller wakes: for in-memory
-  // state that must change only with the data (caches, counters).
-  void OnCommit(std::function<void()> fn) { on_commit_.push_back(std::move(fn)); }
+  // Runs once the group's Write succeeded, before the next group's prepares: for in-memory state
+  // that must change with what the database shows (caches, counters, flags later prepares read).
+  void OnApply(std::function<void()> fn) { on_apply_.push_back(std::move(fn)); }
+  // Runs once the group is durable, before its callers wake: for effects outside the database
+  // that are safe only when the records that allow them can no longer be lost (deleting a file
+  // the records stopped naming). Skipped if the sync fails.
+  void OnDurable(std::function<void()> fn) { on_durable_.push_back(std::move(fn)); }
   // Runs if the group's Write fails after this prepare succeeded: undoes in-memory state the
   // prepare changed at once (so that later prepares of its group saw it, e.g. an epoch bump).
   void OnAbort(std::function<void()> fn) { on_abort_.push_back(std::move(fn)); }
@@ -63,28 +85,31 @@ class Txn final : public KvReader {
   friend class CommitQueue;
   rocksdb::DB* db_;
   rocksdb::WriteBatchWithIndex* batch_;
-  std::vector<std::function<void()>> on_commit_;
+  std::vector<std::function<void()>> on_apply_;
+  std::vector<std::function<void()>> on_durable_;
   std::vector<std::function<void()>> on_abort_;
   bool wrote_ = false;
 };
 
 struct CommitQueueOptions {
   size_t max_group_ops = 256;  // at most this many mutations share one Write
-  bool sync = true;            // Write(sync=true); false only for benchmarks of the engine alone
+  bool sync = true;            // sync the WAL; false only for benchmarks of the engine alone
 };
 
 struct CommitStats {
   uint64_t ops = 0;     // prepares run
   uint64_t groups = 0;  // Writes issued
+  uint64_t syncs = 0;   // WAL syncs issued
 };
 
 class CommitQueue {
  public:
   explicit CommitQueue(rocksdb::DB* db, CommitQueueOptions options = {});
-  ~CommitQueue();  // finishes the mutations already queued, then stops the thread
+  ~CommitQueue();  // refuses new mutations, and waits for the queued ones to finish
 
-  // Runs `prepare` on the commit thread (see above) and waits until its writes are durable.
-  // Returns prepare's error (nothing of it written), the group Write's error, or OK.
+  // Runs `prepare` in its turn (see above) and returns once its writes are durable.
+  // Returns prepare's error (nothing of it written), the group Write's error, the WAL sync's
+  // error (see Failures above), or OK.
   Status Commit(std::function<Status(Txn&)> prepare) ARCHIL_EXCLUDES(mu_);
 
   // As Commit, for a prepare that computes a value.
@@ -105,18 +130,29 @@ class CommitQueue {
 
  private:
   struct Entry;
-  void Loop();
-  void RunGroup(std::vector<Entry*>& group);
+  struct Applied;
+  // Stage 1 for one group from the front of the queue, then the lead passes on; stage 2 for it,
+  // then its callers wake. REQUIRES: the caller leads and its entry is at the queue's front.
+  void Lead() ARCHIL_EXCLUDES(mu_);
+  // Runs the group's prepares and its Write; fills in each entry's result.
+  Applied Apply(std::vector<Entry*>& group) ARCHIL_EXCLUDES(mu_);
+  // Returns once a WAL sync that began after group `seq` was written has finished, or its error.
+  Status WaitDurable(uint64_t seq) ARCHIL_REQUIRES(mu_);
 
   rocksdb::DB* const db_;
   const CommitQueueOptions options_;
   mutable Mutex mu_;
-  CondVar work_{&mu_};
-  CondVar done_{&mu_};
+  CondVar idle_{&mu_};       // signalled when a group finishes
+  CondVar sync_done_{&mu_};  // signalled when a WAL sync finishes
   std::deque<Entry*> queue_ ARCHIL_GUARDED_BY(mu_);
+  bool leading_ ARCHIL_GUARDED_BY(mu_) = false;  // a caller leads; queue_ non-empty implies it
   bool stop_ ARCHIL_GUARDED_BY(mu_) = false;
+  int in_flight_ ARCHIL_GUARDED_BY(mu_) = 0;     // groups taken and not yet finished
+  uint64_t written_ ARCHIL_GUARDED_BY(mu_) = 0;  // groups whose Write succeeded, numbered 1, 2..
+  uint64_t synced_through_ ARCHIL_GUARDED_BY(mu_) = 0;  // groups numbered <= this are durable
+  bool syncing_ ARCHIL_GUARDED_BY(mu_) = false;         // a leader runs SyncWAL
+  Status broken_ ARCHIL_GUARDED_BY(mu_);                // a WAL sync failed: every Commit fails
   CommitStats stats_ ARCHIL_GUARDED_BY(mu_);
-  std::thread thread_;
 };
 
 }  // namespace archil::engine

@@ -252,7 +252,7 @@ Status DiskFs::CollectEpoch(Epoch k) {
       if (entries.size() < kCollectBatch) {
         done = true;
         t.Delete(core_->cfs[Cf::kMeta], MetaEpochKey(disk_, k));
-        t.OnCommit([this, k] {
+        t.OnApply([this, k] {
           MutexLock lock(&mu_);
           auto it = epochs_.find(k.value());
           if (it != epochs_.end() && !it->second.pinned()) epochs_.erase(it);

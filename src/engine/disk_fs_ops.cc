@@ -82,7 +82,7 @@ Status DiskFs::Ops::MarkOrigin(Txn& t, Ino ino) {
     t.Put(cf(Cf::kMeta), key, EncodeOrigin({below->disk, below->epoch}));
   }
   DiskFs* fs = fs_;
-  t.OnCommit([fs, ino] {
+  t.OnApply([fs, ino] {
     MutexLock lock(&fs->mu_);
     fs->origins_.insert(ino.value());
   });

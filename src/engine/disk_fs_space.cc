@@ -88,7 +88,7 @@ Result<std::pair<SegNo, uint32_t>> DiskFs::Ops::Allocate(Txn& t, uint32_t nblk) 
       t.Put(cf(Cf::kSegUsage), usage, EncodeSegUsage(SegUsageRecord::Empty(c_->segment_blocks)));
     }
     DiskFs* fs = fs_;
-    t.OnCommit([fs, seg] {
+    t.OnApply([fs, seg] {
       MutexLock lock(&fs->mu_);
       if (fs->seg_open_ && fs->seg_ == seg) fs->seg_recorded_ = true;
     });
@@ -136,7 +136,7 @@ Status DiskFs::MaybeKill(Txn& t, SegNo seg) {
   t.Delete(core_->cfs[Cf::kSegUsage], usage_key);
   SegmentFiles* files = core_->segments;
   DiskNo disk = disk_;
-  t.OnCommit([files, disk, seg] {
+  t.OnDurable([files, disk, seg] {
     Status s = files->Remove(disk, seg);
     if (!s.ok()) ARCHIL_LOG(kWarn) << "engine: removing dead segment: " << s.ToString();
   });

@@ -1,10 +1,29 @@
 #include "engine/segusage_record.h"
 
 #include <bit>
+#include <cstring>
 
 #include "engine/record_util.h"
 
 namespace archil::engine {
+namespace {
+
+// Set bits of `bitmap`, eight bytes at a time (a segment's bitmap is 2 KiB: this runs on every
+// decode, which the merge operator does on every read of a record with operands).
+uint64_t CountSetBits(std::string_view bitmap) {
+  uint64_t n = 0;
+  size_t i = 0;
+  for (; i + 8 <= bitmap.size(); i += 8) {
+    uint64_t word;
+    std::memcpy(&word, bitmap.data() + i, 8);
+    n += static_cast<uint64_t>(std::popcount(word));
+  }
+  for (; i < bitmap.size(); ++i)
+    n += static_cast<uint64_t>(std::popcount(static_cast<uint8_t>(bitmap[i])));
+  return n;
+}
+
+}  // namespace
 
 SegUsageRecord SegUsageRecord::Empty(uint32_t max_blocks) {
   return SegUsageRecord{max_blocks, 0, std::string(SegUsageBitmapSize(max_blocks), '\0')};
@@ -34,9 +53,7 @@ Result<SegUsageRecord> DecodeSegUsage(std::string_view v) {
   if (used_in_last != 0 && (static_cast<uint8_t>(r.bitmap.back()) >> used_in_last) != 0) {
     return Status::Corruption("segusage: bits set past max_blocks");
   }
-  uint64_t live = 0;
-  for (char c : r.bitmap) live += std::popcount(static_cast<uint8_t>(c));
-  if (live != r.live_blocks) {
+  if (const uint64_t live = CountSetBits(r.bitmap); live != r.live_blocks) {
     return Status::Corruption("segusage: live_blocks " + std::to_string(r.live_blocks) + " but " +
                               std::to_string(live) + " bits set");
   }
