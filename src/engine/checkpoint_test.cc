@@ -194,6 +194,7 @@ TEST_F(CheckpointTest, BranchesAreIsolatedFromTheirParentAndEachOther) {
   EXPECT_EQ(ReadAll(Disk(5), "shared"), want_b1);
   EXPECT_EQ(engine_->ListDisks(), (std::vector<DiskNo>{DiskNo(1), DiskNo(3), DiskNo(5)}));
   ASSERT_TRUE(engine_->DeleteDisk(DiskNo(5)).ok());
+  ASSERT_TRUE(engine_->WaitForPurges().ok());
   EXPECT_EQ(Keys(2, Cf::kMeta), 0u);  // the hidden parent went with its last branch
   EXPECT_EQ(Keys(2, Cf::kChunk), 0u);
   ASSERT_TRUE(engine_->DeleteDisk(DiskNo(3)).ok());

@@ -53,6 +53,7 @@ Result<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   ARCHIL_RETURN_IF_ERROR(e->ReplayIntents());
   ARCHIL_RETURN_IF_ERROR(e->LoadDisks());
   if (options.intent_sync_ms > 0) e->syncer_ = std::thread([p = e.get()] { p->SyncLoop(); });
+  e->purger_ = std::thread([p = e.get()] { p->PurgeLoop(); });
   return e;
 }
 
@@ -61,8 +62,10 @@ Engine::~Engine() {
     MutexLock lock(&mu_);
     stop_ = true;
     stop_cv_.SignalAll();
+    purge_cv_.SignalAll();
   }
   if (syncer_.joinable()) syncer_.join();
+  if (purger_.joinable()) purger_.join();
   queue_.reset();
   {
     MutexLock lock(&mu_);
@@ -235,7 +238,8 @@ Status Engine::LoadDisks() {
     disks_[n] = fs;
     if (l.rec.state == DiskState::kHidden) hidden_.insert(n);
   }
-  for (DiskNo d : deleting) ARCHIL_RETURN_IF_ERROR(FinishDelete(d));
+  // Deletions a crash interrupted: the purger finishes them.
+  for (DiskNo d : deleting) QueuePurge(d);
   // Collections of released checkpoints that a crash interrupted.
   std::vector<std::shared_ptr<DiskFs>> all;
   {
@@ -355,6 +359,43 @@ Result<uint64_t> Engine::CountKeys(DiskNo disk, Cf cf) {
   for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) ++n;
   ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "count keys"));
   return n;
+}
+
+void Engine::QueuePurge(DiskNo disk) {
+  MutexLock lock(&mu_);
+  purges_.push_back(disk);
+  purge_cv_.SignalAll();
+}
+
+Status Engine::WaitForPurges() {
+  MutexLock lock(&mu_);
+  while ((!purges_.empty() || purging_) && !stop_) purge_cv_.Wait(&mu_);
+  Status s = purge_error_;
+  purge_error_ = Status::Ok();
+  return s;
+}
+
+void Engine::PurgeLoop() {
+  for (;;) {
+    DiskNo disk;
+    {
+      MutexLock lock(&mu_);
+      while (purges_.empty() && !stop_) purge_cv_.Wait(&mu_);
+      if (stop_) return;  // what is left stays DELETING and is purged at the next open
+      disk = purges_.front();
+      purges_.pop_front();
+      purging_ = true;
+    }
+    Status s = FinishDelete(disk);
+    if (!s.ok()) {
+      ARCHIL_LOG(kError) << "engine: freeing the space of deleted disk " << disk.value()
+                         << " failed (retried at the next open): " << s.ToString();
+    }
+    MutexLock lock(&mu_);
+    purging_ = false;
+    if (!s.ok() && purge_error_.ok()) purge_error_ = s;
+    purge_cv_.SignalAll();
+  }
 }
 
 void Engine::SyncLoop() {

@@ -21,6 +21,7 @@
 
 #include <rocksdb/db.h>
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -75,7 +76,13 @@ class Engine {
   Status CreateDisk(DiskNo disk, const DiskOptions& options) ARCHIL_EXCLUDES(mu_);
   // Deletes a disk and the data only it references; a disk with branches is hidden until its
   // last branch goes. NotFound if unknown. The disk's FileSystem must no longer be in use.
+  // Returns once the deletion is durable (one commit); its space is freed in the background
+  // (segment files removed, keys dropped with range deletes: O(its segments), no compaction
+  // waited for), and again at the next open if a crash interrupts that.
   Status DeleteDisk(DiskNo disk) ARCHIL_EXCLUDES(mu_);
+  // Returns once the space of every disk deleted so far is freed; the first purge error since
+  // the last call, if any (that disk is purged again at the next open). For tests and tools.
+  Status WaitForPurges() ARCHIL_EXCLUDES(mu_);
   // The file system of a disk (its head). NotFound if unknown or hidden.
   Result<posix::FileSystem*> Disk(DiskNo disk) ARCHIL_EXCLUDES(mu_);
   std::vector<DiskNo> ListDisks() ARCHIL_EXCLUDES(mu_);
@@ -109,7 +116,8 @@ class Engine {
   Status SegmentUploaded(DiskNo disk, SegNo seg) ARCHIL_EXCLUDES(mu_);
   // Diagnostics and tests: checks the rules that tie records together (every extent points at a
   // live block; each live block is held by exactly one head extent or deadlist entry; every
-  // history version has its deadlist entry). Internal naming the first violation.
+  // history version has its deadlist entry). Internal naming the first violation. Waits for the
+  // purges of deleted disks first (and returns their error, if any).
   Status CheckInvariants() ARCHIL_EXCLUDES(mu_);
   // Diagnostics and tests: how many keys of `disk` column family `cf` holds.
   Result<uint64_t> CountKeys(DiskNo disk, Cf cf);
@@ -120,7 +128,10 @@ class Engine {
   Status CheckSchema();
   Status LoadDisks();
   Status ReplayIntents();
+  // Frees a deleted disk's space: its segment files, then its keys.
   Status FinishDelete(DiskNo disk);
+  void QueuePurge(DiskNo disk) ARCHIL_EXCLUDES(mu_);
+  void PurgeLoop() ARCHIL_EXCLUDES(mu_);
   // The head of a disk, hidden ones included. NotFound if unknown.
   Result<std::shared_ptr<DiskFs>> Head(DiskNo disk) ARCHIL_EXCLUDES(mu_);
   void SyncLoop();
@@ -140,6 +151,12 @@ class Engine {
   CondVar stop_cv_{&mu_};
   bool stop_ ARCHIL_GUARDED_BY(mu_) = false;
   std::thread syncer_;
+  // Deleted disks whose space is still to be freed, oldest first; the purger frees them.
+  std::deque<DiskNo> purges_ ARCHIL_GUARDED_BY(mu_);
+  bool purging_ ARCHIL_GUARDED_BY(mu_) = false;  // the purger holds one taken from purges_
+  Status purge_error_ ARCHIL_GUARDED_BY(mu_);
+  CondVar purge_cv_{&mu_};  // purges_ grew, a purge finished, or stop_
+  std::thread purger_;
 };
 
 }  // namespace archil::engine

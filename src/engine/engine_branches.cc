@@ -194,7 +194,7 @@ Status Engine::DeleteDisk(DiskNo disk) {
       hidden_.erase(disk.value());
     }
     lineages_.Remove(disk);
-    ARCHIL_RETURN_IF_ERROR(FinishDelete(disk));
+    QueuePurge(disk);
     if (!parent) return Status::Ok();
     // What the branch's fork alone kept can go now; a hidden parent goes with its last branch.
     ARCHIL_RETURN_IF_ERROR(parent->CollectReleased());

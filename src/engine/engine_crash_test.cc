@@ -150,6 +150,9 @@ Round RunRound(uint64_t seed) {
       if (acked.HasBranches(d)) continue;
       what = "delete disk " + std::to_string(d.value());
       done = engine->DeleteDisk(d);
+      // The purge runs in the background: wait for it, so each seed replays the same file
+      // operations (a power cut inside it shows at the next operation).
+      (void)engine->WaitForPurges();
       std::erase_if(acked.ckpts, [&](const World::Ckpt& c) { return c.disk == d; });
       acked.heads.erase(acked.heads.begin() + static_cast<ptrdiff_t>(k));
       acked.parent_of.erase(d.value());

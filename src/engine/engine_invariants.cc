@@ -23,6 +23,8 @@ std::string Where(SegKey s, uint32_t blk) {
 }  // namespace
 
 Status Engine::CheckInvariants() {
+  // A deleted disk's records stay until its purge has run; check the state after it.
+  ARCHIL_RETURN_IF_ERROR(WaitForPurges().WithContext("purge of a deleted disk"));
   DbView view(db_.get());
   std::map<SegKey, SegUsageRecord> live;
   {

@@ -122,11 +122,39 @@ TEST_F(EngineTest, DisksAreIndependentAndDeletable) {
   ASSERT_TRUE(b->Write(f->ino, 0, std::string(10000, 'b')).ok());
   ASSERT_TRUE(engine_->DeleteDisk(DiskNo(2)).ok());
   EXPECT_EQ(engine_->Disk(DiskNo(2)).status().code(), Status::Code::kNotFound);
+  ASSERT_TRUE(engine_->WaitForPurges().ok());
   EXPECT_FALSE(*env_.FileExists("/data/segments/0000000000000002"));
+  EXPECT_EQ(*engine_->CountKeys(DiskNo(2), Cf::kInode), 0u);
   Reopen();
   EXPECT_EQ(engine_->Disk(DiskNo(2)).status().code(), Status::Code::kNotFound);
   EXPECT_TRUE((*engine_->Disk(DiskNo(1)))->Lookup(kRootIno, "only-a").ok());
   EXPECT_EQ(engine_->ListDisks(), std::vector<DiskNo>{DiskNo(1)});
+}
+
+// A deleted disk whose space could not be freed (its segments' directory cannot be removed) is
+// gone for users at once, and its space is freed at the next open.
+TEST_F(EngineTest, AnInterruptedDiskPurgeResumesAtOpen) {
+  posix::FileSystem* b = NewDisk(2);
+  Result<posix::Attr> f = b->Mknod(kRootIno, "f", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(b->Write(f->ino, 0, std::string(1 << 20, 'b')).ok());
+  io::FaultRule rule;
+  rule.ops = io::kSimRemoveDir | io::kSimUnlink;
+  rule.path_contains = "/data/segments/0000000000000002";
+  rule.times = 0;
+  env_.AddFaultRule(rule);
+  ASSERT_TRUE(engine_->DeleteDisk(DiskNo(2)).ok());
+  EXPECT_EQ(engine_->Disk(DiskNo(2)).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(ErrnoFor(engine_->WaitForPurges()), EIO);
+  EXPECT_TRUE(*env_.FileExists("/data/segments/0000000000000002"));
+  EXPECT_EQ(engine_->CreateDisk(DiskNo(2), {}).code(), Status::Code::kAlreadyExists);
+  env_.ClearFaultRules();
+  Reopen();
+  ASSERT_TRUE(engine_->WaitForPurges().ok());
+  EXPECT_EQ(engine_->Disk(DiskNo(2)).status().code(), Status::Code::kNotFound);
+  EXPECT_FALSE(*env_.FileExists("/data/segments/0000000000000002"));
+  EXPECT_EQ(*engine_->CountKeys(DiskNo(2), Cf::kInode), 0u);
+  // The number is free again.
+  EXPECT_TRUE(engine_->CreateDisk(DiskNo(2), {}).ok());
 }
 
 // An inode unlinked while open lives on, also across a restart, until its holder lets go.
