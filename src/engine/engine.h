@@ -52,6 +52,9 @@ struct EngineOptions {
   int intent_sync_ms = 1000;        // how often open segments are synced and intents dropped;
                                     // 0: never in the background (tests call SyncIntents)
   int rocks_max_sleep_micros = -1;  // crash tests: cap RocksDB's retry sleeps (io/rocksdb_fs.h)
+  // Crash tests: false keeps RocksDB from compacting on its own threads, so that a seed replays
+  // the same file operations (flushes then happen only when FlushColumnFamilies asks).
+  bool auto_compactions = true;
   size_t block_cache_mb = 256;
   // A tier ships sealed segments: keep each until SegmentUploaded says it is stored, even when
   // nothing in it is live. Without a tier a sealed segment counts as uploaded.
@@ -119,6 +122,9 @@ class Engine {
   // history version has its deadlist entry). Internal naming the first violation. Waits for the
   // purges of deleted disks first (and returns their error, if any).
   Status CheckInvariants() ARCHIL_EXCLUDES(mu_);
+  // Tests: flushes the memtables of these column families (each on its own, as RocksDB does when
+  // one fills) and waits, so that a restart recovers them from SST files and the rest from the WAL.
+  Status FlushColumnFamilies(const std::vector<Cf>& cfs);
   // Diagnostics and tests: how many keys of `disk` column family `cf` holds.
   Result<uint64_t> CountKeys(DiskNo disk, Cf cf);
 
