@@ -7,6 +7,7 @@ namespace archil::engine {
 struct CommitQueue::Entry {
   explicit Entry(Mutex* mu) : wake(mu) {}
   std::function<Status(Txn&)> prepare;
+  std::optional<rocksdb::WriteBatch> raw;  // CommitBatch: written alone, instead of a prepare
   Status result;
   bool done = false;  // guarded by the queue's mu_
   bool lead = false;  // guarded by the queue's mu_: the previous leader handed the lead over
@@ -63,22 +64,32 @@ CommitQueue::~CommitQueue() {
 Status CommitQueue::Commit(std::function<Status(Txn&)> prepare) {
   Entry e(&mu_);
   e.prepare = std::move(prepare);
+  return Enqueue(&e);
+}
+
+Status CommitQueue::CommitBatch(rocksdb::WriteBatch batch) {
+  Entry e(&mu_);
+  e.raw = std::move(batch);
+  return Enqueue(&e);
+}
+
+Status CommitQueue::Enqueue(Entry* e) {
   {
     MutexLock lock(&mu_);
     if (stop_) return Status::Unavailable("engine is shutting down");
     if (!broken_.ok()) return broken_;
-    queue_.push_back(&e);
+    queue_.push_back(e);
     if (!leading_) {
       // No group applies, so the queue held nothing before e: e is at its front.
       leading_ = true;
-      e.lead = true;
+      e->lead = true;
     }
-    while (!e.done && !e.lead) e.wake.Wait(&mu_);
-    if (e.done) return e.result;
+    while (!e->done && !e->lead) e->wake.Wait(&mu_);
+    if (e->done) return e->result;
   }
   Lead();  // e is at the front of the queue, so the group includes it
   MutexLock lock(&mu_);
-  return e.result;
+  return e->result;
 }
 
 CommitStats CommitQueue::stats() const {
@@ -86,12 +97,19 @@ CommitStats CommitQueue::stats() const {
   return stats_;
 }
 
+Status CommitQueue::health() const {
+  MutexLock lock(&mu_);
+  return broken_;
+}
+
 void CommitQueue::Lead() {
   std::vector<Entry*> group;
   bool broken = false;
   {
     MutexLock lock(&mu_);
-    while (!queue_.empty() && group.size() < options_.max_group_ops) {
+    // A raw batch is a group of its own.
+    while (!queue_.empty() && group.size() < options_.max_group_ops &&
+           (group.empty() || (!group.front()->raw && !queue_.front()->raw))) {
       group.push_back(queue_.front());
       queue_.pop_front();
     }
@@ -137,6 +155,12 @@ void CommitQueue::Lead() {
   idle_.SignalAll();
 }
 
+void CommitQueue::Break(const Status& s) {
+  MutexLock lock(&mu_);
+  if (broken_.ok()) broken_ = s.WithContext("a write to the WAL failed; reopen the engine");
+  sync_done_.SignalAll();
+}
+
 Status CommitQueue::WaitDurable(uint64_t seq) {
   if (!options_.sync) return Status::Ok();
   for (;;) {
@@ -157,7 +181,7 @@ Status CommitQueue::WaitDurable(uint64_t seq) {
     syncing_ = false;
     if (s.ok()) {
       synced_through_ = target;
-    } else {
+    } else if (broken_.ok()) {
       broken_ = s.WithContext("a WAL sync failed; reopen the engine");
     }
     sync_done_.SignalAll();
@@ -170,6 +194,18 @@ CommitQueue::Applied CommitQueue::Apply(std::vector<Entry*>& group) {
   std::vector<std::function<void()>> on_apply;
   std::vector<std::function<void()>> on_abort;
   Applied applied;
+  if (group.front()->raw) {
+    Entry* e = group.front();
+    rocksdb::WriteOptions wo;
+    wo.sync = false;  // stage 2 syncs
+    e->result = FromRocks(db_->Write(wo, &*e->raw), "commit a batch");
+    if (!e->result.ok()) {
+      Break(e->result);
+      return applied;
+    }
+    applied.wrote = true;
+    return applied;
+  }
   std::vector<bool> wrote(group.size(), false);
   for (size_t i = 0; i < group.size(); ++i) {
     Entry* e = group[i];
@@ -204,6 +240,7 @@ CommitQueue::Applied CommitQueue::Apply(std::vector<Entry*>& group) {
     // Undo in the reverse order of the prepares that changed memory.
     for (auto it = on_abort.rbegin(); it != on_abort.rend(); ++it) (*it)();
     applied.on_durable.clear();
+    Break(s);
     return applied;
   }
   for (auto& fn : on_apply) fn();

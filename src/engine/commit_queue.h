@@ -29,10 +29,11 @@
 // rename's loop check sees a stable tree; a checkpoint's epoch bump is ordered against every op).
 //
 // Failures. A prepare that fails is rolled back alone (savepoint); the others in its group still
-// commit. If the group's Write fails, every mutation in the group fails with that error, nothing
-// of it is applied, and its OnAbort hooks run. If a WAL sync fails, what it covered may or may not
-// be durable: every group waiting on it fails with the error, and so does every later Commit
-// (the queue is broken; the engine must be reopened, which replays the WAL's durable prefix).
+// commit. If a group's Write or a WAL sync fails, the queue is broken: the mutations of that group
+// (and of every group waiting on that sync) fail with the error, and so does every later Commit,
+// until the engine is reopened, which replays the WAL's durable prefix. What failed may or may not
+// have reached the device, and RocksDB must not be written again after a failed WAL write (its
+// log writer refuses, by assertion in some builds). OnAbort hooks of a failed Write's group run.
 //
 // Thread-safety: Commit may be called from any number of threads; a prepare or hook must not call
 // Commit (it would wait for its own group). REQUIRES: the DB and its column families outlive the
@@ -112,6 +113,11 @@ class CommitQueue {
   // error (see Failures above), or OK.
   Status Commit(std::function<Status(Txn&)> prepare) ARCHIL_EXCLUDES(mu_);
 
+  // Writes `batch` as a group of its own, durably, in its turn: for writes a Txn cannot express
+  // (range deletes). Later prepares see it. Every RocksDB write of an open engine goes through
+  // the queue, so that none follows a failed one.
+  Status CommitBatch(rocksdb::WriteBatch batch) ARCHIL_EXCLUDES(mu_);
+
   // As Commit, for a prepare that computes a value.
   template <typename T>
   Result<T> CommitWith(std::function<Result<T>(Txn&)> prepare) {
@@ -127,15 +133,22 @@ class CommitQueue {
   }
 
   CommitStats stats() const ARCHIL_EXCLUDES(mu_);
+  // OK, or the error that broke the queue (see Failures above).
+  Status health() const ARCHIL_EXCLUDES(mu_);
 
  private:
   struct Entry;
   struct Applied;
+  // Queues `e` and returns its result once it is durable or failed.
+  Status Enqueue(Entry* e) ARCHIL_EXCLUDES(mu_);
   // Stage 1 for one group from the front of the queue, then the lead passes on; stage 2 for it,
   // then its callers wake. REQUIRES: the caller leads and its entry is at the queue's front.
   void Lead() ARCHIL_EXCLUDES(mu_);
-  // Runs the group's prepares and its Write; fills in each entry's result.
+  // Runs the group's prepares (or writes its one raw batch) and its Write; fills in each entry's
+  // result. A failed Write breaks the queue.
   Applied Apply(std::vector<Entry*>& group) ARCHIL_EXCLUDES(mu_);
+  // Breaks the queue with `s` (the first error wins).
+  void Break(const Status& s) ARCHIL_EXCLUDES(mu_);
   // Returns once a WAL sync that began after group `seq` was written has finished, or its error.
   Status WaitDurable(uint64_t seq) ARCHIL_REQUIRES(mu_);
 

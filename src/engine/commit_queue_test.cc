@@ -244,5 +244,50 @@ TEST_F(CommitQueueOnSim, AFailedSyncBreaksTheQueue) {
   EXPECT_NE(later.ToString().find("reopen"), std::string::npos) << later.ToString();
 }
 
+// A failed write to the WAL breaks the queue too: RocksDB's log writer must not be used again.
+TEST_F(CommitQueueOnSim, AFailedWriteBreaksTheQueue) {
+  CommitQueue q(db_.get());
+  ASSERT_TRUE(PutKey(q, "a").ok());
+  io::FaultRule rule;
+  rule.ops = io::kSimWrite;
+  rule.path_contains = ".log";
+  rule.times = 1;
+  sim_.AddFaultRule(rule);
+  bool aborted = false;
+  Status failed = q.Commit([&](Txn& txn) {
+    txn.Put(db_->DefaultColumnFamily(), "b", "v");
+    txn.OnAbort([&] { aborted = true; });
+    return Status::Ok();
+  });
+  EXPECT_EQ(ErrnoFor(failed), EIO) << failed.ToString();
+  EXPECT_TRUE(aborted);
+  EXPECT_FALSE(q.health().ok());
+  Status later = PutKey(q, "c");
+  EXPECT_NE(later.ToString().find("reopen"), std::string::npos) << later.ToString();
+  EXPECT_EQ(Stored("a"), "v");
+}
+
+// A raw batch (here a range delete) is written in its turn, durably, and later prepares see it.
+TEST_F(CommitQueueOnSim, ARawBatchIsAGroupOfItsOwn) {
+  {
+    CommitQueue q(db_.get());
+    for (const char* k : {"a1", "a2", "b1"}) ASSERT_TRUE(PutKey(q, k).ok());
+    rocksdb::WriteBatch b;
+    ASSERT_TRUE(b.DeleteRange(db_->DefaultColumnFamily(), "a", "b").ok());
+    ASSERT_TRUE(q.CommitBatch(std::move(b)).ok());
+    ASSERT_TRUE(q.Commit([&](Txn& txn) {
+                   EXPECT_EQ(txn.Get(db_->DefaultColumnFamily(), "a1").status().code(),
+                             Status::Code::kNotFound);
+                   EXPECT_TRUE(txn.Get(db_->DefaultColumnFamily(), "b1").ok());
+                   return Status::Ok();
+                 }).ok());
+    EXPECT_EQ(q.stats().groups, 4u);
+  }
+  Crash();
+  EXPECT_EQ(Stored("a1"), "<absent>");
+  EXPECT_EQ(Stored("a2"), "<absent>");
+  EXPECT_EQ(Stored("b1"), "v");
+}
+
 }  // namespace
 }  // namespace archil::engine

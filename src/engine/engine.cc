@@ -312,9 +312,7 @@ Status Engine::FinishDelete(DiskNo disk) {
       b.DeleteRange(cf, range.begin, range.end);
     }
   }
-  rocksdb::WriteOptions wo;
-  wo.sync = true;
-  return FromRocks(db_->Write(wo, &b), "delete the keys of a disk");
+  return queue_->CommitBatch(std::move(b)).WithContext("delete the keys of a disk");
 }
 
 Result<posix::FileSystem*> Engine::Disk(DiskNo disk) {
@@ -367,6 +365,8 @@ Result<uint64_t> Engine::CountKeys(DiskNo disk, Cf cf) {
 }
 
 Status Engine::FlushColumnFamilies(const std::vector<Cf>& cfs) {
+  // After a failed write RocksDB's log writer must not be touched again (a flush switches logs).
+  ARCHIL_RETURN_IF_ERROR(queue_->health());
   rocksdb::FlushOptions fo;
   fo.wait = true;
   for (Cf cf : cfs) {

@@ -197,6 +197,9 @@ Round RunRound(uint64_t seed) {
   env.PowerOff();
   env.Restart(seed);
   opened = Engine::Open(o);
+  // A purge interrupted by the cut resumes in the background: let it finish before reading, so
+  // each seed replays the same file operations.
+  if (opened.ok()) (void)(*opened)->WaitForPurges();
   if (!opened.ok()) return {out.crashed, "reopen after power loss: " + opened.status().ToString()};
   engine = std::move(opened).value();
   for (const World::Head& h : acked.heads) {
