@@ -4,6 +4,7 @@
 #include <cstring>
 #include <deque>
 #include <random>
+#include <set>
 
 namespace archil::io {
 
@@ -78,6 +79,7 @@ Status Errno(int err, std::string_view what, const std::string& path) {
 SimEnv::SimEnv(Options options)
     : clock_(options.clock ? options.clock : &SystemClock::Instance()),
       growth_may_survive_(options.unsynced_growth_may_survive),
+      growth_suffix_(options.unsynced_growth_suffix),
       capacity_(options.capacity_bytes) {
   MutexLock l(&mu_);
   Inode& root = inodes_[kRoot];
@@ -461,6 +463,13 @@ bool SimEnv::powered_off() const {
 void SimEnv::Restart(uint64_t seed) {
   MutexLock l(&mu_);
   std::mt19937_64 rng(seed);
+  // The files whose un-synced growth may survive, by the names directories give them.
+  std::set<uint64_t> may_grow;
+  for (auto& [id, n] : inodes_) {
+    for (const auto& [name, child] : n.entries) {
+      if (name.ends_with(growth_suffix_)) may_grow.insert(child);
+    }
+  }
   // Contents: durable size; each differing sector within it kept or dropped at random.
   for (auto& [id, n] : inodes_) {
     if (n.is_dir) {
@@ -469,7 +478,7 @@ void SimEnv::Restart(uint64_t seed) {
       continue;
     }
     std::string result = n.durable;
-    if (growth_may_survive_ && n.data.size() > result.size() && (rng() & 1)) {
+    if (growth_may_survive_ && may_grow.count(id) && n.data.size() > result.size() && (rng() & 1)) {
       // The size update was committed; sectors past the old size hold new bytes or zeros.
       const uint64_t old_size = result.size();
       result.resize(n.data.size(), '\0');

@@ -103,6 +103,9 @@ class SimEnv final : public Env {
     // committed the size), each sector past the durable size then holding the volatile bytes or
     // zeros independently. Exercises recovery from torn tails (a WAL's last records).
     bool unsynced_growth_may_survive = false;
+    // With unsynced_growth_may_survive: only files a directory names with this suffix ("" for
+    // every file) may keep a torn tail; the others lose their un-synced growth.
+    std::string unsynced_growth_suffix;
   };
 
   // An empty file system holding only "/", which is durable.
@@ -220,6 +223,7 @@ class SimEnv final : public Env {
 
   const Clock* const clock_;
   const bool growth_may_survive_;
+  const std::string growth_suffix_;
   mutable Mutex mu_;
   std::map<uint64_t, Inode> inodes_ ARCHIL_GUARDED_BY(mu_);
   uint64_t next_ino_ ARCHIL_GUARDED_BY(mu_) = 2;

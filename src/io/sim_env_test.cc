@@ -164,6 +164,31 @@ TEST(SimEnv, UnsyncedGrowthMaySurviveWhenAskedWithSectorsOfNewBytesOrZeros) {
   EXPECT_GT(zero_sectors, 0);
 }
 
+// With a suffix, only files named with it may keep un-synced growth; the others always lose it.
+TEST(SimEnv, UnsyncedGrowthSurvivesOnlyForTheSuffix) {
+  const uint64_t seed = TestSeed(77);
+  SCOPED_TRACE(SeedTrace(seed));
+  SimEnv::Options options;
+  options.unsynced_growth_may_survive = true;
+  options.unsynced_growth_suffix = ".log";
+  int wal_kept = 0;
+  for (uint64_t round = 0; round < 32; ++round) {
+    SimEnv env(options);
+    for (const char* path : {"/a.log", "/MANIFEST-1"}) {
+      Write(&env, path, std::string(512, 'a'), /*sync=*/true);
+    }
+    ASSERT_TRUE(env.SyncDir("/").ok());
+    for (const char* path : {"/a.log", "/MANIFEST-1"}) {
+      auto f = env.OpenFile(path, OpenOptions());
+      ASSERT_TRUE((*f)->Pwrite(512, std::string(1024, 'b')).ok());
+    }
+    env.SimulatePowerLoss(seed + round);
+    EXPECT_EQ(Read(&env, "/MANIFEST-1").size(), 512u) << "round " << round;
+    if (Read(&env, "/a.log").size() > 512) wal_kept++;
+  }
+  EXPECT_GT(wal_kept, 0);
+}
+
 TEST(SimEnv, CreatedAndSyncedFileIsLostWithoutDirSync) {
   SimEnv env;
   Write(&env, "/lost", "data", /*sync=*/true);
