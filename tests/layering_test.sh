@@ -17,10 +17,11 @@ declare -A allowed=(
   [control]="control catalog api io base"
   [cli]="cli api base"
   [engine]="engine posix io base"
+  [proto]="proto base"
 )
 # Libraries linked into the client binary, and the third-party headers they must never see
 # (docs/adr/0001-binary-split.md).
-client_libs=" base posix api cli "
+client_libs=" base posix api cli proto "
 client_forbidden='^(httplib\.h|sqlite3\.h|rocksdb/|spdlog/)'
 
 failures=0
