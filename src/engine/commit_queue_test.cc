@@ -165,6 +165,14 @@ class CommitQueueOnSim : public ::testing::Test {
     std::string v;
     return db_->Get(rocksdb::ReadOptions(), key, &v).ok() ? v : "<absent>";
   }
+  // Makes the next WAL operation of kind `op` (io::kSimSync, io::kSimWrite) fail once with EIO.
+  void FailNextWal(uint32_t op) {
+    io::FaultRule rule;
+    rule.ops = op;
+    rule.path_contains = ".log";
+    rule.times = 1;
+    sim_.AddFaultRule(rule);
+  }
   Status PutKey(CommitQueue& q, const std::string& key) {
     return q.Commit([&](Txn& txn) {
       txn.Put(db_->DefaultColumnFamily(), key, "v");
@@ -231,11 +239,7 @@ TEST_F(CommitQueueOnSim, EveryAcknowledgedMutationSurvivesAPowerCut) {
 TEST_F(CommitQueueOnSim, AFailedSyncBreaksTheQueue) {
   CommitQueue q(db_.get());
   ASSERT_TRUE(PutKey(q, "a").ok());
-  io::FaultRule rule;
-  rule.ops = io::kSimSync;
-  rule.path_contains = ".log";
-  rule.times = 1;
-  sim_.AddFaultRule(rule);
+  FailNextWal(io::kSimSync);
   Status failed = PutKey(q, "b");
   EXPECT_FALSE(failed.ok());
   EXPECT_EQ(ErrnoFor(failed), EIO) << failed.ToString();
@@ -248,11 +252,7 @@ TEST_F(CommitQueueOnSim, AFailedSyncBreaksTheQueue) {
 TEST_F(CommitQueueOnSim, AFailedWriteBreaksTheQueue) {
   CommitQueue q(db_.get());
   ASSERT_TRUE(PutKey(q, "a").ok());
-  io::FaultRule rule;
-  rule.ops = io::kSimWrite;
-  rule.path_contains = ".log";
-  rule.times = 1;
-  sim_.AddFaultRule(rule);
+  FailNextWal(io::kSimWrite);
   bool aborted = false;
   Status failed = q.Commit([&](Txn& txn) {
     txn.Put(db_->DefaultColumnFamily(), "b", "v");
