@@ -30,3 +30,12 @@ set_target_properties(RocksDB::rocksdb PROPERTIES
   IMPORTED_LOCATION "${ARCHIL_ROCKSDB_LIBRARY}"
   INTERFACE_INCLUDE_DIRECTORIES "${ARCHIL_ROCKSDB_INCLUDE_DIR}"
   INTERFACE_LINK_LIBRARIES Threads::Threads)
+
+# protobuf-lite (Debian's libprotobuf-dev, protobuf-compiler) for the disk protocol's messages
+# (src/proto/archil.proto), linked statically: the client binary links it too (ADR 0001).
+find_program(ARCHIL_PROTOC protoc REQUIRED)
+find_path(ARCHIL_PROTOBUF_INCLUDE_DIR NAMES google/protobuf/message_lite.h REQUIRED)
+find_library(ARCHIL_PROTOBUF_LITE_STATIC NAMES libprotobuf-lite.a REQUIRED)
+add_library(archil_protobuf_lite INTERFACE)
+target_link_libraries(archil_protobuf_lite INTERFACE ${ARCHIL_PROTOBUF_LITE_STATIC} Threads::Threads)
+target_include_directories(archil_protobuf_lite SYSTEM INTERFACE ${ARCHIL_PROTOBUF_INCLUDE_DIR})

@@ -13,6 +13,14 @@ if(ARCHIL_SANITIZE)
   add_compile_options(-fsanitize=${ARCHIL_SANITIZE} -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=${ARCHIL_SANITIZE})
 endif()
+# The fuzz preset instruments every library for coverage (not only the fuzz targets' own files),
+# so libFuzzer is guided by the decoders it exercises; only the fuzz targets link libFuzzer itself
+# (fuzz/CMakeLists.txt), the rest gets the sanitizers' weak coverage hooks.
+option(ARCHIL_FUZZ "Build libFuzzer targets (needs clang)" OFF)
+if(ARCHIL_FUZZ)
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
 
 execute_process(
   COMMAND git describe --always --dirty --abbrev=12

@@ -1,0 +1,44 @@
+// The disk protocol's message types (docs/protocol.md §5.1) and their bodies (archil.proto, as
+// protobuf-lite classes in archil::v1): which types exist, what each carries, and the parse of a
+// frame's body into the type's message (checks 9 and 11 of §12).
+//
+// Thread-safety: the registry is immutable; parsing is pure.
+#pragma once
+
+#include <google/protobuf/message_lite.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "proto/archil.pb.h"  // IWYU pragma: export
+#include "proto/frame.h"
+#include "proto/wire_status.h"
+
+namespace archil::proto {
+
+using Message = google::protobuf::MessageLite;
+
+struct MessageType {
+  uint16_t code;
+  std::string_view name;  // as in §5.1: "SESSION_CREATE"
+  bool mutating;          // carries Mut and uses a slot (§7)
+  bool pre_auth;          // allowed before the session is bound (§12 row 8)
+  bool push;              // may be sent by the server (SERVER_ORIGIN)
+  std::unique_ptr<Message> (*new_request)();
+  std::unique_ptr<Message> (*new_reply)();
+};
+
+// Every type of §5.1 this build knows, by code.
+std::span<const MessageType> MessageTypes();
+// The type with this code; nullptr if unknown (answered UNSUPPORTED_TYPE, the connection stays).
+const MessageType* FindMessageType(uint16_t code);
+
+// Parses the body of a frame whose header passed the frame checks: the type's request (or push),
+// or for a reply its <Type>Reply when status is OK and an ErrorReply otherwise. Returns kOk and
+// sets *out, kUnsupportedType for an unknown type, or kBadMessage if the body does not parse
+// (*out untouched). Unknown fields are kept and ignored (version skew, §4).
+WireStatus ParseBody(const FrameHeader& h, std::string_view body, std::unique_ptr<Message>* out);
+
+}  // namespace archil::proto
