@@ -9,7 +9,7 @@
 // every acknowledged operation, plus possibly the one in flight (which may or may not have
 // committed). Rounds print
 // their seed; ARCHIL_CRASH_SEED=S replays one, ARCHIL_CRASH_ROUNDS=N sets how many run (from
-// ARCHIL_CRASH_FIRST_SEED, default 1000).
+// ARCHIL_CRASH_FIRST_SEED, default 1000), ARCHIL_CRASH_SECONDS=S stops them after S seconds.
 //
 // The last line is "N crashes, 0 lost" (scripts/crashtest.sh reads it).
 #include <gtest/gtest.h>
@@ -234,9 +234,22 @@ TEST(EngineCrashTest, EveryAcknowledgedOperationSurvivesPowerLoss) {
   SetLogLevel(LogLevel::kWarn);  // each restart logs its intent replay at info
   const uint64_t first = EnvU64("ARCHIL_CRASH_SEED", EnvU64("ARCHIL_CRASH_FIRST_SEED", 1000));
   const uint64_t rounds = std::getenv("ARCHIL_CRASH_SEED") ? 1 : EnvU64("ARCHIL_CRASH_ROUNDS", 200);
+  // ARCHIL_CRASH_SECONDS=S stops after the round that passes S seconds (0: no limit), and prints
+  // a progress line every 10,000 rounds.
+  const uint64_t seconds = EnvU64("ARCHIL_CRASH_SECONDS", 0);
   uint64_t crashes = 0, lost = 0, mid_op = 0;
   auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   for (uint64_t r = 0; r < rounds; ++r) {
+    if (seconds > 0 && elapsed() >= static_cast<double>(seconds)) break;
+    if (r > 0 && r % 10000 == 0) {
+      std::printf("crash test: %llu rounds, %llu lost, %.0f s\n",
+                  static_cast<unsigned long long>(r), static_cast<unsigned long long>(lost),
+                  elapsed());
+      std::fflush(stdout);
+    }
     uint64_t seed = first + r;
     Round round = RunRound(seed);
     crashes += 1;
@@ -248,7 +261,7 @@ TEST(EngineCrashTest, EveryAcknowledgedOperationSurvivesPowerLoss) {
       if (lost >= 5) break;
     }
   }
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double secs = elapsed();
   std::printf("crash test: %llu rounds in %.1f s (%.1f crashes/s), %llu cut inside an operation\n",
               static_cast<unsigned long long>(crashes), secs, static_cast<double>(crashes) / secs,
               static_cast<unsigned long long>(mid_op));
