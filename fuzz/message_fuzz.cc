@@ -1,7 +1,9 @@
 // Fuzzes the parse of the disk protocol's message bodies (docs/protocol.md §5, §12 rows 9 and 11):
 // any type code, request or reply, any status, any body bytes. The parse must never crash; a body
 // that parses must serialize to a canonical form that parses again to the same canonical bytes
-// (the round-trip property of §12), and a failed parse must leave the output untouched.
+// (the round-trip property of §12), and a failed parse must leave the output untouched. A request
+// that parses then goes through ValidateRequest (row 12), with the rest of the body as its
+// payload: it must answer, and give a reason exactly when it refuses.
 //
 // Input: bytes 0-1 the type (little-endian), byte 2 bit 0 reply and bit 1 error status, then the
 // body.
@@ -11,6 +13,7 @@
 #include <string_view>
 
 #include "proto/messages.h"
+#include "proto/validate.h"
 
 namespace archil::proto {
 namespace {
@@ -41,6 +44,14 @@ void Run(const uint8_t* data, size_t size) {
   std::unique_ptr<Message> again;
   Check(ParseBody(h, canonical, &again) == WireStatus::kOk);
   Check(again->SerializeAsString() == canonical);
+  if (!h.is_reply()) {
+    std::string why;
+    ValidationContext ctx;
+    ctx.posix_acl = (data[2] & 4) != 0;
+    const WireStatus v = ValidateRequest(h, *m, body.substr(body.size() / 2), ctx, &why);
+    Check(IsKnownWireStatus(static_cast<uint16_t>(v)));
+    Check((v == WireStatus::kOk) == why.empty());
+  }
 }
 
 }  // namespace

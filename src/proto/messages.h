@@ -20,6 +20,20 @@ namespace archil::proto {
 
 using Message = google::protobuf::MessageLite;
 
+// Type codes of §5.1 (kTypeRead and kTypeWrite are in frame.h).
+inline constexpr uint16_t kTypeHello = 0x0001, kTypeSessionCreate = 0x0002,
+                          kTypeSessionBind = 0x0003, kTypePing = 0x0006, kTypeGoodbye = 0x0007,
+                          kTypeLookup = 0x0101, kTypeGetAttr = 0x0102, kTypeSetAttr = 0x0103,
+                          kTypeReadLink = 0x0104, kTypeCreate = 0x0105, kTypeMkdir = 0x0106,
+                          kTypeMknod = 0x0107, kTypeSymlink = 0x0108, kTypeLink = 0x0109,
+                          kTypeUnlink = 0x010A, kTypeRmdir = 0x010B, kTypeRename = 0x010C,
+                          kTypeReadDir = 0x010D, kTypeOpen = 0x010E, kTypeRelease = 0x010F,
+                          kTypeFallocate = 0x0204, kTypeLseek = 0x0205, kTypeGetXattr = 0x0301,
+                          kTypeListXattr = 0x0302, kTypeSetXattr = 0x0303,
+                          kTypeRemoveXattr = 0x0304, kTypeLock = 0x0401, kTypeLockCancel = 0x0403,
+                          kTypeDelegAcquire = 0x0501, kTypeDelegReturn = 0x0502,
+                          kTypeCheckpointCreate = 0x0601;
+
 struct MessageType {
   uint16_t code;
   std::string_view name;  // as in §5.1: "SESSION_CREATE"

@@ -1,0 +1,291 @@
+#include "proto/validate.h"
+
+#include <sys/stat.h>
+
+#include <string>
+
+#include "base/crc32c.h"
+
+namespace archil::proto {
+namespace {
+
+namespace v1 = ::archil::v1;
+
+// FUSE_SET_ATTR_* bits SETATTR may carry (§5.3).
+constexpr uint32_t kSetAttrBits = 1 | 2 | 4 | 8 | 16 | 32 | 128 | 256 | 1024;
+// Linux FALLOC_FL_* values and the combinations §5.4 lists.
+constexpr uint32_t kFallocKeepSize = 0x01, kFallocPunchHole = 0x02, kFallocZeroRange = 0x10;
+constexpr uint32_t kRenameNoReplace = 1, kRenameExchange = 2;
+constexpr uint32_t kXattrCreate = 1, kXattrReplace = 2;
+
+WireStatus Fail(WireStatus s, std::string reason, std::string* why) {
+  *why = std::move(reason);
+  return s;
+}
+
+// An inode number a request names: 0 means none, never a valid target.
+WireStatus CheckIno(uint64_t ino, const char* field, std::string* why) {
+  if (ino == 0) return Fail(WireStatus::kInvalid, std::string(field) + " is 0", why);
+  return WireStatus::kOk;
+}
+
+// offset + length within a file (§5.4).
+WireStatus CheckRange(uint64_t offset, uint64_t length, std::string* why) {
+  if (offset > kMaxFileEnd || length > kMaxFileEnd - offset) {
+    return Fail(WireStatus::kFileTooBig, "offset + length past the largest file size", why);
+  }
+  return WireStatus::kOk;
+}
+
+WireStatus CheckXattrName(std::string_view name, bool posix_acl, std::string* why) {
+  if (name.empty() || name.size() > kXattrNameMax) {
+    return Fail(WireStatus::kRange, "xattr name of " + std::to_string(name.size()) + " bytes", why);
+  }
+  for (std::string_view ns : {"user.", "trusted.", "security."}) {
+    if (name.starts_with(ns) && name.size() > ns.size()) return WireStatus::kOk;
+  }
+  if (posix_acl && (name == "system.posix_acl_access" || name == "system.posix_acl_default")) {
+    return WireStatus::kOk;
+  }
+  return Fail(WireStatus::kNotSupported, "xattr namespace not supported", why);
+}
+
+#define ARCHIL_CHECK(expr)                                        \
+  do {                                                            \
+    if (WireStatus s_ = (expr); s_ != WireStatus::kOk) return s_; \
+  } while (false)
+
+WireStatus Namespace(const FrameHeader& h, const Message& m, std::string* why) {
+  switch (h.type) {
+    case kTypeLookup: {
+      const auto& r = static_cast<const v1::Lookup&>(m);
+      ARCHIL_CHECK(CheckIno(r.parent(), "parent", why));
+      return CheckName(r.name(), why);
+    }
+    case kTypeGetAttr:
+      return CheckIno(static_cast<const v1::GetAttr&>(m).ino(), "ino", why);
+    case kTypeReadLink:
+      return CheckIno(static_cast<const v1::ReadLink&>(m).ino(), "ino", why);
+    case kTypeSetAttr: {
+      const auto& r = static_cast<const v1::SetAttr&>(m);
+      ARCHIL_CHECK(CheckIno(r.ino(), "ino", why));
+      if ((r.valid() & ~kSetAttrBits) != 0) {
+        return Fail(WireStatus::kInvalid, "unknown SETATTR valid bits", why);
+      }
+      return WireStatus::kOk;
+    }
+    case kTypeCreate: {
+      const auto& r = static_cast<const v1::Create&>(m);
+      ARCHIL_CHECK(CheckIno(r.parent(), "parent", why));
+      ARCHIL_CHECK(CheckName(r.name(), why));
+      if ((r.mode() & S_IFMT) != S_IFREG) {
+        return Fail(WireStatus::kInvalid, "CREATE of a type other than a regular file", why);
+      }
+      return WireStatus::kOk;
+    }
+    case kTypeMkdir: {
+      const auto& r = static_cast<const v1::Mkdir&>(m);
+      ARCHIL_CHECK(CheckIno(r.parent(), "parent", why));
+      return CheckName(r.name(), why);
+    }
+    case kTypeMknod: {
+      const auto& r = static_cast<const v1::Mknod&>(m);
+      ARCHIL_CHECK(CheckIno(r.parent(), "parent", why));
+      ARCHIL_CHECK(CheckName(r.name(), why));
+      switch (r.mode() & S_IFMT) {
+        case S_IFREG:
+        case S_IFIFO:
+        case S_IFSOCK:
+        case S_IFCHR:
+        case S_IFBLK:
+          return WireStatus::kOk;
+        default:
+          return Fail(WireStatus::kInvalid, "MKNOD of an unsupported file type", why);
+      }
+    }
+    case kTypeSymlink: {
+      const auto& r = static_cast<const v1::Symlink&>(m);
+      ARCHIL_CHECK(CheckIno(r.parent(), "parent", why));
+      ARCHIL_CHECK(CheckName(r.name(), why));
+      if (r.target().empty() || r.target().find('\0') != std::string::npos) {
+        return Fail(WireStatus::kInvalid, "symlink target empty or holding NUL", why);
+      }
+      if (r.target().size() > kSymlinkMax) {
+        return Fail(WireStatus::kNameTooLong, "symlink target over 4095 bytes", why);
+      }
+      return WireStatus::kOk;
+    }
+    case kTypeLink: {
+      const auto& r = static_cast<const v1::Link&>(m);
+      ARCHIL_CHECK(CheckIno(r.ino(), "ino", why));
+      ARCHIL_CHECK(CheckIno(r.new_parent(), "new_parent", why));
+      return CheckName(r.new_name(), why);
+    }
+    case kTypeUnlink: {
+      const auto& r = static_cast<const v1::Unlink&>(m);
+      ARCHIL_CHECK(CheckIno(r.parent(), "parent", why));
+      return CheckName(r.name(), why);
+    }
+    case kTypeRmdir: {
+      const auto& r = static_cast<const v1::Rmdir&>(m);
+      ARCHIL_CHECK(CheckIno(r.parent(), "parent", why));
+      return CheckName(r.name(), why);
+    }
+    case kTypeRename: {
+      const auto& r = static_cast<const v1::Rename&>(m);
+      ARCHIL_CHECK(CheckIno(r.parent(), "parent", why));
+      ARCHIL_CHECK(CheckName(r.name(), why));
+      ARCHIL_CHECK(CheckIno(r.new_parent(), "new_parent", why));
+      ARCHIL_CHECK(CheckName(r.new_name(), why));
+      if (r.flags() != 0 && r.flags() != kRenameNoReplace && r.flags() != kRenameExchange) {
+        return Fail(WireStatus::kInvalid, "RENAME flags other than NOREPLACE or EXCHANGE", why);
+      }
+      return WireStatus::kOk;
+    }
+    case kTypeReadDir: {
+      const auto& r = static_cast<const v1::ReadDir&>(m);
+      ARCHIL_CHECK(CheckIno(r.dir(), "dir", why));
+      if (r.max_entries() == 0 || r.max_entries() > kReadDirMaxEntries) {
+        return Fail(WireStatus::kInvalid, "READDIR max_entries outside 1..4096", why);
+      }
+      return WireStatus::kOk;
+    }
+    case kTypeOpen:
+      return CheckIno(static_cast<const v1::Open&>(m).ino(), "ino", why);
+    case kTypeRelease:
+      return CheckIno(static_cast<const v1::Release&>(m).ino(), "ino", why);
+    default:
+      return WireStatus::kOk;
+  }
+}
+
+WireStatus Data(const FrameHeader& h, const Message& m, std::string_view payload,
+                const ValidationContext& ctx, std::string* why) {
+  switch (h.type) {
+    case kTypeRead: {
+      const auto& r = static_cast<const v1::Read&>(m);
+      ARCHIL_CHECK(CheckIno(r.ino(), "ino", why));
+      ARCHIL_CHECK(CheckRange(r.offset(), r.length(), why));
+      if (r.length() > ctx.limits.max_payload) {
+        return Fail(WireStatus::kInvalid, "READ longer than the negotiated max_payload", why);
+      }
+      return WireStatus::kOk;
+    }
+    case kTypeWrite: {
+      const auto& r = static_cast<const v1::Write&>(m);
+      ARCHIL_CHECK(CheckIno(r.ino(), "ino", why));
+      if (payload.empty()) return Fail(WireStatus::kInvalid, "WRITE without data", why);
+      ARCHIL_CHECK(CheckRange(r.offset(), payload.size(), why));
+      if (Crc32c(payload) != r.crc32c()) {
+        return Fail(WireStatus::kChecksumMismatch, "WRITE payload fails its CRC-32C", why);
+      }
+      return WireStatus::kOk;
+    }
+    case kTypeFallocate: {
+      const auto& r = static_cast<const v1::Fallocate&>(m);
+      ARCHIL_CHECK(CheckIno(r.ino(), "ino", why));
+      const uint32_t mode = r.mode();
+      const bool known = mode == 0 || mode == kFallocKeepSize ||
+                         mode == (kFallocPunchHole | kFallocKeepSize) || mode == kFallocZeroRange ||
+                         mode == (kFallocZeroRange | kFallocKeepSize);
+      if (!known) return Fail(WireStatus::kNotSupported, "fallocate mode not supported", why);
+      if (r.length() == 0) return Fail(WireStatus::kInvalid, "fallocate of length 0", why);
+      return CheckRange(r.offset(), r.length(), why);
+    }
+    case kTypeLseek: {
+      const auto& r = static_cast<const v1::Lseek&>(m);
+      ARCHIL_CHECK(CheckIno(r.ino(), "ino", why));
+      if (r.whence() != 3 && r.whence() != 4) {
+        return Fail(WireStatus::kInvalid, "LSEEK whence other than SEEK_DATA or SEEK_HOLE", why);
+      }
+      return WireStatus::kOk;
+    }
+    case kTypeGetXattr: {
+      const auto& r = static_cast<const v1::GetXattr&>(m);
+      ARCHIL_CHECK(CheckIno(r.ino(), "ino", why));
+      return CheckXattrName(r.name(), ctx.posix_acl, why);
+    }
+    case kTypeListXattr:
+      return CheckIno(static_cast<const v1::ListXattr&>(m).ino(), "ino", why);
+    case kTypeSetXattr: {
+      const auto& r = static_cast<const v1::SetXattr&>(m);
+      ARCHIL_CHECK(CheckIno(r.ino(), "ino", why));
+      ARCHIL_CHECK(CheckXattrName(r.name(), ctx.posix_acl, why));
+      if (r.value().size() > kXattrValueMax) {
+        return Fail(WireStatus::kTooBig, "xattr value over 65536 bytes", why);
+      }
+      if (r.flags() != 0 && r.flags() != kXattrCreate && r.flags() != kXattrReplace) {
+        return Fail(WireStatus::kInvalid, "SETXATTR flags other than CREATE or REPLACE", why);
+      }
+      return WireStatus::kOk;
+    }
+    case kTypeRemoveXattr: {
+      const auto& r = static_cast<const v1::RemoveXattr&>(m);
+      ARCHIL_CHECK(CheckIno(r.ino(), "ino", why));
+      return CheckXattrName(r.name(), ctx.posix_acl, why);
+    }
+    default:
+      return WireStatus::kOk;
+  }
+}
+
+#undef ARCHIL_CHECK
+
+// The Mut of a mutating request, if the message has one.
+const v1::Mut* MutOf(const FrameHeader& h, const Message& m) {
+  switch (h.type) {
+#define ARCHIL_MUT(code, T) \
+  case code:                \
+    return static_cast<const v1::T&>(m).has_mut() ? &static_cast<const v1::T&>(m).mut() : nullptr;
+    ARCHIL_MUT(kTypeSetAttr, SetAttr)
+    ARCHIL_MUT(kTypeCreate, Create)
+    ARCHIL_MUT(kTypeMkdir, Mkdir)
+    ARCHIL_MUT(kTypeMknod, Mknod)
+    ARCHIL_MUT(kTypeSymlink, Symlink)
+    ARCHIL_MUT(kTypeLink, Link)
+    ARCHIL_MUT(kTypeUnlink, Unlink)
+    ARCHIL_MUT(kTypeRmdir, Rmdir)
+    ARCHIL_MUT(kTypeRename, Rename)
+    ARCHIL_MUT(kTypeOpen, Open)
+    ARCHIL_MUT(kTypeRelease, Release)
+    ARCHIL_MUT(kTypeWrite, Write)
+    ARCHIL_MUT(kTypeFallocate, Fallocate)
+    ARCHIL_MUT(kTypeSetXattr, SetXattr)
+    ARCHIL_MUT(kTypeRemoveXattr, RemoveXattr)
+    ARCHIL_MUT(kTypeCheckpointCreate, CheckpointCreate)
+    ARCHIL_MUT(kTypeLock, Lock)
+    ARCHIL_MUT(kTypeLockCancel, LockCancel)
+    ARCHIL_MUT(kTypeDelegAcquire, DelegAcquire)
+    ARCHIL_MUT(kTypeDelegReturn, DelegReturn)
+#undef ARCHIL_MUT
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+WireStatus CheckName(std::string_view name, std::string* why) {
+  if (name.empty() || name == "." || name == ".." ||
+      name.find_first_of(std::string_view("/\0", 2)) != std::string_view::npos) {
+    return Fail(WireStatus::kInvalid, "a name that is empty, . or .., or holds / or NUL", why);
+  }
+  if (name.size() > kNameMax) {
+    return Fail(WireStatus::kNameTooLong, "a name of " + std::to_string(name.size()) + " bytes",
+                why);
+  }
+  return WireStatus::kOk;
+}
+
+WireStatus ValidateRequest(const FrameHeader& h, const Message& m, std::string_view payload,
+                           const ValidationContext& ctx, std::string* why) {
+  const MessageType* type = FindMessageType(h.type);
+  if (type == nullptr) return Fail(WireStatus::kUnsupportedType, "unknown message type", why);
+  if (type->mutating && MutOf(h, m) == nullptr) {
+    return Fail(WireStatus::kInvalid, std::string(type->name) + " without its Mut", why);
+  }
+  if (WireStatus s = Namespace(h, m, why); s != WireStatus::kOk) return s;
+  return Data(h, m, payload, ctx, why);
+}
+
+}  // namespace archil::proto

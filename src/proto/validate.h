@@ -1,0 +1,41 @@
+// The checks of a request that need no disk state (docs/protocol.md §12 row 12, and the rules of
+// §5.3-5.5): names, symlink targets, flags and modes, offsets and lengths, payload size and CRC,
+// xattr names and values, and that every mutating request carries its Mut. What needs the disk
+// (does the parent exist, is it a directory, ...) is the engine's to answer. A request that fails
+// here changes nothing, and the connection stays.
+//
+// Thread-safety: pure.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "proto/messages.h"
+#include "proto/wire_status.h"
+
+namespace archil::proto {
+
+inline constexpr size_t kNameMax = 255;          // bytes of a file name
+inline constexpr size_t kSymlinkMax = 4095;      // bytes of a symlink target
+inline constexpr size_t kXattrNameMax = 255;     // bytes of an xattr name
+inline constexpr size_t kXattrValueMax = 65536;  // bytes of an xattr value
+inline constexpr uint32_t kReadDirMaxEntries = 4096;
+inline constexpr uint64_t kMaxFileEnd = (uint64_t{1} << 63) - 1;  // offset + length at most
+
+struct ValidationContext {
+  FrameLimits limits = kDefaultLimits;  // the connection's negotiated limits
+  bool posix_acl = false;               // the POSIX_ACL feature was negotiated
+};
+
+// Checks request `m` of type `h.type` (as ParseBody made it) with its payload. Returns kOk, or the
+// status to answer with and a one-line reason in *why (for the ErrorReply and the log; never the
+// name bytes themselves unescaped).
+WireStatus ValidateRequest(const FrameHeader& h, const Message& m, std::string_view payload,
+                           const ValidationContext& ctx, std::string* why);
+
+// One file name (§5.3): kInvalid if empty, "." or "..", or it holds '/' or NUL; kNameTooLong over
+// kNameMax bytes.
+WireStatus CheckName(std::string_view name, std::string* why);
+
+}  // namespace archil::proto

@@ -1,0 +1,195 @@
+#include "proto/validate.h"
+
+#include <gtest/gtest.h>
+
+#include "base/crc32c.h"
+
+namespace archil::proto {
+namespace {
+
+namespace v1 = ::archil::v1;
+
+FrameHeader Of(uint16_t type) {
+  FrameHeader h;
+  h.type = type;
+  return h;
+}
+
+WireStatus Check(uint16_t type, const Message& m, std::string_view payload = {},
+                 ValidationContext ctx = {}) {
+  std::string why;
+  WireStatus s = ValidateRequest(Of(type), m, payload, ctx, &why);
+  EXPECT_EQ(s == WireStatus::kOk, why.empty()) << "a refusal says why, a pass says nothing";
+  return s;
+}
+
+TEST(Validate, NamesFollowTheNamespaceRules) {
+  std::string why;
+  EXPECT_EQ(CheckName("a", &why), WireStatus::kOk);
+  EXPECT_EQ(CheckName(std::string(255, 'n'), &why), WireStatus::kOk);
+  EXPECT_EQ(CheckName(std::string(256, 'n'), &why), WireStatus::kNameTooLong);
+  for (std::string bad : {std::string(), std::string("."), std::string(".."), std::string("a/b"),
+                          std::string("a\0b", 3)}) {
+    EXPECT_EQ(CheckName(bad, &why), WireStatus::kInvalid) << bad;
+  }
+  // The first rule decides: too long and holding '/' is INVALID.
+  EXPECT_EQ(CheckName(std::string(300, '/'), &why), WireStatus::kInvalid);
+  // Any other byte is fine: names are bytes.
+  EXPECT_EQ(CheckName("\xff\xfe..x", &why), WireStatus::kOk);
+}
+
+TEST(Validate, NamespaceRequests) {
+  v1::Lookup lookup;
+  lookup.set_parent(1);
+  lookup.set_name("f");
+  EXPECT_EQ(Check(kTypeLookup, lookup), WireStatus::kOk);
+  lookup.set_parent(0);
+  EXPECT_EQ(Check(kTypeLookup, lookup), WireStatus::kInvalid);
+
+  v1::Create create;
+  create.mutable_mut()->set_slot(0);
+  create.set_parent(1);
+  create.set_name("f");
+  create.set_mode(S_IFREG | 0644);
+  EXPECT_EQ(Check(kTypeCreate, create), WireStatus::kOk);
+  create.set_mode(S_IFDIR | 0755);
+  EXPECT_EQ(Check(kTypeCreate, create), WireStatus::kInvalid);
+  create.set_mode(S_IFREG | 0644);
+  create.clear_mut();
+  EXPECT_EQ(Check(kTypeCreate, create), WireStatus::kInvalid) << "a mutation without its Mut";
+
+  v1::Mknod mknod;
+  mknod.mutable_mut();
+  mknod.set_parent(1);
+  mknod.set_name("p");
+  for (uint32_t type : {S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK, S_IFREG}) {
+    mknod.set_mode(type | 0600);
+    EXPECT_EQ(Check(kTypeMknod, mknod), WireStatus::kOk) << type;
+  }
+  mknod.set_mode(S_IFDIR | 0600);
+  EXPECT_EQ(Check(kTypeMknod, mknod), WireStatus::kInvalid);
+
+  v1::Symlink link;
+  link.mutable_mut();
+  link.set_parent(1);
+  link.set_name("l");
+  link.set_target(std::string(4095, 't'));
+  EXPECT_EQ(Check(kTypeSymlink, link), WireStatus::kOk);
+  link.set_target(std::string(4096, 't'));
+  EXPECT_EQ(Check(kTypeSymlink, link), WireStatus::kNameTooLong);
+  link.set_target("");
+  EXPECT_EQ(Check(kTypeSymlink, link), WireStatus::kInvalid);
+
+  v1::Rename rename;
+  rename.mutable_mut();
+  rename.set_parent(1);
+  rename.set_name("a");
+  rename.set_new_parent(1);
+  rename.set_new_name("b");
+  for (uint32_t flags : {0u, 1u, 2u}) {
+    rename.set_flags(flags);
+    EXPECT_EQ(Check(kTypeRename, rename), WireStatus::kOk) << flags;
+  }
+  rename.set_flags(3);
+  EXPECT_EQ(Check(kTypeRename, rename), WireStatus::kInvalid);
+  rename.set_flags(0);
+  rename.set_new_name("..");
+  EXPECT_EQ(Check(kTypeRename, rename), WireStatus::kInvalid);
+
+  v1::ReadDir rd;
+  rd.set_dir(1);
+  rd.set_max_entries(4096);
+  EXPECT_EQ(Check(kTypeReadDir, rd), WireStatus::kOk);
+  rd.set_max_entries(4097);
+  EXPECT_EQ(Check(kTypeReadDir, rd), WireStatus::kInvalid);
+
+  v1::SetAttr sa;
+  sa.mutable_mut();
+  sa.set_ino(5);
+  sa.set_valid(1 | 8 | 1024);
+  EXPECT_EQ(Check(kTypeSetAttr, sa), WireStatus::kOk);
+  sa.set_valid(64);  // not a bit §5.3 lists
+  EXPECT_EQ(Check(kTypeSetAttr, sa), WireStatus::kInvalid);
+}
+
+TEST(Validate, DataRequests) {
+  const std::string data(4096, 'd');
+  v1::Write w;
+  w.mutable_mut();
+  w.set_ino(5);
+  w.set_offset(8192);
+  w.set_crc32c(Crc32c(data));
+  EXPECT_EQ(Check(kTypeWrite, w, data), WireStatus::kOk);
+  EXPECT_EQ(Check(kTypeWrite, w, std::string(4096, 'e')), WireStatus::kChecksumMismatch);
+  EXPECT_EQ(Check(kTypeWrite, w, ""), WireStatus::kInvalid);
+  w.set_offset(kMaxFileEnd - 10);
+  EXPECT_EQ(Check(kTypeWrite, w, data), WireStatus::kFileTooBig);
+  w.set_offset(UINT64_MAX);
+  EXPECT_EQ(Check(kTypeWrite, w, data), WireStatus::kFileTooBig);
+
+  v1::Read r;
+  r.set_ino(5);
+  r.set_length(4 << 20);
+  EXPECT_EQ(Check(kTypeRead, r), WireStatus::kOk);
+  r.set_length((4 << 20) + 1);
+  EXPECT_EQ(Check(kTypeRead, r), WireStatus::kInvalid);
+  r.set_length(1);
+  r.set_offset(kMaxFileEnd);
+  EXPECT_EQ(Check(kTypeRead, r), WireStatus::kFileTooBig);
+
+  v1::Fallocate f;
+  f.mutable_mut();
+  f.set_ino(5);
+  f.set_length(1);
+  for (uint32_t mode : {0x00u, 0x01u, 0x03u, 0x10u, 0x11u}) {
+    f.set_mode(mode);
+    EXPECT_EQ(Check(kTypeFallocate, f), WireStatus::kOk) << mode;
+  }
+  for (uint32_t mode : {0x02u, 0x08u, 0x20u}) {  // punch without keep-size, collapse, insert
+    f.set_mode(mode);
+    EXPECT_EQ(Check(kTypeFallocate, f), WireStatus::kNotSupported) << mode;
+  }
+
+  v1::Lseek l;
+  l.set_ino(5);
+  l.set_whence(3);
+  EXPECT_EQ(Check(kTypeLseek, l), WireStatus::kOk);
+  l.set_whence(0);
+  EXPECT_EQ(Check(kTypeLseek, l), WireStatus::kInvalid);
+}
+
+TEST(Validate, XattrRequests) {
+  v1::SetXattr s;
+  s.mutable_mut();
+  s.set_ino(5);
+  s.set_name("user.k");
+  s.set_value(std::string(65536, 'v'));
+  EXPECT_EQ(Check(kTypeSetXattr, s), WireStatus::kOk);
+  s.set_value(std::string(65537, 'v'));
+  EXPECT_EQ(Check(kTypeSetXattr, s), WireStatus::kTooBig);
+  s.set_value("v");
+  s.set_flags(3);
+  EXPECT_EQ(Check(kTypeSetXattr, s), WireStatus::kInvalid);
+  s.set_flags(1);
+  for (const char* name : {"trusted.x", "security.selinux"}) {
+    s.set_name(name);
+    EXPECT_EQ(Check(kTypeSetXattr, s), WireStatus::kOk) << name;
+  }
+  s.set_name("os2.x");
+  EXPECT_EQ(Check(kTypeSetXattr, s), WireStatus::kNotSupported);
+  s.set_name("user.");
+  EXPECT_EQ(Check(kTypeSetXattr, s), WireStatus::kNotSupported);
+  s.set_name(std::string(256, 'u'));
+  EXPECT_EQ(Check(kTypeSetXattr, s), WireStatus::kRange);
+
+  v1::GetXattr g;
+  g.set_ino(5);
+  g.set_name("system.posix_acl_access");
+  EXPECT_EQ(Check(kTypeGetXattr, g), WireStatus::kNotSupported);
+  ValidationContext acl;
+  acl.posix_acl = true;
+  EXPECT_EQ(Check(kTypeGetXattr, g, {}, acl), WireStatus::kOk);
+}
+
+}  // namespace
+}  // namespace archil::proto
