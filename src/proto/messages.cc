@@ -1,5 +1,7 @@
 #include "proto/messages.h"
 
+#include <google/protobuf/stubs/logging.h>
+
 #include <algorithm>
 #include <array>
 
@@ -79,6 +81,14 @@ const MessageType* FindMessageType(uint16_t code) {
 }
 
 WireStatus ParseBody(const FrameHeader& h, std::string_view body, std::unique_ptr<Message>* out) {
+  // protobuf logs every proto3 string with invalid UTF-8 it meets at ERROR level: a peer could
+  // flood the server's log with bodies it knows will be refused. The refusal (BAD_MESSAGE) is ours
+  // to report, once.
+  static const bool silenced = [] {
+    google::protobuf::SetLogHandler(nullptr);
+    return true;
+  }();
+  (void)silenced;
   const MessageType* type = FindMessageType(h.type);
   if (type == nullptr) return WireStatus::kUnsupportedType;
   std::unique_ptr<Message> m;

@@ -119,6 +119,16 @@ TEST(Messages, UnknownTypesAndBadBodiesAreRefusedWithoutTouchingTheOutput) {
   EXPECT_EQ(m, nullptr);
 }
 
+// proto3 `string` fields (human text and ids we mint) must be UTF-8; a body that breaks that is
+// refused, and refused quietly: protobuf's own ERROR log line would let a peer flood the log.
+TEST(Messages, InvalidUtf8InAStringFieldIsABadMessageAndLogsNothing) {
+  std::unique_ptr<Message> m;
+  testing::internal::CaptureStderr();
+  // SessionCreate.disk (field 2, a string) = "\xff".
+  EXPECT_EQ(ParseBody(Header(0x0002), std::string("\x12\x01\xff", 3), &m), WireStatus::kBadMessage);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
 // Names are bytes: any byte but none of UTF-8's rules, and unknown fields (a newer peer's) are
 // skipped.
 TEST(Messages, NamesAreBytesAndUnknownFieldsAreIgnored) {
