@@ -106,6 +106,7 @@ class SqliteCatalog::Stmt {
     if (rc_ == SQLITE_OK) c->statements_.emplace(sql, stmt_);
   }
   ~Stmt() {
+    if (stmt_ == nullptr) return;  // never prepared (sqlite3_clear_bindings(NULL) crashes)
     sqlite3_reset(stmt_);
     sqlite3_clear_bindings(stmt_);
   }

@@ -86,6 +86,18 @@ TEST_F(SqliteCatalogTest, CreateGetAndIdempotentCreate) {
   EXPECT_EQ(got->users[0].identifier, Hex16(100));
 }
 
+// A statement that cannot be prepared (its table was dropped by someone else under a live
+// catalog) is an error, not a crash (the statement's cleanup once dereferenced NULL).
+TEST_F(SqliteCatalogTest, AStatementThatCannotBePreparedIsAnError) {
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "catalog.db").string().c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "DROP TABLE disk_users", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(other);
+  auto r = catalog_->CreateDisk(MakeDisk(Id(1), "a"), MakeUser(Hex16(100), Id(1)));
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.status().ToString().find("disk_users"), std::string::npos) << r.status().ToString();
+}
+
 TEST_F(SqliteCatalogTest, PaginatesInCreationOrder) {
   for (int i = 0; i < 7; ++i) {
     ASSERT_TRUE(catalog_
