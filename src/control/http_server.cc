@@ -99,6 +99,13 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Bind(const HttpServerOptions& o,
     ARCHIL_LOG(kDebug) << req.method << " " << req.path << " " << api.status << " "
                        << (SystemClock::Instance().MonotonicNanos() - start) / 1000 << " us";
   };
+  // The API has no byte ranges: a Range header would make httplib cut or multiply the JSON
+  // envelope (a create's one-time token lost; thousands of ranges turning a list into megabytes).
+  // httplib parses the header before routing, so its ranges are dropped here, before any handler.
+  server->set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
+    const_cast<httplib::Request&>(req).ranges.clear();  // NOLINT: httplib offers no other hook
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
   const char* kAll = R"(/.*)";
   server->Get(kAll, handler);
   server->Post(kAll, handler);
