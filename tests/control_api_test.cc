@@ -63,6 +63,18 @@ class ControlApiTest : public ::testing::Test {
   testing::ControlPlaneHarness cp_;
 };
 
+// Paths are routed as sent: a percent-encoded segment is not decoded first, so "/%61pi/tokens"
+// is no way around the route table (it once listed the API keys).
+TEST_F(ControlApiTest, PercentEncodedPathsAreNotDecodedBeforeRouting) {
+  auto c = Client();
+  c.set_url_encode(false);
+  httplib::Result r = c.Get("/%61pi/tokens", Admin());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404) << r->body;
+  auto [status, j] = Call("GET", "/api/tokens");
+  EXPECT_EQ(status, 200) << j.dump();
+}
+
 // A Range header means nothing to the API: the whole envelope comes back, so a create's one-time
 // token is never cut off, and many ranges never multiply a response (issue: 21 bytes of broken
 // JSON for `Range: bytes=0-20`, 74 MB for 2,000 ranges on a list).

@@ -3,6 +3,8 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
+#include <algorithm>
+
 #include "base/random.h"
 #include "base/strings.h"
 
@@ -69,7 +71,12 @@ Result<std::string> CredentialFromAuthorization(std::string_view header) {
         "missing Authorization header: send 'Authorization: Bearer <API key>'");
   }
   std::string_view value = header;
-  if (value.size() >= 7 && (value.substr(0, 7) == "Bearer " || value.substr(0, 7) == "bearer ")) {
+  // The scheme is case-insensitive (RFC 9110 §11.1): "Bearer", "bearer", "BEARER" alike.
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  const bool bearer = value.size() >= 7 && value[6] == ' ' &&
+                      std::equal(value.begin(), value.begin() + 6, "bearer",
+                                 [&](char a, char b) { return lower(a) == b; });
+  if (bearer) {
     value = value.substr(7);
   } else if (value.rfind("key-key-", 0) == 0) {
     value = value.substr(4);  // "key-<key>" where <key> itself starts with "key-"

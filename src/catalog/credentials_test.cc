@@ -45,6 +45,11 @@ TEST(CredentialsTest, RejectsMalformed) {
 TEST(CredentialsTest, AuthorizationHeaderForms) {
   std::string key = "key-" + std::string(16, 'a') + "_" + std::string(48, 'b');
   EXPECT_EQ(*CredentialFromAuthorization("Bearer " + key), key);
+  for (const char* scheme : {"bearer ", "BEARER ", "BeArEr "}) {  // case-insensitive (RFC 9110)
+    EXPECT_EQ(*CredentialFromAuthorization(scheme + key), key) << scheme;
+  }
+  EXPECT_EQ(CredentialFromAuthorization("Bearerx" + key).status().code(),
+            Status::Code::kUnauthenticated);
   EXPECT_EQ(*CredentialFromAuthorization("key-" + key), key);  // SPEC: "key-<key>"
   EXPECT_EQ(*CredentialFromAuthorization(key), key);           // Archil: the key itself
   EXPECT_EQ(CredentialFromAuthorization("").status().code(), Status::Code::kUnauthenticated);

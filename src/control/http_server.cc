@@ -24,7 +24,9 @@ using TlsServer = TunedServer<httplib::SSLServer>;
 ApiRequest ToApiRequest(const httplib::Request& req) {
   ApiRequest r;
   r.method = req.method;
-  r.path = req.path;
+  // The path as sent, not httplib's percent-decoded copy: "/%61pi/tokens" must not route as
+  // "/api/tokens". No route or id of the API needs an escape, so an escaped path is a 404.
+  r.path = req.target.substr(0, req.target.find('?'));
   for (const auto& [k, v] : req.params) r.query.emplace(k, v);
   r.authorization = req.get_header_value("Authorization");
   r.body = req.body;
