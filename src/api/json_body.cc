@@ -1,5 +1,10 @@
 #include "api/json_body.h"
 
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
 namespace archil {
 
 using nlohmann::json;
@@ -30,9 +35,28 @@ Result<json> ParseJsonObject(std::string_view body) {
       --depth;
     }
   }
-  json j = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  // A key given twice in one object is refused (nlohmann keeps the last): two readers of the
+  // same body must never see two different requests.
+  std::vector<std::set<std::string>> keys;  // of each object being parsed, innermost last
+  std::optional<std::string> duplicate;
+  json::parser_callback_t track = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      keys.emplace_back();
+    } else if (event == json::parse_event_t::object_end && !keys.empty()) {
+      keys.pop_back();
+    } else if (event == json::parse_event_t::key && !keys.empty() && parsed.is_string()) {
+      if (!keys.back().insert(parsed.get<std::string>()).second && !duplicate) {
+        duplicate = parsed.get<std::string>();
+      }
+    }
+    return true;
+  };
+  json j = json::parse(body.begin(), body.end(), track, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     return Status::InvalidArgument("request body is not valid JSON (or not valid UTF-8)");
+  }
+  if (duplicate) {
+    return Status::InvalidArgument("field " + DumpJson(json(*duplicate)) + " given twice");
   }
   if (!j.is_object()) return Status::InvalidArgument("request body must be a JSON object");
   return j;

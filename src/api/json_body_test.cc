@@ -24,6 +24,17 @@ TEST(JsonBodyTest, RejectsBadBodies) {
   }
 }
 
+TEST(JsonBodyTest, AKeyGivenTwiceIsRefusedAndNamed) {
+  for (const char* body : {R"({"name":"a","name":"b"})", R"({"r":{"mode":1,"mode":2}})"}) {
+    Result<nlohmann::json> j = ParseJsonObject(body);
+    ASSERT_FALSE(j.ok()) << body;
+    EXPECT_EQ(j.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(j.status().message().find("given twice"), std::string::npos) << j.status().message();
+  }
+  // The same key in two different objects is fine.
+  EXPECT_TRUE(ParseJsonObject(R"({"a":{"mode":1},"b":{"mode":2},"mode":3})").ok());
+}
+
 TEST(JsonBodyTest, DeepNestingIsRejectedBeforeParsing) {
   std::string deep = "{\"a\":" + std::string(1000000, '[') + std::string(1000000, ']') + "}";
   Result<nlohmann::json> j = ParseJsonObject(deep);

@@ -24,9 +24,23 @@ Status ValidateText(std::string_view field, std::string_view text, size_t max) {
   }
   if (!IsValidUtf8(text))
     return Status::InvalidArgument(std::string(field) + " is not valid UTF-8");
-  for (unsigned char c : text) {
-    if (c < 0x20 || c == 0x7f) {
-      return Status::InvalidArgument(std::string(field) + " contains a control character");
+  // Code points, from UTF-8 known to be valid: C0 and C1 controls, and the invisible characters
+  // that reorder or break the text around them (bidirectional overrides, isolates and marks,
+  // line and paragraph separators), which would let a name show as something else in a list.
+  for (size_t i = 0; i < text.size();) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    const size_t len = b < 0x80 ? 1 : b < 0xe0 ? 2 : b < 0xf0 ? 3 : 4;
+    uint32_t cp = len == 1 ? b : b & (0xff >> (len + 1));
+    for (size_t k = 1; k < len; ++k)
+      cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3f);
+    i += len;
+    const bool control = cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
+    const bool invisible = cp == 0x061c || cp == 0x200e || cp == 0x200f ||
+                           (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+    if (control || invisible) {
+      return Status::InvalidArgument(std::string(field) +
+                                     (control ? " contains a control character"
+                                              : " contains an invisible formatting character"));
     }
   }
   return Status::Ok();

@@ -21,6 +21,20 @@ TEST(NamesTest, FreeText) {
   EXPECT_FALSE(ValidateText("nickname", std::string(256, 'x'), 255).ok());
   EXPECT_FALSE(ValidateText("nickname", "tab\there", 255).ok());
   EXPECT_FALSE(ValidateText("nickname", "\xff", 255).ok());
+  // C1 control U+0085, right-to-left override U+202E, isolate U+2066, line separator U+2028.
+  for (const char* bad : {"a\xc2\x85"
+                          "b",
+                          "a\xe2\x80\xae"
+                          "b",
+                          "a\xe2\x81\xa6"
+                          "b",
+                          "a\xe2\x80\xa8"
+                          "b",
+                          "\x7f"}) {
+    EXPECT_FALSE(ValidateText("nickname", bad, 255).ok()) << bad;
+  }
+  // Other non-ASCII text is fine: U+00A0, U+20AC, U+1F600.
+  EXPECT_TRUE(ValidateText("nickname", "a\xc2\xa0\xe2\x82\xac\xf0\x9f\x98\x80", 255).ok());
   EXPECT_FALSE(ValidateKeyName("").ok());
 }
 
