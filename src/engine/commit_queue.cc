@@ -8,6 +8,7 @@ struct CommitQueue::Entry {
   explicit Entry(Mutex* mu) : wake(mu) {}
   std::function<Status(Txn&)> prepare;
   std::optional<rocksdb::WriteBatch> raw;  // CommitBatch: written alone, instead of a prepare
+  bool wait_durable = true;                // false: CommitUnsynced
   Status result;
   bool done = false;  // guarded by the queue's mu_
   bool lead = false;  // guarded by the queue's mu_: the previous leader handed the lead over
@@ -64,6 +65,13 @@ CommitQueue::~CommitQueue() {
 Status CommitQueue::Commit(std::function<Status(Txn&)> prepare) {
   Entry e(&mu_);
   e.prepare = std::move(prepare);
+  return Enqueue(&e);
+}
+
+Status CommitQueue::CommitUnsynced(std::function<Status(Txn&)> prepare) {
+  Entry e(&mu_);
+  e.prepare = std::move(prepare);
+  e.wait_durable = false;
   return Enqueue(&e);
 }
 
@@ -132,27 +140,50 @@ void CommitQueue::Lead() {
     queue_.front()->lead = true;
     queue_.front()->wake.Signal();
   }
+  Entry* const own = group.front();     // the leader's: it is not waiting, so it needs no signal
+  std::vector<Entry*> waiting = group;  // not answered yet
   if (applied.wrote) {
     const uint64_t seq = ++written_;
     stats_.groups++;
-    Status durable = WaitDurable(seq);
+    // Callers that do not wait for the sync are answered now; from here on they may be gone.
+    bool must_sync = !applied.on_durable.empty();
+    std::erase_if(waiting, [&](Entry* e) {
+      if (e->wait_durable) return false;
+      e->done = true;
+      if (e != own) e->wake.Signal();
+      return true;
+    });
+    must_sync = must_sync || !waiting.empty();
+    Status durable = must_sync ? WaitDurable(seq) : Status::Ok();
     if (durable.ok()) {
       mu_.Unlock();
       for (auto& fn : applied.on_durable) fn();
       mu_.Lock();
     } else {
-      for (Entry* e : group) {
+      for (Entry* e : waiting) {
         if (e->result.ok()) e->result = durable;
       }
     }
   }
-  // The first entry is the leader's own: it is not waiting, so it needs no signal.
-  for (Entry* e : group) {
+  for (Entry* e : waiting) {
     e->done = true;
-    if (e != group.front()) e->wake.Signal();
+    if (e != own) e->wake.Signal();
   }
   --in_flight_;
   idle_.SignalAll();
+}
+
+Status CommitQueue::WriteExclusive(const rocksdb::WriteOptions& wo, rocksdb::WriteBatch* batch) {
+  {
+    MutexLock lock(&mu_);
+    while (syncing_) sync_done_.Wait(&mu_);
+    writing_ = true;
+  }
+  Status s = FromRocks(db_->Write(wo, batch), "write");
+  MutexLock lock(&mu_);
+  writing_ = false;
+  sync_done_.SignalAll();
+  return s;
 }
 
 void CommitQueue::Break(const Status& s) {
@@ -166,8 +197,9 @@ Status CommitQueue::WaitDurable(uint64_t seq) {
   for (;;) {
     if (!broken_.ok()) return broken_;
     if (synced_through_ >= seq) return Status::Ok();
-    if (syncing_) {
-      // That sync may have begun before this group's Write: wait, then look again.
+    if (syncing_ || writing_) {
+      // A sync running may have begun before this group's Write: wait, then look again. A
+      // Write running must finish first (see WriteExclusive).
       sync_done_.Wait(&mu_);
       continue;
     }
@@ -198,7 +230,7 @@ CommitQueue::Applied CommitQueue::Apply(std::vector<Entry*>& group) {
     Entry* e = group.front();
     rocksdb::WriteOptions wo;
     wo.sync = false;  // stage 2 syncs
-    e->result = FromRocks(db_->Write(wo, &*e->raw), "commit a batch");
+    e->result = WriteExclusive(wo, &*e->raw).WithContext("commit a batch");
     if (!e->result.ok()) {
       Break(e->result);
       return applied;
@@ -206,22 +238,40 @@ CommitQueue::Applied CommitQueue::Apply(std::vector<Entry*>& group) {
     applied.wrote = true;
     return applied;
   }
-  std::vector<bool> wrote(group.size(), false);
-  for (size_t i = 0; i < group.size(); ++i) {
-    Entry* e = group[i];
-    batch.SetSavePoint();
-    Txn txn(db_, &batch);
-    e->result = e->prepare(txn);
-    if (!e->result.ok()) {
-      rocksdb::Status rb = batch.RollbackToSavePoint();
-      if (!rb.ok()) e->result = FromRocks(rb, "roll back a failed mutation");
-      continue;
+  std::vector<bool> wrote;
+  auto prepare_rest = [&] {
+    for (size_t i = wrote.size(); i < group.size(); ++i) {
+      Entry* e = group[i];
+      wrote.push_back(false);
+      batch.SetSavePoint();
+      Txn txn(db_, &batch);
+      e->result = e->prepare(txn);
+      if (!e->result.ok()) {
+        rocksdb::Status rb = batch.RollbackToSavePoint();
+        if (!rb.ok()) e->result = FromRocks(rb, "roll back a failed mutation");
+        continue;
+      }
+      batch.PopSavePoint();
+      wrote[i] = txn.wrote_;
+      for (auto& fn : txn.on_apply_) on_apply.push_back(std::move(fn));
+      for (auto& fn : txn.on_durable_) applied.on_durable.push_back(std::move(fn));
+      for (auto& fn : txn.on_abort_) on_abort.push_back(std::move(fn));
     }
-    batch.PopSavePoint();
-    wrote[i] = txn.wrote_;
-    for (auto& fn : txn.on_apply_) on_apply.push_back(std::move(fn));
-    for (auto& fn : txn.on_durable_) applied.on_durable.push_back(std::move(fn));
-    for (auto& fn : txn.on_abort_) on_abort.push_back(std::move(fn));
+  };
+  prepare_rest();
+  // The write waits for a running sync (WriteExclusive); callers that queued meanwhile join this
+  // group rather than the next, so that the next sync covers them too.
+  for (;;) {
+    {
+      MutexLock lock(&mu_);
+      if (!syncing_) break;
+      while (syncing_) sync_done_.Wait(&mu_);
+      while (!queue_.empty() && group.size() < options_.max_group_ops && !queue_.front()->raw) {
+        group.push_back(queue_.front());
+        queue_.pop_front();
+      }
+    }
+    prepare_rest();
   }
   if (batch.GetWriteBatch()->Count() == 0) {
     // Nothing to make durable, but hooks of prepares that only changed memory still run.
@@ -232,7 +282,7 @@ CommitQueue::Applied CommitQueue::Apply(std::vector<Entry*>& group) {
   }
   rocksdb::WriteOptions wo;
   wo.sync = false;  // stage 2 syncs
-  Status s = FromRocks(db_->Write(wo, batch.GetWriteBatch()), "commit");
+  Status s = WriteExclusive(wo, batch.GetWriteBatch()).WithContext("commit");
   if (!s.ok()) {
     for (size_t i = 0; i < group.size(); ++i) {
       if (wrote[i] && group[i]->result.ok()) group[i]->result = s;

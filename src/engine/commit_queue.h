@@ -113,6 +113,13 @@ class CommitQueue {
   // error (see Failures above), or OK.
   Status Commit(std::function<Status(Txn&)> prepare) ARCHIL_EXCLUDES(mu_);
 
+  // As Commit, but returns once the mutation's group is written, without waiting for the WAL sync:
+  // it becomes durable with the next sync (any later Commit's, or the engine's syncer), and later
+  // mutations that read it are never durable without it (the WAL is replayed as a prefix). For
+  // records whose loss in a crash the caller can repair or does not need (ADR 0010: the engine's
+  // copy of a catalog fact; protocol.md §7: session records). Its OnDurable hooks still wait.
+  Status CommitUnsynced(std::function<Status(Txn&)> prepare) ARCHIL_EXCLUDES(mu_);
+
   // Writes `batch` as a group of its own, durably, in its turn: for writes a Txn cannot express
   // (range deletes). Later prepares see it. Every RocksDB write of an open engine goes through
   // the queue, so that none follows a failed one.
@@ -147,6 +154,11 @@ class CommitQueue {
   // Runs the group's prepares (or writes its one raw batch) and its Write; fills in each entry's
   // result. A failed Write breaks the queue.
   Applied Apply(std::vector<Entry*>& group) ARCHIL_EXCLUDES(mu_);
+  // db_->Write, never while a WAL sync runs (nor a sync while it runs): RocksDB's log writer
+  // asserts, and aborts the process, when a sync meets an error a concurrent write left on it.
+  // The group's prepares still overlap the previous group's sync; only the write itself waits.
+  Status WriteExclusive(const rocksdb::WriteOptions& wo, rocksdb::WriteBatch* batch)
+      ARCHIL_EXCLUDES(mu_);
   // Breaks the queue with `s` (the first error wins).
   void Break(const Status& s) ARCHIL_EXCLUDES(mu_);
   // Returns once a WAL sync that began after group `seq` was written has finished, or its error.
@@ -156,7 +168,7 @@ class CommitQueue {
   const CommitQueueOptions options_;
   mutable Mutex mu_;
   CondVar idle_{&mu_};       // signalled when a group finishes
-  CondVar sync_done_{&mu_};  // signalled when a WAL sync finishes
+  CondVar sync_done_{&mu_};  // signalled when a WAL sync or a Write finishes
   std::deque<Entry*> queue_ ARCHIL_GUARDED_BY(mu_);
   bool leading_ ARCHIL_GUARDED_BY(mu_) = false;  // a caller leads; queue_ non-empty implies it
   bool stop_ ARCHIL_GUARDED_BY(mu_) = false;
@@ -164,7 +176,8 @@ class CommitQueue {
   uint64_t written_ ARCHIL_GUARDED_BY(mu_) = 0;  // groups whose Write succeeded, numbered 1, 2..
   uint64_t synced_through_ ARCHIL_GUARDED_BY(mu_) = 0;  // groups numbered <= this are durable
   bool syncing_ ARCHIL_GUARDED_BY(mu_) = false;         // a leader runs SyncWAL
-  Status broken_ ARCHIL_GUARDED_BY(mu_);                // a WAL sync failed: every Commit fails
+  bool writing_ ARCHIL_GUARDED_BY(mu_) = false;         // a leader runs db_->Write
+  Status broken_ ARCHIL_GUARDED_BY(mu_);  // a Write or a WAL sync failed: every Commit fails
   CommitStats stats_ ARCHIL_GUARDED_BY(mu_);
 };
 

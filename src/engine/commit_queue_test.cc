@@ -234,6 +234,71 @@ TEST_F(CommitQueueOnSim, EveryAcknowledgedMutationSurvivesAPowerCut) {
   }
 }
 
+// CommitUnsynced returns without a sync: alone, its writes are lost at a power cut; the next
+// durable commit makes every earlier one durable with it, in one sync.
+TEST_F(CommitQueueOnSim, UnsyncedCommitsRideTheNextSync) {
+  {
+    CommitQueue q(db_.get());
+    ASSERT_TRUE(q.CommitUnsynced([&](Txn& txn) {
+                   txn.Put(db_->DefaultColumnFamily(), "lost", "v");
+                   return Status::Ok();
+                 }).ok());
+    EXPECT_EQ(q.stats().syncs, 0u);
+  }
+  Crash();
+  EXPECT_EQ(Stored("lost"), "<absent>") << "an unsynced commit was synced";
+  {
+    CommitQueue q(db_.get());
+    for (int i = 0; i < 50; ++i) {
+      ASSERT_TRUE(q.CommitUnsynced([&, i](Txn& txn) {
+                     txn.Put(db_->DefaultColumnFamily(), "u" + std::to_string(i), "v");
+                     return Status::Ok();
+                   }).ok());
+    }
+    EXPECT_EQ(q.stats().syncs, 0u);
+    ASSERT_TRUE(PutKey(q, "durable").ok());
+    EXPECT_EQ(q.stats().syncs, 1u);
+    EXPECT_EQ(q.stats().groups, 51u);
+  }
+  Crash();
+  EXPECT_EQ(Stored("durable"), "v");
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(Stored("u" + std::to_string(i)), "v") << i;
+}
+
+// Unsynced and durable callers mixed in the same groups: every durable one survives a cut.
+TEST_F(CommitQueueOnSim, UnsyncedAndDurableCallersShareGroups) {
+  std::vector<std::string> durable;
+  Mutex mu;
+  {
+    CommitQueue q(db_.get());
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < 200; ++i) {
+          std::string key = std::to_string(t) + "-" + std::to_string(i);
+          if (t % 2 == 0) {
+            if (!q.CommitUnsynced([&](Txn& txn) {
+                    txn.Put(db_->DefaultColumnFamily(), key, "v");
+                    return Status::Ok();
+                  }).ok()) {
+              return;
+            }
+          } else {
+            if (!PutKey(q, key).ok()) return;
+            MutexLock lock(&mu);
+            durable.push_back(key);
+            if (durable.size() == 150) sim_.PowerOff();
+          }
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+  }
+  Crash();
+  ASSERT_GE(durable.size(), 150u);
+  for (const std::string& k : durable) EXPECT_EQ(Stored(k), "v") << k;
+}
+
 // A failed WAL sync fails the group that waited on it, and every later Commit: what the sync
 // covered may or may not be durable, so nothing more is acknowledged until the engine reopens.
 TEST_F(CommitQueueOnSim, AFailedSyncBreaksTheQueue) {
