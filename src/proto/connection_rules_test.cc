@@ -14,6 +14,15 @@ FrameHeader Req(uint16_t type, uint64_t id) {
   return h;
 }
 
+// A connection past HELLO and authentication.
+ConnectionRules Bound(uint32_t max_in_flight = 256) {
+  ConnectionRules c(max_in_flight);
+  EXPECT_FALSE(c.Admit(Req(kTypeHello, 1000)));
+  c.Authenticated();
+  c.Answered(1000);
+  return c;
+}
+
 TEST(ConnectionRules, HelloFirstAndOnce) {
   ConnectionRules c;
   auto r = c.Admit(Req(kTypePing, 1));
@@ -46,9 +55,7 @@ TEST(ConnectionRules, OnlyPreAuthTypesBeforeTheSessionIsBound) {
 }
 
 TEST(ConnectionRules, ARequestIdIsUsedOnceUntilAnswered) {
-  ConnectionRules c;
-  ASSERT_FALSE(c.Admit(Req(kTypeHello, 1)));
-  c.Authenticated();
+  ConnectionRules c = Bound();
   ASSERT_FALSE(c.Admit(Req(kTypeLookup, 7)));
   auto r = c.Admit(Req(kTypeGetAttr, 7));
   ASSERT_TRUE(r);
@@ -59,17 +66,14 @@ TEST(ConnectionRules, ARequestIdIsUsedOnceUntilAnswered) {
 }
 
 TEST(ConnectionRules, TooManyInFlightIsADelayAndTheConnectionStays) {
-  ConnectionRules c(3);
-  ASSERT_FALSE(c.Admit(Req(kTypeHello, 100)));
-  c.Authenticated();
-  ASSERT_FALSE(c.Admit(Req(kTypeLookup, 1)));
-  ASSERT_FALSE(c.Admit(Req(kTypeLookup, 2)));
-  auto r = c.Admit(Req(kTypeLookup, 3));
+  ConnectionRules c = Bound(3);
+  for (uint64_t id : {1, 2, 3}) ASSERT_FALSE(c.Admit(Req(kTypeLookup, id)));
+  auto r = c.Admit(Req(kTypeLookup, 4));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, WireStatus::kDelay);
   EXPECT_FALSE(r->close);
   c.Answered(1);
-  EXPECT_FALSE(c.Admit(Req(kTypeLookup, 3)));
+  EXPECT_FALSE(c.Admit(Req(kTypeLookup, 4)));
   EXPECT_EQ(c.in_flight(), 3u);
 }
 
