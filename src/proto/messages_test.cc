@@ -115,7 +115,12 @@ TEST(Messages, UnknownTypesAndBadBodiesAreRefusedWithoutTouchingTheOutput) {
   EXPECT_EQ(ParseBody(Header(0x0101), "\xff\xff\xff", &m), WireStatus::kBadMessage);
   // A varint field whose value is cut off, and a length that runs past the body.
   EXPECT_EQ(ParseBody(Header(0x0006), "\x08", &m), WireStatus::kBadMessage);
-  EXPECT_EQ(ParseBody(Header(0x0101), std::string("\x12\x05ab", 4), &m), WireStatus::kBadMessage);
+  EXPECT_EQ(ParseBody(Header(0x0101),
+                      std::string("\x12\x05"
+                                  "ab",
+                                  4),
+                      &m),
+            WireStatus::kBadMessage);
   EXPECT_EQ(m, nullptr);
 }
 
