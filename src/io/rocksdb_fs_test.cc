@@ -28,7 +28,7 @@ class RocksOnSim : public ::testing::Test {
   // RocksDB creates a missing DB directory but never syncs its parent, so a DB whose directory
   // was created by DB::Open vanishes whole at a power loss. The data directory must exist
   // durably before the DB is opened (the engine creates and syncs it itself).
-  explicit RocksOnSim(SimEnv::Options options = {})
+  explicit RocksOnSim(const SimEnv::Options& options = {})
       : sim_(options), rocks_env_(NewRocksEnv(&sim_, FastSleep())) {
     EXPECT_TRUE(sim_.CreateDir("/db").ok());
     EXPECT_TRUE(sim_.SyncDir("/").ok());

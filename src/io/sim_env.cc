@@ -76,7 +76,7 @@ Status Errno(int err, std::string_view what, const std::string& path) {
 
 }  // namespace
 
-SimEnv::SimEnv(Options options)
+SimEnv::SimEnv(const Options& options)
     : clock_(options.clock ? options.clock : &SystemClock::Instance()),
       growth_may_survive_(options.unsynced_growth_may_survive),
       growth_suffix_(options.unsynced_growth_suffix),

@@ -109,7 +109,7 @@ class SimEnv final : public Env {
   };
 
   // An empty file system holding only "/", which is durable.
-  explicit SimEnv(Options options);
+  explicit SimEnv(const Options& options);
   SimEnv() : SimEnv(Options()) {}
   ~SimEnv() override;
 

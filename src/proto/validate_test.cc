@@ -28,8 +28,8 @@ TEST(Validate, NamesFollowTheNamespaceRules) {
   EXPECT_EQ(CheckName("a", &why), WireStatus::kOk);
   EXPECT_EQ(CheckName(std::string(255, 'n'), &why), WireStatus::kOk);
   EXPECT_EQ(CheckName(std::string(256, 'n'), &why), WireStatus::kNameTooLong);
-  for (std::string bad : {std::string(), std::string("."), std::string(".."), std::string("a/b"),
-                          std::string("a\0b", 3)}) {
+  for (const std::string& bad : {std::string(), std::string("."), std::string(".."),
+                                 std::string("a/b"), std::string("a\0b", 3)}) {
     EXPECT_EQ(CheckName(bad, &why), WireStatus::kInvalid) << bad;
   }
   // The first rule decides: too long and holding '/' is INVALID.
