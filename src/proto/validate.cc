@@ -29,6 +29,13 @@ WireStatus CheckIno(uint64_t ino, const char* field, std::string* why) {
   return WireStatus::kOk;
 }
 
+// A directory entry a request names: its parent and its name.
+WireStatus CheckEntry(uint64_t parent, std::string_view name, std::string* why,
+                      const char* parent_field = "parent") {
+  if (WireStatus s = CheckIno(parent, parent_field, why); s != WireStatus::kOk) return s;
+  return CheckName(name, why);
+}
+
 // offset + length within a file (§5.4).
 WireStatus CheckRange(uint64_t offset, uint64_t length, std::string* why) {
   if (offset > kMaxFileEnd || length > kMaxFileEnd - offset) {
@@ -59,8 +66,7 @@ WireStatus Namespace(const FrameHeader& h, const Message& m, std::string* why) {
   switch (h.type) {
     case kTypeLookup: {
       const auto& r = static_cast<const v1::Lookup&>(m);
-      ARCHIL_CHECK(CheckIno(r.parent(), "parent", why));
-      return CheckName(r.name(), why);
+      return CheckEntry(r.parent(), r.name(), why);
     }
     case kTypeGetAttr:
       return CheckIno(static_cast<const v1::GetAttr&>(m).ino(), "ino", why);
@@ -76,8 +82,7 @@ WireStatus Namespace(const FrameHeader& h, const Message& m, std::string* why) {
     }
     case kTypeCreate: {
       const auto& r = static_cast<const v1::Create&>(m);
-      ARCHIL_CHECK(CheckIno(r.parent(), "parent", why));
-      ARCHIL_CHECK(CheckName(r.name(), why));
+      ARCHIL_CHECK(CheckEntry(r.parent(), r.name(), why));
       if ((r.mode() & S_IFMT) != S_IFREG) {
         return Fail(WireStatus::kInvalid, "CREATE of a type other than a regular file", why);
       }
@@ -85,13 +90,11 @@ WireStatus Namespace(const FrameHeader& h, const Message& m, std::string* why) {
     }
     case kTypeMkdir: {
       const auto& r = static_cast<const v1::Mkdir&>(m);
-      ARCHIL_CHECK(CheckIno(r.parent(), "parent", why));
-      return CheckName(r.name(), why);
+      return CheckEntry(r.parent(), r.name(), why);
     }
     case kTypeMknod: {
       const auto& r = static_cast<const v1::Mknod&>(m);
-      ARCHIL_CHECK(CheckIno(r.parent(), "parent", why));
-      ARCHIL_CHECK(CheckName(r.name(), why));
+      ARCHIL_CHECK(CheckEntry(r.parent(), r.name(), why));
       switch (r.mode() & S_IFMT) {
         case S_IFREG:
         case S_IFIFO:
@@ -105,8 +108,7 @@ WireStatus Namespace(const FrameHeader& h, const Message& m, std::string* why) {
     }
     case kTypeSymlink: {
       const auto& r = static_cast<const v1::Symlink&>(m);
-      ARCHIL_CHECK(CheckIno(r.parent(), "parent", why));
-      ARCHIL_CHECK(CheckName(r.name(), why));
+      ARCHIL_CHECK(CheckEntry(r.parent(), r.name(), why));
       if (r.target().empty() || r.target().find('\0') != std::string::npos) {
         return Fail(WireStatus::kInvalid, "symlink target empty or holding NUL", why);
       }
@@ -118,25 +120,20 @@ WireStatus Namespace(const FrameHeader& h, const Message& m, std::string* why) {
     case kTypeLink: {
       const auto& r = static_cast<const v1::Link&>(m);
       ARCHIL_CHECK(CheckIno(r.ino(), "ino", why));
-      ARCHIL_CHECK(CheckIno(r.new_parent(), "new_parent", why));
-      return CheckName(r.new_name(), why);
+      return CheckEntry(r.new_parent(), r.new_name(), why, "new_parent");
     }
     case kTypeUnlink: {
       const auto& r = static_cast<const v1::Unlink&>(m);
-      ARCHIL_CHECK(CheckIno(r.parent(), "parent", why));
-      return CheckName(r.name(), why);
+      return CheckEntry(r.parent(), r.name(), why);
     }
     case kTypeRmdir: {
       const auto& r = static_cast<const v1::Rmdir&>(m);
-      ARCHIL_CHECK(CheckIno(r.parent(), "parent", why));
-      return CheckName(r.name(), why);
+      return CheckEntry(r.parent(), r.name(), why);
     }
     case kTypeRename: {
       const auto& r = static_cast<const v1::Rename&>(m);
-      ARCHIL_CHECK(CheckIno(r.parent(), "parent", why));
-      ARCHIL_CHECK(CheckName(r.name(), why));
-      ARCHIL_CHECK(CheckIno(r.new_parent(), "new_parent", why));
-      ARCHIL_CHECK(CheckName(r.new_name(), why));
+      ARCHIL_CHECK(CheckEntry(r.parent(), r.name(), why));
+      ARCHIL_CHECK(CheckEntry(r.new_parent(), r.new_name(), why, "new_parent"));
       if (r.flags() != 0 && r.flags() != kRenameNoReplace && r.flags() != kRenameExchange) {
         return Fail(WireStatus::kInvalid, "RENAME flags other than NOREPLACE or EXCHANGE", why);
       }
