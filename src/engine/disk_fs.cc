@@ -5,6 +5,7 @@
 #include <cerrno>
 
 #include "base/coding.h"
+#include "engine/commit_epilogue.h"
 #include "engine/disk_fs_ops.h"
 
 namespace archil::engine {
@@ -66,6 +67,24 @@ Status DiskFs::Admit(uint64_t bytes) const {
   return core_->space ? core_->space->Admit(bytes) : Status::Ok();
 }
 
+Status DiskFs::Mutate(const std::function<Status(Txn&)>& prepare) {
+  CommitEpilogue epilogue = TakeEpilogue();
+  return core_->queue->Commit([&](Txn& t) -> Status {
+    ARCHIL_RETURN_IF_ERROR(prepare(t));
+    if (epilogue) epilogue(t, nullptr);
+    return Status::Ok();
+  });
+}
+
+Result<posix::Attr> DiskFs::MutateAttr(const std::function<Result<posix::Attr>(Txn&)>& prepare) {
+  CommitEpilogue epilogue = TakeEpilogue();
+  return core_->queue->CommitWith<posix::Attr>([&](Txn& t) -> Result<posix::Attr> {
+    Result<posix::Attr> r = prepare(t);
+    if (r.ok() && epilogue) epilogue(t, &r.value());
+    return r;
+  });
+}
+
 Result<posix::Attr> DiskFs::Lookup(posix::Ino parent, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
   Ops ops(this);
@@ -87,7 +106,7 @@ Result<posix::Attr> DiskFs::GetAttr(posix::Ino ino) {
 Result<posix::Attr> DiskFs::SetAttr(posix::Ino ino, const posix::SetAttrRequest& r) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   if (r.mode && *r.mode > 07777) return Status::Errno(EINVAL, "mode beyond 07777");
-  return core_->queue->CommitWith<posix::Attr>([&](Txn& t) -> Result<posix::Attr> {
+  return MutateAttr([&](Txn& t) -> Result<posix::Attr> {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
     if (r.size) {
@@ -122,7 +141,7 @@ Result<posix::Attr> DiskFs::CreateNode(Ino parent, std::string_view name, uint32
                                        const std::function<void(Inode&)>& fill) {
   ARCHIL_RETURN_IF_ERROR(Admit(kBlockSize));
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
-  return core_->queue->CommitWith<posix::Attr>([&](Txn& t) -> Result<posix::Attr> {
+  return MutateAttr([&](Txn& t) -> Result<posix::Attr> {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode dir, ops.LoadDir(t, parent));
     ARCHIL_ASSIGN_OR_RETURN(std::optional<DentryRecord> d, ops.LoadDentry(t, parent, name));
@@ -174,7 +193,7 @@ Result<posix::Attr> DiskFs::Symlink(posix::Ino parent, std::string_view name,
 Result<posix::Attr> DiskFs::Link(posix::Ino ino, posix::Ino new_parent, std::string_view new_name) {
   ARCHIL_RETURN_IF_ERROR(Admit(kBlockSize));
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(new_name));
-  return core_->queue->CommitWith<posix::Attr>([&](Txn& t) -> Result<posix::Attr> {
+  return MutateAttr([&](Txn& t) -> Result<posix::Attr> {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
     ARCHIL_ASSIGN_OR_RETURN(Inode dir, ops.LoadDir(t, new_parent));
@@ -206,7 +225,7 @@ Result<std::pair<DiskFs::Inode, DiskFs::Inode>> DiskFs::LoadEntry(Txn& t, Ino pa
 Status DiskFs::Unlink(posix::Ino parent, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
-  return core_->queue->Commit([&](Txn& t) -> Status {
+  return Mutate([&](Txn& t) -> Status {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(auto entry, LoadEntry(t, parent, name));
     auto& [dir, n] = entry;
@@ -221,7 +240,7 @@ Status DiskFs::Unlink(posix::Ino parent, std::string_view name) {
 Status DiskFs::Rmdir(posix::Ino parent, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
-  return core_->queue->Commit([&](Txn& t) -> Status {
+  return Mutate([&](Txn& t) -> Status {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(auto entry, LoadEntry(t, parent, name));
     auto& [dir, n] = entry;
@@ -247,7 +266,7 @@ Status DiskFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new_p
   }
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(new_name));
-  return core_->queue->Commit([&](Txn& t) -> Status {
+  return Mutate([&](Txn& t) -> Status {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode from, ops.LoadDir(t, parent));
     ARCHIL_ASSIGN_OR_RETURN(Inode to, ops.LoadDir(t, new_parent));
@@ -409,7 +428,7 @@ Status DiskFs::SetXattr(posix::Ino ino, std::string_view name, std::string_view 
   if ((flags & ~(kXattrCreate | kXattrReplace)) != 0 || flags == (kXattrCreate | kXattrReplace)) {
     return Status::Errno(EINVAL, "invalid xattr flags");
   }
-  return core_->queue->Commit([&](Txn& t) -> Status {
+  return Mutate([&](Txn& t) -> Status {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
     LevelKey key = XattrLevelKey(ino, name);
@@ -443,7 +462,7 @@ Result<std::vector<std::string>> DiskFs::ListXattr(posix::Ino ino) {
 Status DiskFs::RemoveXattr(posix::Ino ino, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   ARCHIL_RETURN_IF_ERROR(posix::ValidateXattrName(name));
-  return core_->queue->Commit([&](Txn& t) -> Status {
+  return Mutate([&](Txn& t) -> Status {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
     LevelKey key = XattrLevelKey(ino, name);

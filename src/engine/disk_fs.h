@@ -160,6 +160,10 @@ class DiskFs final : public posix::FileSystem {
   // Removes an inode that has neither a name nor a holder (its last Release, its holder's end).
   Status PurgeIfUnreferenced(Ino ino);
   Status Writable() const;
+  // The one commit of a public mutation: `prepare`, then in the same batch (only if it
+  // succeeded) the epilogue the calling thread installed (engine/commit_epilogue.h).
+  Status Mutate(const std::function<Status(Txn&)>& prepare);
+  Result<posix::Attr> MutateAttr(const std::function<Result<posix::Attr>(Txn&)>& prepare);
   // Writable, and `bytes` more fit above the space reserve (ENOSPC otherwise).
   Status Admit(uint64_t bytes) const;
   bool AnyPinnedLocked() const ARCHIL_REQUIRES(mu_);

@@ -207,7 +207,7 @@ Result<posix::Attr> DiskFs::Write(posix::Ino ino, uint64_t offset, std::string_v
     return Status::Errno(EFBIG, "write beyond the maximum file size");
   }
   ARCHIL_RETURN_IF_ERROR(Admit(kBlockSize + data.size()));
-  return core_->queue->CommitWith<posix::Attr>([&](Txn& t) -> Result<posix::Attr> {
+  return MutateAttr([&](Txn& t) -> Result<posix::Attr> {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
     if (S_ISDIR(n.rec.mode)) return Status::Errno(EISDIR, "write to a directory");
@@ -254,7 +254,7 @@ Status DiskFs::Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint64_
     return Status::Errno(EOPNOTSUPP, "punch hole needs keep-size");
   // Punching a hole frees space; zeroing a range may rewrite its two edge blocks.
   ARCHIL_RETURN_IF_ERROR(op == kFallocPunchHole ? Writable() : Admit(2 * kBlockSize));
-  return core_->queue->Commit([&](Txn& t) -> Status {
+  return Mutate([&](Txn& t) -> Status {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
     if (S_ISFIFO(n.rec.mode)) return Status::Errno(ESPIPE, "fallocate of a FIFO");

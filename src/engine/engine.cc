@@ -36,6 +36,7 @@ Result<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   }
   ARCHIL_RETURN_IF_ERROR(e->OpenDb());
   ARCHIL_RETURN_IF_ERROR(e->CheckSchema());
+  ARCHIL_RETURN_IF_ERROR(SecureRandomBytes(&e->boot_verifier_, sizeof e->boot_verifier_));
   e->segments_ = std::make_unique<SegmentFiles>(options.env, options.dir + "/segments");
   CommitQueueOptions qo;
   qo.sync = options.sync;

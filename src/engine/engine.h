@@ -33,10 +33,12 @@
 #include "base/mutex.h"
 #include "base/status.h"
 #include "engine/column_families.h"
+#include "engine/commit_epilogue.h"
 #include "engine/commit_queue.h"
 #include "engine/disk_fs.h"
 #include "engine/lineage.h"
 #include "engine/segment_files.h"
+#include "engine/session_records.h"
 #include "engine/types.h"
 #include "io/env.h"
 #include "posix/file_system.h"
@@ -62,6 +64,13 @@ struct EngineOptions {
   // Writes that add data or names fail with ENOSPC once the data directory's file system would
   // have less than this free; deletes never do (engine/space_guard.h).
   uint64_t reserve_bytes = uint64_t{256} << 20;
+};
+
+// A disk-server session as stored (formats.md §4.12), with its reply-cache slots.
+struct StoredSession {
+  SessionIdBytes id{};
+  SessionRecord record;
+  std::map<uint32_t, SlotRecord> slots;  // by slot number
 };
 
 struct DiskOptions {
@@ -106,6 +115,23 @@ class Engine {
   Status CreateBranch(DiskNo parent, std::string_view checkpoint, DiskNo child,
                       std::string_view branch_name) ARCHIL_EXCLUDES(mu_);
 
+  // ---- disk-server sessions (docs/protocol.md §7, formats.md §4.12) ----
+  // Changes a random value at every open: the protocol's boot verifier. A client that sees it
+  // change knows that what was not durable may be gone, and replays (protocol.md §8).
+  uint64_t boot_verifier() const { return boot_verifier_; }
+  // Records a session of `disk`, without a sync: it becomes durable with the next synced commit
+  // (a session that no durable operation used may vanish in a crash, and that is harmless).
+  Status PutSession(DiskNo disk, const SessionIdBytes& id, const SessionRecord& record);
+  // Deletes a session and its slots, without a sync. OK if there is none.
+  Status DeleteSession(DiskNo disk, const SessionIdBytes& id);
+  // Every stored session of `disk` with its slots; sessions whose records do not decode are
+  // skipped and logged (a client then finds its session unknown and creates a new one).
+  Result<std::vector<StoredSession>> Sessions(DiskNo disk);
+  // An epilogue (engine/commit_epilogue.h) that writes slot `slot` of session `id` of `disk`,
+  // made by `make` from the mutation's result, in the mutation's own batch.
+  CommitEpilogue SlotEpilogue(DiskNo disk, const SessionIdBytes& id, uint32_t slot,
+                              std::function<SlotRecord(const posix::Attr*)> make);
+
   // Syncs every open segment and drops the intents that made redundant (what the background
   // syncer does every intent_sync_ms).
   Status SyncIntents() ARCHIL_EXCLUDES(mu_);
@@ -143,6 +169,7 @@ class Engine {
   void SyncLoop();
 
   const EngineOptions options_;
+  uint64_t boot_verifier_ = 0;
   std::unique_ptr<rocksdb::Env> rocks_env_;
   std::unique_ptr<rocksdb::DB> db_;
   EngineCore core_;

@@ -7,6 +7,7 @@
 
 #include "engine/column_families.h"
 #include "engine/default_records.h"
+#include "engine/engine_fixture.h"
 #include "engine/keys.h"
 #include "engine/test_util.h"
 #include "io/rocksdb_fs.h"
@@ -25,37 +26,6 @@ uint64_t TestSeed(uint64_t fallback) {
 }
 
 using testing::Err;
-
-class EngineTest : public ::testing::Test {
- protected:
-  void SetUp() override { Reopen(); }
-
-  EngineOptions Options() {
-    EngineOptions o;
-    o.env = &env_;
-    o.dir = "/data";
-    o.clock = &clock_;
-    o.segment_blocks = 64;  // small segments: sealing happens often
-    o.intent_sync_ms = 0;
-    o.rocks_max_sleep_micros = 0;
-    o.block_cache_mb = 8;
-    return o;
-  }
-  void Reopen() {
-    engine_.reset();
-    Result<std::unique_ptr<Engine>> e = Engine::Open(Options());
-    ASSERT_TRUE(e.ok()) << e.status().ToString();
-    engine_ = std::move(e).value();
-  }
-  posix::FileSystem* NewDisk(uint64_t n) {
-    EXPECT_TRUE(engine_->CreateDisk(DiskNo(n), {}).ok());
-    return *engine_->Disk(DiskNo(n));
-  }
-
-  io::SimEnv env_;
-  FakeClock clock_;
-  std::unique_ptr<Engine> engine_;
-};
 
 TEST_F(EngineTest, FilesDirectoriesAndDataSurviveAReopen) {
   posix::FileSystem* fs = NewDisk(7);

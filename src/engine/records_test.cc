@@ -185,6 +185,7 @@ SessionRecord RandomSession(Rng& r) {
                        r.I64(),
                        Ino(r.U64()),
                        r.U32(),
+                       r.Array<8>(),
                        r.Bytes(r.Range(0, 64)),
                        r.Bytes(r.Range(0, 300)),
                        r.Bytes(r.Range(0, 40))};
@@ -709,15 +710,17 @@ TEST(RecordsTest, IntentLayoutAndCrcs) {
 }
 
 TEST(RecordsTest, SessionLayouts) {
-  SessionRecord s{SessionMode::kShared, 8, 30000, {}, 5, Ino(1), 0x10002, "host", "/mnt", "tok"};
+  SessionRecord s{
+      SessionMode::kShared, 8, 30000, {}, 5, Ino(1), 0x10002, {7}, "host", "/mnt", "tok"};
   std::string v = EncodeSession(s);
-  ASSERT_EQ(v.size(), 48u + 6 + 6 + 5);
+  ASSERT_EQ(v.size(), 56u + 6 + 6 + 5);
   EXPECT_EQ(v[1], 1);
   EXPECT_EQ(DecodeFixed16LE(&v[2]), 8u);
   EXPECT_EQ(DecodeFixed32LE(&v[4]), 30000u);
   EXPECT_EQ(DecodeFixed64LE(&v[32]), 1u);
   EXPECT_EQ(DecodeFixed32LE(&v[40]), 0x10002u);
-  EXPECT_EQ(v.substr(48), std::string("\x04\0host\x04\0/mnt\x03\0tok", 17));
+  EXPECT_EQ(v[48], 7);
+  EXPECT_EQ(v.substr(56), std::string("\x04\0host\x04\0/mnt\x03\0tok", 17));
   v[1] = 2;
   ExpectCorruption(DecodeSession(v).status());
 

@@ -1,5 +1,7 @@
 #include "engine/session_records.h"
 
+#include <algorithm>
+
 #include "engine/record_util.h"
 
 namespace archil::engine {
@@ -18,6 +20,7 @@ std::string EncodeSession(const SessionRecord& r) {
   PutFixed64LE(&v, r.root_ino.value());
   PutFixed32LE(&v, r.incarnation);
   PutZeros(&v, 4);
+  v.append(reinterpret_cast<const char*>(r.holder_id.data()), r.holder_id.size());
   PutString16(&v, r.hostname);
   PutString16(&v, r.mount_path);
   PutString16(&v, r.token_id);
@@ -26,7 +29,7 @@ std::string EncodeSession(const SessionRecord& r) {
 
 Result<SessionRecord> DecodeSession(std::string_view v) {
   ARCHIL_RETURN_IF_ERROR(CheckFmt(kCf, "session", v));
-  if (v.size() < 48) return BadLength("session", v.size(), "48 + three strings");
+  if (v.size() < 56) return BadLength("session", v.size(), "56 + three strings");
   SessionRecord r;
   const uint8_t mode = U8(v, 1);
   if (mode > 1) return BadEnum("session", "mode", mode);
@@ -37,11 +40,12 @@ Result<SessionRecord> DecodeSession(std::string_view v) {
   r.created = I64(v, 24);
   r.root_ino = Ino(U64(v, 32));
   r.incarnation = U32(v, 40);
-  Decoder d(v.substr(48));
+  std::copy_n(v.data() + 48, r.holder_id.size(), reinterpret_cast<char*>(r.holder_id.data()));
+  Decoder d(v.substr(56));
   std::string_view host, path, token;
   if (!d.GetString16(&host) || !d.GetString16(&path) || !d.GetString16(&token) ||
       d.remaining() != 0) {
-    return BadLength("session", v.size(), "48 + exactly three strings");
+    return BadLength("session", v.size(), "56 + exactly three strings");
   }
   r.hostname.assign(host);
   r.mount_path.assign(path);

@@ -19,7 +19,8 @@ namespace archil::engine {
 using Id16 = std::array<uint8_t, 16>;
 
 enum class SessionMode : uint8_t { kExclusive = 0, kShared = 1 };
-struct SessionRecord {  // 48 bytes + three u16-length strings
+using Id8 = std::array<uint8_t, 8>;
+struct SessionRecord {  // 56 bytes + three u16-length strings
   SessionMode mode = SessionMode::kExclusive;
   uint16_t slots = 0;
   uint32_t lease_ms = 0;
@@ -27,6 +28,7 @@ struct SessionRecord {  // 48 bytes + three u16-length strings
   int64_t created = 0;
   Ino root_ino;
   uint32_t incarnation = 0;  // at creation
+  Id8 holder_id{};           // the session's public id (protocol.md §5.2)
   std::string hostname;      // REQUIRES (encode): each string <= 65535 bytes
   std::string mount_path;
   std::string token_id;

@@ -1,0 +1,41 @@
+// CommitEpilogue: a write that must share the batch of the calling thread's next file-system
+// mutation, made from that mutation's result. It is how the disk server keeps its reply cache
+// exactly-once (docs/protocol.md §7): the slot record answering a request is written in the same
+// WriteBatch as the operation, so after a crash both are there or neither is.
+//
+// The posix::FileSystem interface has no room for it, and should not: the reference model and
+// the tests know nothing of sessions. So the caller installs the epilogue on its thread
+// (EpilogueScope) and then calls the operation; the DiskFs operation takes it on the caller's
+// thread before queueing its prepare, and the prepare (which may run on another caller's thread,
+// commit_queue.h) runs it after its own writes succeeded. A failed operation runs no epilogue.
+// Only the first commit of an operation takes it (an unlink's later purge of an unreferenced
+// inode does not).
+//
+// Thread-safety: the installed epilogue is per thread.
+#pragma once
+
+#include <functional>
+
+#include "engine/commit_queue.h"
+#include "posix/types.h"
+
+namespace archil::engine {
+
+// `result`: the operation's attributes for those that return them (create, write, setattr,
+// link, ...); nullptr for the others (unlink, rename, xattrs, fallocate).
+using CommitEpilogue = std::function<void(Txn& txn, const posix::Attr* result)>;
+
+// Installs `epilogue` for the calling thread's next mutation until the scope ends.
+// REQUIRES: no other scope is active on this thread.
+class EpilogueScope {
+ public:
+  explicit EpilogueScope(CommitEpilogue epilogue);
+  ~EpilogueScope();  // uninstalls it if no mutation took it
+  EpilogueScope(const EpilogueScope&) = delete;
+  EpilogueScope& operator=(const EpilogueScope&) = delete;
+};
+
+// Engine internals: the calling thread's epilogue, uninstalled; empty if none.
+CommitEpilogue TakeEpilogue();
+
+}  // namespace archil::engine

@@ -1,0 +1,114 @@
+// Sessions and reply-cache slots in the engine: stored, loaded, deleted, and a slot written in
+// the very batch of the operation it answers (engine/commit_epilogue.h).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "engine/engine_fixture.h"
+#include "engine/test_util.h"
+
+namespace archil::engine {
+namespace {
+
+using posix::kRootIno;
+using testing::Err;
+
+SessionRecord Session(uint16_t slots) {
+  SessionRecord r;
+  r.slots = slots;
+  r.lease_ms = 15000;
+  r.root_ino = Ino(1);
+  r.holder_id = {1, 2, 3, 4, 5, 6, 7, 8};
+  r.hostname = "host";
+  r.mount_path = "/mnt";
+  r.token_id = "0123456789abcdef";
+  return r;
+}
+
+constexpr SessionIdBytes kId{9, 9, 9};
+
+// An epilogue writing slot `slot` whose body is the result's inode number ("-" without one).
+CommitEpilogue SlotOf(Engine& e, uint32_t slot, uint64_t seq) {
+  return e.SlotEpilogue(DiskNo(1), kId, slot, [seq](const posix::Attr* a) {
+    return SlotRecord{0, 0x0105, seq, a ? std::to_string(a->ino.value()) : "-"};
+  });
+}
+
+TEST_F(EngineTest, SessionsAreStoredLoadedAndDeletedWithTheirSlots) {
+  posix::FileSystem* fs = NewDisk(1);
+  ASSERT_TRUE(engine_->PutSession(DiskNo(1), kId, Session(4)).ok());
+  {
+    EpilogueScope scope(SlotOf(*engine_, 2, 7));
+    ASSERT_TRUE(fs->Mkdir(kRootIno, "d", 0755, {}).ok());
+  }
+  Result<std::vector<StoredSession>> s = engine_->Sessions(DiskNo(1));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->size(), 1u);
+  EXPECT_EQ((*s)[0].id, kId);
+  EXPECT_EQ((*s)[0].record, Session(4));
+  ASSERT_EQ((*s)[0].slots.size(), 1u);
+  EXPECT_EQ((*s)[0].slots.at(2).seq, 7u);
+  EXPECT_EQ((*s)[0].slots.at(2).body, std::to_string(fs->Lookup(kRootIno, "d")->ino.value()));
+  EXPECT_TRUE(engine_->Sessions(DiskNo(2))->empty());
+
+  ASSERT_TRUE(engine_->DeleteSession(DiskNo(1), kId).ok());
+  EXPECT_TRUE(engine_->Sessions(DiskNo(1))->empty());
+  EXPECT_EQ(*engine_->CountKeys(DiskNo(1), Cf::kSession), 0u);
+}
+
+TEST_F(EngineTest, AFailedOperationWritesNoSlotAndTheEpilogueIsUsedOnce) {
+  posix::FileSystem* fs = NewDisk(1);
+  ASSERT_TRUE(engine_->PutSession(DiskNo(1), kId, Session(4)).ok());
+  ASSERT_TRUE(fs->Mkdir(kRootIno, "d", 0755, {}).ok());
+  {
+    EpilogueScope scope(SlotOf(*engine_, 0, 1));
+    EXPECT_EQ(Err(fs->Mkdir(kRootIno, "d", 0755, {})), EEXIST);
+  }
+  EXPECT_TRUE(engine_->Sessions(DiskNo(1))->at(0).slots.empty());
+  {
+    EpilogueScope scope(SlotOf(*engine_, 0, 2));
+    ASSERT_TRUE(fs->Rmdir(kRootIno, "d").ok());            // takes the epilogue: no result
+    ASSERT_TRUE(fs->Mkdir(kRootIno, "e", 0755, {}).ok());  // none left to take
+  }
+  const auto slots = engine_->Sessions(DiskNo(1))->at(0).slots;
+  ASSERT_EQ(slots.size(), 1u);
+  EXPECT_EQ(slots.at(0).seq, 2u);
+  EXPECT_EQ(slots.at(0).body, "-");
+}
+
+TEST_F(EngineTest, ASlotIsDurableWithItsOperationAndAnUnusedSessionMayVanish) {
+  posix::FileSystem* fs = NewDisk(1);
+  ASSERT_TRUE(fs->Mkdir(kRootIno, "sync", 0755, {}).ok());  // the disk itself is durable
+  ASSERT_TRUE(engine_->PutSession(DiskNo(1), kId, Session(4)).ok());
+  engine_.reset();
+  env_.SimulatePowerLoss(3);
+  Reopen();
+  // Nothing synced the session record: it is gone, and no operation of it survived either.
+  EXPECT_TRUE(engine_->Sessions(DiskNo(1))->empty());
+
+  fs = *engine_->Disk(DiskNo(1));
+  ASSERT_TRUE(engine_->PutSession(DiskNo(1), kId, Session(4)).ok());
+  posix::Ino f;
+  {
+    EpilogueScope scope(SlotOf(*engine_, 3, 11));
+    Result<posix::Attr> a = fs->Mknod(kRootIno, "f", S_IFREG | 0644, 0, {});
+    ASSERT_TRUE(a.ok());
+    f = a->ino;
+  }
+  engine_.reset();
+  env_.SimulatePowerLoss(4);
+  Reopen();
+  const auto s = engine_->Sessions(DiskNo(1));
+  ASSERT_EQ(s->size(), 1u);  // the operation's sync carried the session record before it
+  EXPECT_EQ(s->at(0).slots.at(3).seq, 11u);
+  EXPECT_EQ(s->at(0).slots.at(3).body, std::to_string(f.value()));
+  EXPECT_TRUE((*engine_->Disk(DiskNo(1)))->Lookup(kRootIno, "f").ok());
+}
+
+TEST_F(EngineTest, TheBootVerifierChangesAtEveryOpen) {
+  const uint64_t first = engine_->boot_verifier();
+  Reopen();
+  EXPECT_NE(engine_->boot_verifier(), first);
+}
+
+}  // namespace
+}  // namespace archil::engine
