@@ -111,9 +111,9 @@ size_t FrameReader::Feed(std::string_view bytes) {
     }
     have_header_ = true;
     frame_.body.clear();
-    frame_.payload.clear();
     frame_.body.reserve(frame_.header.body_len);
-    frame_.payload.reserve(frame_.header.payload_len);
+    frame_.payload.resize(frame_.header.payload_len);
+    payload_filled_ = 0;
   }
   const FrameHeader& h = frame_.header;
   if (!body_checked_) {
@@ -128,11 +128,21 @@ size_t FrameReader::Feed(std::string_view bytes) {
     }
     body_checked_ = true;
   }
-  const size_t n = std::min(bytes.size() - used, h.payload_len - frame_.payload.size());
-  frame_.payload.append(bytes.substr(used, n));
+  const size_t n = std::min(bytes.size() - used, payload_missing());
+  std::copy_n(bytes.data() + used, n, frame_.payload.data() + payload_filled_);
   used += n;
-  if (frame_.payload.size() == h.payload_len) ready_ = true;
+  PayloadFilled(n);
   return used;
+}
+
+size_t FrameReader::payload_missing() const {
+  if (!body_checked_ || ready_) return 0;
+  return frame_.header.payload_len - payload_filled_;
+}
+
+void FrameReader::PayloadFilled(size_t n) {
+  payload_filled_ += n;
+  if (body_checked_ && payload_filled_ == frame_.header.payload_len) ready_ = true;
 }
 
 Frame FrameReader::Take() {
@@ -142,6 +152,7 @@ Frame FrameReader::Take() {
   have_header_ = false;
   body_checked_ = false;
   ready_ = false;
+  payload_filled_ = 0;
   return out;
 }
 

@@ -113,6 +113,14 @@ class FrameReader {
   bool ready() const { return ready_; }
   // The complete frame; the reader then starts on the next. REQUIRES: ready().
   Frame Take();
+  // Bytes of the current frame's payload not received yet; 0 unless the header and body are in
+  // and checked. A reader may receive them from its socket straight into payload_tail() and then
+  // call PayloadFilled (sparing a copy of large payloads), or Feed them as any other bytes.
+  size_t payload_missing() const;
+  // REQUIRES: payload_missing() > 0. Where the next payload byte goes.
+  char* payload_tail() { return frame_.payload.data() + payload_filled_; }
+  // `n` bytes were written at payload_tail(). REQUIRES: n <= payload_missing().
+  void PayloadFilled(size_t n);
   // True between frames: a connection closed here lost nothing mid-frame (protocol.md §12 row 1).
   bool at_boundary() const { return header_buf_.empty() && !have_header_ && !ready_; }
 
@@ -122,6 +130,7 @@ class FrameReader {
   bool have_header_ = false;   // header_buf_ holds a header that passed CheckHeader
   bool body_checked_ = false;  // the body is complete and its CRC matched
   bool ready_ = false;
+  size_t payload_filled_ = 0;  // bytes of frame_.payload (sized at the header) received
   Frame frame_;
   std::optional<FrameError> error_;
 };

@@ -209,6 +209,38 @@ TEST(FrameReader, KnowsWhetherAStreamEndedMidFrame) {
   EXPECT_TRUE(reader.at_boundary());
 }
 
+// A large payload can be received straight into the frame (no copy through Feed), in pieces,
+// and the reader then goes on with the bytes of the next frame as usual.
+TEST(FrameReader, PayloadsCanBeFilledInPlace) {
+  FrameHeader w;
+  w.type = kTypeWrite;
+  w.request_id = 9;
+  const std::string payload(100000, 'p');
+  const std::string first = EncodeFrame(w, "body", payload);
+  const std::string second = EncodeFrame(Ping(10), "");
+  FrameReader r(kDefaultLimits);
+  EXPECT_EQ(r.payload_missing(), 0u);
+  const size_t head = kHeaderSize + 4 + 10;  // header, body and ten payload bytes
+  ASSERT_EQ(r.Feed(std::string_view(first).substr(0, head)), head);
+  ASSERT_EQ(r.payload_missing(), payload.size() - 10);
+  size_t at = head;
+  while (r.payload_missing() > 0) {
+    const size_t n = std::min<size_t>(r.payload_missing(), 30000);
+    std::copy_n(first.data() + at, n, r.payload_tail());
+    r.PayloadFilled(n);
+    at += n;
+  }
+  ASSERT_TRUE(r.ready());
+  EXPECT_EQ(r.Feed(second), 0u);  // nothing is taken while a frame waits
+  Frame f = r.Take();
+  EXPECT_EQ(f.header.request_id, 9u);
+  EXPECT_EQ(f.body, "body");
+  EXPECT_EQ(f.payload, payload);
+  ASSERT_EQ(r.Feed(second), second.size());
+  ASSERT_TRUE(r.ready());
+  EXPECT_EQ(r.Take().header.request_id, 10u);
+}
+
 TEST(FrameReader, NewLimitsApplyFromTheNextHeader) {
   FrameHeader w;
   w.type = kTypeWrite;

@@ -1,0 +1,425 @@
+#include "server/requests.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <functional>
+#include <optional>
+
+#include "base/crc32c.h"
+#include "server/attr_convert.h"
+
+namespace archil::server {
+
+namespace {
+
+using proto::WireStatus;
+
+template <typename M>
+const M& As(const proto::Message& m) {
+  return static_cast<const M&>(m);
+}
+
+Response Ok(const proto::Message& reply) {
+  return Response{WireStatus::kOk, reply.SerializeAsString(), {}, false};
+}
+
+Response FromStatus(const Status& s) {
+  return ErrorResponse(proto::WireStatusForErrno(ErrnoFor(s)), s.message());
+}
+
+CachedReply CachedError(const Status& s) {
+  Response r = FromStatus(s);
+  return CachedReply{r.status, std::move(r.body)};
+}
+
+posix::Ino Ino(uint64_t v) { return posix::Ino(v); }
+posix::Owner OwnerOf(const v1::Caller& c) { return posix::Owner{c.uid(), c.gid()}; }
+
+// ---- the slot rule (§7) ----
+
+// Runs `body` for the request (mut.slot, mut.seq) if the slot table says it is new; answers a
+// retry from the cache.
+Response InSlot(Session& s, const v1::Mut& mut, const std::function<CachedReply()>& body) {
+  CachedReply cached;
+  switch (s.slots().Begin(mut.slot(), mut.seq(), &cached)) {
+    case SlotVerdict::kInvalid:
+      return ErrorResponse(WireStatus::kSlotInvalid, "slot beyond the session's slots");
+    case SlotVerdict::kMisordered:
+      return ErrorResponse(WireStatus::kSeqMisordered, "seq out of order for its slot");
+    case SlotVerdict::kReplay:
+      return Response{cached.status, std::move(cached.body), {}, true};
+    case SlotVerdict::kExecute:
+      break;
+  }
+  CachedReply reply = body();
+  s.slots().Finish(mut.slot(), mut.seq(), reply);
+  return Response{reply.status, std::move(reply.body), {}, false};
+}
+
+// The engine call of a durable mutation: fills *result for operations that return attributes.
+using Call = std::function<Status(std::optional<posix::Attr>* result)>;
+// The encoded reply of a successful mutation, from its result (nullptr: none).
+using Build = std::function<std::string(const posix::Attr* result)>;
+
+// Runs `call` so that its commit also writes the slot record holding the reply `build` makes
+// (engine/commit_epilogue.h). Inside InSlot.
+CachedReply Recorded(Session& s, const v1::Mut& mut, uint16_t type, const Call& call,
+                     const Build& build) {
+  std::optional<std::string> body;  // made inside the commit
+  std::optional<posix::Attr> result;
+  Status st;
+  {
+    engine::EpilogueScope scope(s.engine().SlotEpilogue(
+        s.identity().disk, s.identity().id, mut.slot(), [&](const posix::Attr* a) {
+          body = build(a);
+          return engine::SlotRecord{0, type, mut.seq(), *body};
+        }));
+    st = call(&result);
+  }
+  if (!st.ok()) return CachedError(st);
+  // An operation that changed nothing commits nothing (and needs no record to be exactly-once).
+  if (!body) body = build(result ? &*result : nullptr);
+  return CachedReply{WireStatus::kOk, std::move(*body)};
+}
+
+template <typename Reply>
+Build AttrReply() {
+  return [](const posix::Attr* a) {
+    Reply r;
+    if (a) ToProto(*a, r.mutable_attr());
+    return r.SerializeAsString();
+  };
+}
+
+template <typename Reply>
+Build EmptyReply() {
+  return [](const posix::Attr*) { return Reply().SerializeAsString(); };
+}
+
+Call AttrCall(std::function<Result<posix::Attr>()> fn) {
+  return [fn = std::move(fn)](std::optional<posix::Attr>* out) {
+    Result<posix::Attr> r = fn();
+    if (!r.ok()) return r.status();
+    *out = *r;
+    return Status::Ok();
+  };
+}
+
+Call StatusCall(std::function<Status()> fn) {
+  return [fn = std::move(fn)](std::optional<posix::Attr>*) { return fn(); };
+}
+
+// Keeps an inode the client has open alive past its last name (protocol.md §5.3 "Orphans").
+void HoldIfOpen(Session& s, bool keep, posix::Ino parent, std::string_view name) {
+  if (!keep) return;
+  Result<posix::Attr> a = s.fs().Lookup(parent, name);
+  if (a.ok() && !S_ISDIR(a->mode)) (void)s.fs().Open(a->ino, s.holder());
+}
+
+// ---- requests ----
+
+Response Create(Session& s, const v1::Create& m) {
+  posix::FileSystem& fs = s.fs();
+  return InSlot(s, m.mut(), [&]() -> CachedReply {
+    const bool excl = (m.open_flags() & O_EXCL) != 0;
+    if (!excl) {
+      Result<posix::Attr> existing = fs.Lookup(Ino(m.parent()), m.name());
+      if (existing.ok()) {
+        if (S_ISDIR(existing->mode)) return CachedError(Status::Errno(EISDIR, "a directory"));
+        auto opened = [](const posix::Attr* a) {
+          v1::CreateReply r;
+          if (a) ToProto(*a, r.mutable_attr());
+          r.set_created(false);
+          return r.SerializeAsString();
+        };
+        if ((m.open_flags() & O_TRUNC) && S_ISREG(existing->mode) && existing->size > 0) {
+          posix::SetAttrRequest trunc;
+          trunc.size = 0;
+          return Recorded(s, m.mut(), proto::kTypeCreate,
+                          AttrCall([&] { return fs.SetAttr(existing->ino, trunc); }), opened);
+        }
+        return CachedReply{WireStatus::kOk, opened(&*existing)};
+      }
+    }
+    return Recorded(s, m.mut(), proto::kTypeCreate, AttrCall([&] {
+                      return fs.Mknod(Ino(m.parent()), m.name(), S_IFREG | (m.mode() & 07777), 0,
+                                      OwnerOf(m.caller()));
+                    }),
+                    [](const posix::Attr* a) {
+                      v1::CreateReply r;
+                      if (a) ToProto(*a, r.mutable_attr());
+                      r.set_created(true);
+                      return r.SerializeAsString();
+                    });
+  });
+}
+
+Response Read(Session& s, const v1::Read& m) {
+  Result<posix::Attr> attr = s.fs().GetAttr(Ino(m.ino()));
+  if (!attr.ok()) return FromStatus(attr.status());
+  if (S_ISDIR(attr->mode)) return ErrorResponse(WireStatus::kIsDir, "READ of a directory");
+  if (!S_ISREG(attr->mode)) return ErrorResponse(WireStatus::kInvalid, "READ of a special file");
+  Result<std::string> data = s.fs().Read(Ino(m.ino()), m.offset(), m.length());
+  if (!data.ok()) return FromStatus(data.status());
+  v1::ReadReply r;
+  r.set_crc32c(Crc32c(*data));
+  r.set_size(attr->size);
+  r.set_eof(m.offset() + data->size() >= attr->size);
+  Response out = Ok(r);
+  out.payload = std::move(data).value();
+  return out;
+}
+
+Response ReadDir(Session& s, const v1::ReadDir& m) {
+  posix::FileSystem& fs = s.fs();
+  Result<posix::Attr> dir = fs.GetAttr(Ino(m.dir()));
+  if (!dir.ok()) return FromStatus(dir.status());
+  Result<posix::DirPage> page = fs.ReadDir(Ino(m.dir()), m.cookie(), m.max_entries());
+  if (!page.ok()) return FromStatus(page.status());
+  v1::ReadDirReply r;
+  ToProto(*dir, r.mutable_dir_attr());
+  size_t bytes = 0;
+  r.set_eof(page->eof);
+  for (const posix::DirEntry& e : page->entries) {
+    const size_t cost = e.name.size() + (m.plus() ? 128 : 32);
+    if (m.max_bytes() != 0 && bytes + cost > m.max_bytes() && r.entries_size() > 0) {
+      r.set_eof(false);
+      break;
+    }
+    bytes += cost;
+    v1::DirEntry* d = r.add_entries();
+    d->set_name(e.name);
+    d->set_ino(e.ino.value());
+    d->set_type((e.type >> 12) & 017);  // S_IFMT bits -> DT_*
+    d->set_cookie(e.cookie);
+    if (m.plus()) {
+      Result<posix::Attr> a = fs.GetAttr(e.ino);
+      if (a.ok()) ToProto(*a, d->mutable_attr());
+    }
+  }
+  return Ok(r);
+}
+
+Response Lseek(Session& s, const v1::Lseek& m) {
+  Result<posix::Attr> a = s.fs().GetAttr(Ino(m.ino()));
+  if (!a.ok()) return FromStatus(a.status());
+  // Every byte below the size is data: a file reports no holes (allowed by POSIX).
+  if (m.offset() >= a->size) return ErrorResponse(WireStatus::kNoSuchOffset, "offset past EOF");
+  v1::LseekReply r;
+  r.set_offset(m.whence() == SEEK_DATA ? m.offset() : a->size);
+  return Ok(r);
+}
+
+Response StatFs(Session& s) {
+  Result<posix::StatFs> st = s.fs().Statfs();
+  if (!st.ok()) return FromStatus(st.status());
+  v1::StatFsReply r;
+  r.set_blocks(st->blocks);
+  r.set_bfree(st->blocks_free);
+  r.set_bavail(st->blocks_free);
+  r.set_files(st->files);
+  r.set_ffree(st->files_free);
+  r.set_bsize(static_cast<uint32_t>(st->block_size));
+  r.set_frsize(static_cast<uint32_t>(st->block_size));
+  r.set_namemax(st->name_max);
+  return Ok(r);
+}
+
+Response Mutation(Session& s, uint16_t type, const proto::Message& req);
+
+}  // namespace
+
+Response ErrorResponse(WireStatus status, std::string_view message) {
+  v1::ErrorReply e;
+  e.set_message(std::string(message));
+  return Response{status, e.SerializeAsString(), {}, false};
+}
+
+Response Execute(Session& session, uint16_t type, const proto::Message& req,
+                 std::string_view payload) {
+  posix::FileSystem& fs = session.fs();
+  switch (type) {
+    case proto::kTypeLookup: {
+      const auto& m = As<v1::Lookup>(req);
+      Result<posix::Attr> a = fs.Lookup(Ino(m.parent()), m.name());
+      v1::LookupReply r;
+      if (!a.ok() && ErrnoFor(a.status()) != ENOENT) return FromStatus(a.status());
+      r.set_found(a.ok());
+      if (a.ok()) ToProto(*a, r.mutable_attr());
+      return Ok(r);
+    }
+    case proto::kTypeGetAttr: {
+      Result<posix::Attr> a = fs.GetAttr(Ino(As<v1::GetAttr>(req).ino()));
+      if (!a.ok()) return FromStatus(a.status());
+      v1::GetAttrReply r;
+      ToProto(*a, r.mutable_attr());
+      return Ok(r);
+    }
+    case proto::kTypeReadLink: {
+      Result<std::string> t = fs.Readlink(Ino(As<v1::ReadLink>(req).ino()));
+      if (!t.ok()) return FromStatus(t.status());
+      v1::ReadLinkReply r;
+      r.set_target(*t);
+      return Ok(r);
+    }
+    case proto::kTypeReadDir:
+      return ReadDir(session, As<v1::ReadDir>(req));
+    case proto::kTypeStatFs:
+      return StatFs(session);
+    case proto::kTypeRead:
+      return Read(session, As<v1::Read>(req));
+    case proto::kTypeLseek:
+      return Lseek(session, As<v1::Lseek>(req));
+    case proto::kTypeGetXattr: {
+      const auto& m = As<v1::GetXattr>(req);
+      Result<std::string> v = fs.GetXattr(Ino(m.ino()), m.name());
+      if (!v.ok()) return FromStatus(v.status());
+      v1::GetXattrReply r;
+      r.set_value(*v);
+      return Ok(r);
+    }
+    case proto::kTypeListXattr: {
+      Result<std::vector<std::string>> names = fs.ListXattr(Ino(As<v1::ListXattr>(req).ino()));
+      if (!names.ok()) return FromStatus(names.status());
+      v1::ListXattrReply r;
+      for (const std::string& n : *names) r.add_names(n);
+      return Ok(r);
+    }
+    case proto::kTypeWrite: {
+      const auto& m = As<v1::Write>(req);
+      return InSlot(session, m.mut(), [&] {
+        return Recorded(session, m.mut(), type,
+                        AttrCall([&] { return fs.Write(Ino(m.ino()), m.offset(), payload); }),
+                        [](const posix::Attr* a) {
+                          v1::WriteReply r;
+                          if (a) ToProto(*a, r.mutable_attr());
+                          r.set_stable(true);
+                          return r.SerializeAsString();
+                        });
+      });
+    }
+    default:
+      return Mutation(session, type, req);
+  }
+}
+
+namespace {
+
+Response Mutation(Session& s, uint16_t type, const proto::Message& req) {
+  posix::FileSystem& fs = s.fs();
+  auto durable = [&](const v1::Mut& mut, const Call& call, const Build& build) {
+    return InSlot(s, mut, [&] { return Recorded(s, mut, type, call, build); });
+  };
+  switch (type) {
+    case proto::kTypeCreate:
+      return Create(s, As<v1::Create>(req));
+    case proto::kTypeSetAttr: {
+      const auto& m = As<v1::SetAttr>(req);
+      return durable(m.mut(), AttrCall([&] { return fs.SetAttr(Ino(m.ino()), FromProto(m)); }),
+                     [](const posix::Attr* a) {
+                       v1::SetAttrReply r;
+                       if (a) ToProto(*a, r.mutable_attr());
+                       r.set_stable(true);
+                       return r.SerializeAsString();
+                     });
+    }
+    case proto::kTypeMkdir: {
+      const auto& m = As<v1::Mkdir>(req);
+      return durable(m.mut(), AttrCall([&] {
+                       return fs.Mkdir(Ino(m.parent()), m.name(), m.mode() & 07777,
+                                       OwnerOf(m.caller()));
+                     }),
+                     AttrReply<v1::MkdirReply>());
+    }
+    case proto::kTypeMknod: {
+      const auto& m = As<v1::Mknod>(req);
+      return durable(m.mut(), AttrCall([&] {
+                       return fs.Mknod(Ino(m.parent()), m.name(), m.mode(),
+                                       static_cast<uint32_t>(m.rdev()), OwnerOf(m.caller()));
+                     }),
+                     AttrReply<v1::MknodReply>());
+    }
+    case proto::kTypeSymlink: {
+      const auto& m = As<v1::Symlink>(req);
+      return durable(m.mut(), AttrCall([&] {
+                       return fs.Symlink(Ino(m.parent()), m.name(), m.target(),
+                                         OwnerOf(m.caller()));
+                     }),
+                     AttrReply<v1::SymlinkReply>());
+    }
+    case proto::kTypeLink: {
+      const auto& m = As<v1::Link>(req);
+      return durable(m.mut(), AttrCall([&] {
+                       return fs.Link(Ino(m.ino()), Ino(m.new_parent()), m.new_name());
+                     }),
+                     AttrReply<v1::LinkReply>());
+    }
+    case proto::kTypeUnlink: {
+      const auto& m = As<v1::Unlink>(req);
+      return durable(m.mut(), StatusCall([&] {
+                       HoldIfOpen(s, m.keep_if_open(), Ino(m.parent()), m.name());
+                       return fs.Unlink(Ino(m.parent()), m.name());
+                     }),
+                     EmptyReply<v1::UnlinkReply>());
+    }
+    case proto::kTypeRmdir: {
+      const auto& m = As<v1::Rmdir>(req);
+      return durable(m.mut(), StatusCall([&] { return fs.Rmdir(Ino(m.parent()), m.name()); }),
+                     EmptyReply<v1::RmdirReply>());
+    }
+    case proto::kTypeRename: {
+      const auto& m = As<v1::Rename>(req);
+      return durable(m.mut(), StatusCall([&] {
+                       HoldIfOpen(s, m.keep_target_if_open(), Ino(m.new_parent()), m.new_name());
+                       return fs.Rename(Ino(m.parent()), m.name(), Ino(m.new_parent()),
+                                        m.new_name(), m.flags());
+                     }),
+                     EmptyReply<v1::RenameReply>());
+    }
+    case proto::kTypeFallocate: {
+      const auto& m = As<v1::Fallocate>(req);
+      return durable(m.mut(), StatusCall([&] {
+                       return fs.Fallocate(Ino(m.ino()), m.mode(), m.offset(), m.length());
+                     }),
+                     EmptyReply<v1::FallocateReply>());
+    }
+    case proto::kTypeSetXattr: {
+      const auto& m = As<v1::SetXattr>(req);
+      return durable(m.mut(), StatusCall([&] {
+                       return fs.SetXattr(Ino(m.ino()), m.name(), m.value(), m.flags());
+                     }),
+                     EmptyReply<v1::SetXattrReply>());
+    }
+    case proto::kTypeRemoveXattr: {
+      const auto& m = As<v1::RemoveXattr>(req);
+      return durable(m.mut(), StatusCall([&] { return fs.RemoveXattr(Ino(m.ino()), m.name()); }),
+                     EmptyReply<v1::RemoveXattrReply>());
+    }
+    case proto::kTypeOpen: {  // state: the reply is cached in memory only (§7)
+      const auto& m = As<v1::Open>(req);
+      return InSlot(s, m.mut(), [&]() -> CachedReply {
+        Status st = fs.Open(Ino(m.ino()), s.holder());
+        if (!st.ok()) return CachedError(st);
+        v1::OpenReply r;
+        Result<posix::Attr> a = fs.GetAttr(Ino(m.ino()));
+        if (a.ok()) ToProto(*a, r.mutable_attr());
+        return CachedReply{WireStatus::kOk, r.SerializeAsString()};
+      });
+    }
+    case proto::kTypeRelease: {
+      const auto& m = As<v1::Release>(req);
+      return InSlot(s, m.mut(), [&]() -> CachedReply {
+        Status st = fs.Release(Ino(m.ino()), s.holder());
+        if (!st.ok()) return CachedError(st);
+        return CachedReply{WireStatus::kOk, v1::ReleaseReply().SerializeAsString()};
+      });
+    }
+    default:
+      return ErrorResponse(WireStatus::kUnsupportedType, "not served by this server");
+  }
+}
+
+}  // namespace
+
+}  // namespace archil::server

@@ -1,0 +1,44 @@
+// Executes one authenticated request of a session on its disk (docs/protocol.md §5.3-5.5) with
+// the exactly-once rule of §7: a mutating request goes through the session's slot table, and a
+// durable one writes its slot record in its own commit (engine/commit_epilogue.h), so a retry
+// after a lost reply or a server restart gets the original answer and never a second effect.
+//
+// The request has passed the frame, connection and stateless checks (proto/validate.h); what
+// needs the disk (does the parent exist, is it a directory) is the engine's to answer, and its
+// errno becomes the status through the one table of proto/wire_status.h.
+//
+// Replies. A reply from the cache is the reply first sent, byte for byte (flag REPLAYED). The
+// attributes a mutation's reply carries are the operation's result (the new inode, the written
+// file); parent attributes are not sent (clients drop their cached parent attributes after a
+// namespace change), and a durable operation whose engine call returns no attributes (unlink,
+// rename, xattrs, fallocate) carries none.
+//
+// Thread-safety: safe for concurrent use on one session; requests of one inode are ordered by
+// the client (protocol.md §6), the engine serializes commits.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "proto/messages.h"
+#include "server/session.h"
+
+namespace archil::server {
+
+struct Response {
+  proto::WireStatus status = proto::WireStatus::kOk;
+  std::string body;     // the encoded <Type>Reply, or an ErrorReply
+  std::string payload;  // READ replies only
+  bool replayed = false;
+};
+
+// REQUIRES: `type` is a request type of §5.1 other than the connection and session types, and
+// `request` is its parsed, validated message.
+Response Execute(Session& session, uint16_t type, const proto::Message& request,
+                 std::string_view payload);
+
+// An error reply: `status` with an ErrorReply whose message is `message`.
+Response ErrorResponse(proto::WireStatus status, std::string_view message);
+
+}  // namespace archil::server

@@ -1,0 +1,68 @@
+// Session: one mount's state on the disk server (docs/protocol.md §5.2, §7): who opened it, on
+// which disk and root, its slots and reply cache, and the connections bound to it.
+//
+// The session id is a secret shared by the client and the server (128 random bits); everything
+// another client may see names the session by its public holder_id. A session is bound to the
+// token that created it: binding needs that token id again.
+//
+// Thread-safety: the identity fields are immutable; the rest is safe for concurrent use.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "base/mutex.h"
+#include "engine/engine.h"
+#include "engine/keys.h"
+#include "server/slot_table.h"
+
+namespace archil::server {
+
+struct SessionIdentity {
+  engine::SessionIdBytes id{};
+  engine::Id8 holder_id{};
+  std::string token_id;  // the token that created it; the only one that may bind it
+  engine::DiskNo disk;
+  posix::Ino root;
+  uint32_t lease_ms = 15000;
+  std::string hostname;
+  std::string mount_path;
+  engine::Id16 client_id{};
+};
+
+class Session {
+ public:
+  Session(SessionIdentity identity, uint32_t slots, engine::Engine* engine, posix::FileSystem* fs)
+      : identity_(std::move(identity)), slots_(slots), engine_(engine), fs_(fs) {}
+
+  const SessionIdentity& identity() const { return identity_; }
+  SlotTable& slots() { return slots_; }
+  engine::Engine& engine() const { return *engine_; }
+  posix::FileSystem& fs() const { return *fs_; }
+  // The holder id the engine's open-file table knows this session by.
+  posix::HolderId holder() const;
+
+  // Connections register a way to close themselves; Close() runs them all (the session ended:
+  // GOODBYE, disk deleted, token revoked, or replaced). Returns a key for Detach.
+  uint64_t Attach(std::function<void()> close) ARCHIL_EXCLUDES(mu_);
+  void Detach(uint64_t key) ARCHIL_EXCLUDES(mu_);
+  size_t connections() const ARCHIL_EXCLUDES(mu_);
+  // Marks the session ended and closes every attached connection; later Attach calls close at once.
+  void Close() ARCHIL_EXCLUDES(mu_);
+  bool closed() const ARCHIL_EXCLUDES(mu_);
+
+ private:
+  const SessionIdentity identity_;
+  SlotTable slots_;
+  engine::Engine* const engine_;
+  posix::FileSystem* const fs_;
+
+  mutable Mutex mu_;
+  bool closed_ ARCHIL_GUARDED_BY(mu_) = false;
+  uint64_t next_key_ ARCHIL_GUARDED_BY(mu_) = 1;
+  std::map<uint64_t, std::function<void()>> closers_ ARCHIL_GUARDED_BY(mu_);
+};
+
+}  // namespace archil::server

@@ -1,0 +1,56 @@
+// SessionRegistry: every session of the disk server, by id (docs/protocol.md §5.2, §7).
+//
+// A new session's record is written without a sync (it rides the next durable commit; no fsync
+// on the mount path). After a restart, a disk's stored sessions and their reply-cache slots are
+// loaded at the first request that names the disk, so a client that binds again finds its
+// session, and its retries are answered from the cache.
+//
+// Thread-safety: safe for concurrent use.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include "base/mutex.h"
+#include "base/status.h"
+#include "engine/engine.h"
+#include "server/session.h"
+
+namespace archil::server {
+
+class SessionRegistry {
+ public:
+  explicit SessionRegistry(engine::Engine* engine) : engine_(engine) {}
+
+  // Creates a session with fresh random ids (identity.id and holder_id are replaced) on the
+  // disk's head. NotFound if the disk is not in the engine.
+  Result<std::shared_ptr<Session>> Create(SessionIdentity identity, uint32_t slots)
+      ARCHIL_EXCLUDES(mu_);
+  // The session `id` of `disk`, loading the disk's stored sessions first if this run has not;
+  // NotFound if there is none.
+  Result<std::shared_ptr<Session>> Find(engine::DiskNo disk, const engine::SessionIdBytes& id)
+      ARCHIL_EXCLUDES(mu_);
+  // Ends a session: its connections close, its open-file holds go, its records are deleted.
+  Status End(const std::shared_ptr<Session>& session) ARCHIL_EXCLUDES(mu_);
+  // Ends every session of `disk` (deleted), or opened by token `token_id` (revoked). Returns
+  // how many ended.
+  size_t EndDisk(engine::DiskNo disk) ARCHIL_EXCLUDES(mu_);
+  size_t EndToken(std::string_view token_id) ARCHIL_EXCLUDES(mu_);
+  // Closes the connections of every session (server shutdown); records stay for the next run.
+  void CloseAll() ARCHIL_EXCLUDES(mu_);
+  size_t size() const ARCHIL_EXCLUDES(mu_);
+
+ private:
+  Status LoadDisk(engine::DiskNo disk) ARCHIL_REQUIRES(mu_);
+  std::shared_ptr<Session> Make(SessionIdentity identity, uint32_t slots, posix::FileSystem* fs);
+
+  engine::Engine* const engine_;
+  mutable Mutex mu_;
+  std::map<engine::SessionIdBytes, std::shared_ptr<Session>> sessions_ ARCHIL_GUARDED_BY(mu_);
+  std::set<uint64_t> loaded_ ARCHIL_GUARDED_BY(mu_);  // disks whose stored sessions are in
+};
+
+}  // namespace archil::server
