@@ -18,12 +18,13 @@ declare -A allowed=(
   [cli]="cli api base"
   [engine]="engine posix io base"
   [proto]="proto base"
-  [server]="server proto engine posix io base"
-  [client]="client proto base"
+  [net]="net base"
+  [server]="server net proto engine posix io base"
+  [client]="client net proto posix base"
 )
 # Libraries linked into the client binary, and the third-party headers they must never see
 # (docs/adr/0001-binary-split.md).
-client_libs=" base posix api cli proto client "
+client_libs=" base posix api cli proto net client "
 client_forbidden='^(httplib\.h|sqlite3\.h|rocksdb/|spdlog/)'
 
 failures=0

@@ -15,10 +15,20 @@ std::unique_ptr<Message> New() {
   return std::make_unique<T>();
 }
 
+template <typename T>
+const v1::Mut* MutField(const Message& m) {
+  if constexpr (requires(const T& r) { r.mut(); }) {
+    const T& r = static_cast<const T&>(m);
+    return r.has_mut() ? &r.mut() : nullptr;
+  } else {
+    return nullptr;
+  }
+}
+
 template <typename Req, typename Rep>
 constexpr MessageType T(uint16_t code, std::string_view name, bool mutating, bool pre_auth = false,
                         bool push = false) {
-  return MessageType{code, name, mutating, pre_auth, push, &New<Req>, &New<Rep>};
+  return MessageType{code, name, mutating, pre_auth, push, &New<Req>, &New<Rep>, &MutField<Req>};
 }
 
 constexpr bool kMut = true, kRead = false, kPreAuth = true, kPush = true;

@@ -42,6 +42,8 @@ struct MessageType {
   bool push;              // may be sent by the server (SERVER_ORIGIN)
   std::unique_ptr<Message> (*new_request)();
   std::unique_ptr<Message> (*new_reply)();
+  // The request's Mut (slot, seq), or nullptr if the type has none or the request left it out.
+  const v1::Mut* (*mut_of)(const Message& request);
 };
 
 // Every type of §5.1 this build knows, by code.

@@ -236,6 +236,10 @@ Response ErrorResponse(WireStatus status, std::string_view message) {
   return Response{status, e.SerializeAsString(), {}, false};
 }
 
+Response Refuse(Session& session, const v1::Mut& mut, Response refusal) {
+  return InSlot(session, mut, [&] { return CachedReply{refusal.status, refusal.body}; });
+}
+
 Response Execute(Session& session, uint16_t type, const proto::Message& req,
                  std::string_view payload) {
   posix::FileSystem& fs = session.fs();

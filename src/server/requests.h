@@ -38,6 +38,11 @@ struct Response {
 Response Execute(Session& session, uint16_t type, const proto::Message& request,
                  std::string_view payload);
 
+// The answer to a mutating request refused before it ran (it failed validation): the refusal
+// still takes the request's seq in its slot, as a failed operation does (§7), so the client's
+// next request on the slot is in order; a retry gets the same refusal.
+Response Refuse(Session& session, const v1::Mut& mut, Response refusal);
+
 // An error reply: `status` with an ErrorReply whose message is `message`.
 Response ErrorResponse(proto::WireStatus status, std::string_view message);
 

@@ -75,6 +75,16 @@ Result<std::shared_ptr<Session>> SessionRegistry::Find(engine::DiskNo disk,
   return it->second;
 }
 
+std::shared_ptr<Session> SessionRegistry::FindByClient(engine::DiskNo disk,
+                                                       const engine::Id16& client_id) {
+  MutexLock lock(&mu_);
+  if (!LoadDisk(disk).ok()) return nullptr;
+  for (const auto& [id, s] : sessions_) {
+    if (s->identity().disk == disk && s->identity().client_id == client_id) return s;
+  }
+  return nullptr;
+}
+
 Status SessionRegistry::End(const std::shared_ptr<Session>& session) {
   {
     MutexLock lock(&mu_);

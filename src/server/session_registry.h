@@ -33,6 +33,9 @@ class SessionRegistry {
   // NotFound if there is none.
   Result<std::shared_ptr<Session>> Find(engine::DiskNo disk, const engine::SessionIdBytes& id)
       ARCHIL_EXCLUDES(mu_);
+  // The live session of `disk` whose client has this id (same-host reclaim), or nullptr.
+  std::shared_ptr<Session> FindByClient(engine::DiskNo disk, const engine::Id16& client_id)
+      ARCHIL_EXCLUDES(mu_);
   // Ends a session: its connections close, its open-file holds go, its records are deleted.
   Status End(const std::shared_ptr<Session>& session) ARCHIL_EXCLUDES(mu_);
   // Ends every session of `disk` (deleted), or opened by token `token_id` (revoked). Returns

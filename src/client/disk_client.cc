@@ -1,0 +1,282 @@
+#include "client/disk_client.h"
+
+#include <chrono>
+
+#include "proto/wire_status.h"
+
+namespace archil::client {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using proto::WireStatus;
+
+constexpr uint64_t kFeatureLseek = uint64_t{1} << 3;
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+Reply ToReply(RawReply r) {
+  return Reply{r.header.status, std::move(r.body), std::move(r.payload),
+               (r.header.flags & proto::kFlagReplayed) != 0};
+}
+
+// A refusal while mounting, as the errno the mount command reports (protocol.md §13: "at mount").
+Status MountStatus(const Reply& r) {
+  Status s = DiskClient::StatusOf(r);
+  switch (r.status) {
+    case WireStatus::kAuthFailed:
+      return Status::Errno(EACCES, s.message());
+    case WireStatus::kAuthRateLimited:
+      return Status::Errno(EAGAIN, s.message());
+    case WireStatus::kUnsupportedVersion:
+      return Status::Errno(EPROTONOSUPPORT, s.message());
+    default:
+      return s;
+  }
+}
+
+}  // namespace
+
+Status DiskClient::StatusOf(const Reply& r) {
+  if (r.status == WireStatus::kOk) return Status::Ok();
+  v1::ErrorReply e;
+  (void)e.ParseFromString(r.body);
+  std::string message(proto::WireStatusName(r.status));
+  if (!e.message().empty()) message += ": " + e.message();
+  return Status::Errno(proto::ErrnoForWire(r.status), message);
+}
+
+Result<std::unique_ptr<DiskClient>> DiskClient::Connect(const DiskClientOptions& options) {
+  std::unique_ptr<DiskClient> c(new DiskClient(options));
+  Result<std::shared_ptr<Channel>> ch = c->Handshake(/*bind=*/false);
+  if (!ch.ok()) return ch.status();
+  {
+    MutexLock lock(&c->mu_);
+    c->channel_ = *ch;
+    c->last_call_ns_ = NowNs();
+  }
+  c->keepalive_ = std::thread([p = c.get()] { p->KeepAlive(); });
+  return c;
+}
+
+DiskClient::~DiskClient() {
+  {
+    MutexLock lock(&mu_);
+    stop_ = true;
+    stop_cv_.SignalAll();
+  }
+  if (keepalive_.joinable()) keepalive_.join();
+}
+
+Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
+  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<Channel> opened,
+                          Channel::Open(options_.address, options_.connect_timeout_ms));
+  std::shared_ptr<Channel> ch = std::move(opened);
+  const int timeout = options_.connect_timeout_ms;
+  v1::Hello hello;
+  hello.mutable_versions()->set_min(1);
+  hello.mutable_versions()->set_max(1);
+  hello.set_features(kFeatureLseek);
+  hello.set_software(options_.software);
+  ARCHIL_ASSIGN_OR_RETURN(RawReply hr,
+                          ch->Call(proto::kTypeHello, hello.SerializeAsString(), {}, timeout));
+  ARCHIL_RETURN_IF_ERROR(MountStatus(ToReply(std::move(hr))));
+
+  if (bind) {
+    v1::SessionBind b;
+    b.set_token(options_.token);
+    {
+      MutexLock lock(&mu_);
+      b.set_session_id(session_id_);
+      b.set_known_verifier(boot_verifier_);
+    }
+    ARCHIL_ASSIGN_OR_RETURN(RawReply raw,
+                            ch->Call(proto::kTypeSessionBind, b.SerializeAsString(), {}, timeout));
+    Reply r = ToReply(std::move(raw));
+    if (r.status == WireStatus::kOk) {
+      v1::SessionBindReply br;
+      if (!br.ParseFromString(r.body))
+        return Status::Corruption("a bind reply that does not parse");
+      MutexLock lock(&mu_);
+      boot_verifier_ = br.boot_verifier();
+      return ch;
+    }
+    // The server lost the session (it restarted before the session was durable, or ended it
+    // after its lease): create a new one, and resend what is unanswered as new requests.
+    if (r.status != WireStatus::kSessionUnknown && r.status != WireStatus::kSessionExpired) {
+      return MountStatus(r);
+    }
+  }
+
+  v1::SessionCreate m;
+  m.set_token(options_.token);
+  m.set_disk(options_.disk);
+  m.set_subdir(options_.subdir);
+  if (options_.client_id != std::array<uint8_t, 16>{}) {
+    m.set_client_id(std::string(options_.client_id.begin(), options_.client_id.end()));
+  }
+  m.set_hostname(options_.hostname);
+  m.set_mount_path(options_.mount_path);
+  m.set_slots(options_.slots);
+  m.set_lease_ms(options_.lease_ms);
+  m.set_software(options_.software);
+  ARCHIL_ASSIGN_OR_RETURN(RawReply raw,
+                          ch->Call(proto::kTypeSessionCreate, m.SerializeAsString(), {}, timeout));
+  Reply r = ToReply(std::move(raw));
+  ARCHIL_RETURN_IF_ERROR(MountStatus(r));
+  v1::SessionCreateReply cr;
+  if (!cr.ParseFromString(r.body)) return Status::Corruption("a session reply that does not parse");
+  MutexLock lock(&mu_);
+  if (!bind) {  // the first session: before any other thread can see this client
+    root_ino_ = cr.root_ino();
+    disk_id_ = cr.disk_id();
+    free_slots_.clear();
+    for (uint32_t s = cr.slots(); s > 0; --s) free_slots_.push_back(s - 1);
+    seqs_.assign(cr.slots(), 0);
+  } else {
+    ++stats_.recreated;
+    ++generation_;
+    std::fill(seqs_.begin(), seqs_.end(), 0);
+  }
+  session_id_ = cr.session_id();
+  boot_verifier_ = cr.boot_verifier();
+  lease_ms_ = cr.lease_ms();
+  return ch;
+}
+
+Result<std::shared_ptr<Channel>> DiskClient::Ready(const std::shared_ptr<Channel>& broken,
+                                                   Clock::time_point deadline) {
+  MutexLock reconnecting(&reconnect_mu_);
+  {
+    MutexLock lock(&mu_);
+    if (channel_ && channel_ != broken && !channel_->broken()) return channel_;
+  }
+  auto backoff = std::chrono::milliseconds(10);
+  while (true) {
+    Result<std::shared_ptr<Channel>> ch = Handshake(/*bind=*/true);
+    if (ch.ok()) {
+      MutexLock lock(&mu_);
+      channel_ = *ch;
+      ++stats_.reconnects;
+      return ch;
+    }
+    if (ch.status().code() != Status::Code::kUnavailable) return ch.status();
+    if (Clock::now() + backoff >= deadline) {
+      return Status::Unavailable("no disk server answered at " + options_.address + " for " +
+                                 std::to_string(options_.retry_for_ms) + " ms");
+    }
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+  }
+}
+
+uint32_t DiskClient::AcquireSlot() {
+  MutexLock lock(&mu_);
+  while (free_slots_.empty()) slot_free_.Wait(&mu_);
+  const uint32_t s = free_slots_.back();
+  free_slots_.pop_back();
+  return s;
+}
+
+void DiskClient::ReleaseSlot(uint32_t slot) {
+  MutexLock lock(&mu_);
+  free_slots_.push_back(slot);
+  slot_free_.Signal();
+}
+
+Result<Reply> DiskClient::Call(uint16_t type, proto::Message& request, v1::Mut* mut,
+                               std::string_view payload) {
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::milliseconds(options_.retry_for_ms);
+  const uint32_t slot = mut ? AcquireSlot() : 0;
+  uint64_t generation = UINT64_MAX, seq = 0;
+  bool sent = false;
+  std::shared_ptr<Channel> broken;
+  while (true) {
+    Result<std::shared_ptr<Channel>> ch = Ready(broken, deadline);
+    if (!ch.ok()) {
+      if (mut && !sent) ReleaseSlot(slot);  // a slot whose request may be running stays taken
+      return ch.status();
+    }
+    if (mut) {
+      MutexLock lock(&mu_);
+      if (generation != generation_) {  // first send, or the session was created anew
+        generation = generation_;
+        seq = ++seqs_[slot];
+      }
+      mut->set_slot(slot);
+      mut->set_seq(seq);
+    }
+    if (sent) {
+      MutexLock lock(&mu_);
+      ++stats_.retries;
+    }
+    Result<RawReply> raw =
+        (*ch)->Call(type, request.SerializeAsString(), payload, options_.call_timeout_ms);
+    sent = true;
+    if (!raw.ok()) {
+      broken = *ch;
+      continue;  // Ready gives up at the deadline
+    }
+    {
+      MutexLock lock(&mu_);
+      last_call_ns_ = NowNs();
+    }
+    if (mut) ReleaseSlot(slot);
+    if (raw->header.status == WireStatus::kSessionUnknown) {
+      return Status::Unavailable("the server ended this session (disk deleted or token revoked)");
+    }
+    return ToReply(std::move(raw).value());
+  }
+}
+
+Status DiskClient::Goodbye() {
+  v1::Goodbye g;
+  g.set_end_session(true);
+  std::shared_ptr<Channel> ch;
+  {
+    MutexLock lock(&mu_);
+    ch = channel_;
+  }
+  if (!ch) return Status::Ok();
+  ARCHIL_ASSIGN_OR_RETURN(RawReply r, ch->Call(proto::kTypeGoodbye, g.SerializeAsString(), {},
+                                               options_.call_timeout_ms));
+  return StatusOf(ToReply(std::move(r)));
+}
+
+uint64_t DiskClient::boot_verifier() const {
+  MutexLock lock(&mu_);
+  return boot_verifier_;
+}
+
+ClientStats DiskClient::stats() const {
+  MutexLock lock(&mu_);
+  return stats_;
+}
+
+void DiskClient::KeepAlive() {
+  while (true) {
+    std::shared_ptr<Channel> ch;
+    {
+      MutexLock lock(&mu_);
+      const auto period = std::chrono::milliseconds(lease_ms_ / 3);
+      if (!stop_) stop_cv_.WaitFor(&mu_, period);
+      if (stop_) return;
+      const bool idle = NowNs() - last_call_ns_ >= period.count() * 1'000'000;
+      if (idle && channel_ && !channel_->broken()) {
+        ch = channel_;
+        last_call_ns_ = NowNs();
+      }
+    }
+    // Any frame renews the lease (protocol.md §10.1); a lost PING just waits for the next call
+    // to reconnect.
+    if (ch)
+      (void)ch->Call(proto::kTypePing, v1::Ping().SerializeAsString(), {},
+                     options_.call_timeout_ms);
+  }
+}
+
+}  // namespace archil::client

@@ -1,0 +1,133 @@
+// DiskClient: a mount's session with a disk server (docs/protocol.md §5.2, §7, §8), the library
+// the FUSE client uses. It authenticates, creates the session, and carries requests with the
+// exactly-once rule: each mutating request takes a slot and the slot's next seq, and keeps them
+// across retries.
+//
+// Riding through failures (§8.3). When the connection breaks (the server restarted, the network
+// dropped, a call timed out), the calls in flight reconnect, bind the session again and resend
+// their requests with the same (slot, seq); the server answers from its reply cache what it had
+// already applied, and applies the rest. If the server no longer knows the session (it was never
+// durable, or it ended), the client creates a new one and resends the unanswered requests as new
+// ones. A call gives up (Unavailable) only when no server answers for `retry_for_ms`; the
+// application then sees EIO. Errors the server returns (ENOENT, EEXIST...) are answers, not
+// failures: they are returned at once.
+//
+// Thread-safety: safe for concurrent use; calls run in parallel, up to `slots` mutations at once.
+#pragma once
+
+#include <array>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "base/mutex.h"
+#include "base/status.h"
+#include "client/channel.h"
+#include "proto/messages.h"
+
+namespace archil::client {
+
+struct DiskClientOptions {
+  std::string address = "127.0.0.1:8421";  // the disk server's host:port
+  std::string token;                       // the disk token, "adt_..."
+  std::string disk;                        // disk id or name; "" = the token's disk
+  std::string subdir;                      // mount a subdirectory ("" = the root)
+  std::string hostname;
+  std::string mount_path;
+  std::array<uint8_t, 16> client_id{};  // this host's mount point (protocol.md §10.2); zeros = none
+  uint32_t slots = 64;
+  uint32_t lease_ms = 0;  // 0: the server's default
+  int connect_timeout_ms = 2000;
+  int call_timeout_ms = 30000;
+  int retry_for_ms = 60000;
+  std::string software = "archil-client";
+};
+
+struct Reply {
+  proto::WireStatus status = proto::WireStatus::kOk;
+  std::string body;  // the <Type>Reply, or an ErrorReply
+  std::string payload;
+  bool replayed = false;  // answered from the server's reply cache
+};
+
+struct ClientStats {
+  uint64_t reconnects = 0;  // connections opened after the first
+  uint64_t retries = 0;     // requests sent again after a lost connection
+  uint64_t recreated = 0;   // sessions created again because the server lost the old one
+};
+
+class DiskClient {
+ public:
+  // Connects, says HELLO and creates the session. The server's refusal as its errno:
+  // AUTH_FAILED EACCES, DISK_NOT_FOUND ENOENT, CLIENT_ID_IN_USE EBUSY...; Unavailable if no
+  // server answers within connect_timeout_ms.
+  static Result<std::unique_ptr<DiskClient>> Connect(const DiskClientOptions& options);
+  ~DiskClient();  // closes the connection; the session stays until it expires (or Goodbye)
+
+  // Sends `request` of `type` and returns the reply. For a mutating type, `mut` is the request's
+  // Mut field: the slot and seq are filled in here. Unavailable (and the request's effect
+  // unknown) only after retry_for_ms without an answering server, or if the session was ended
+  // by the server (disk deleted, token revoked).
+  Result<Reply> Call(uint16_t type, proto::Message& request, v1::Mut* mut = nullptr,
+                     std::string_view payload = {}) ARCHIL_EXCLUDES(mu_);
+  // Call, then the reply body parsed as `R` when OK, or the status as an errno error
+  // (Status::Errno(ErrnoForWire(status), message)).
+  template <typename R>
+  Result<R> CallAs(uint16_t type, proto::Message& request, v1::Mut* mut = nullptr,
+                   std::string_view payload = {}, std::string* payload_out = nullptr) {
+    ARCHIL_ASSIGN_OR_RETURN(Reply r, Call(type, request, mut, payload));
+    ARCHIL_RETURN_IF_ERROR(StatusOf(r));
+    R out;
+    if (!out.ParseFromString(r.body)) return Status::Corruption("a reply that does not parse");
+    if (payload_out) *payload_out = std::move(r.payload);
+    return out;
+  }
+  // Ends the session on the server (unmount): its open files and reply cache go.
+  Status Goodbye() ARCHIL_EXCLUDES(mu_);
+
+  uint64_t root_ino() const { return root_ino_; }
+  const std::string& disk_id() const { return disk_id_; }
+  uint64_t boot_verifier() const ARCHIL_EXCLUDES(mu_);
+  ClientStats stats() const ARCHIL_EXCLUDES(mu_);
+  // The status of a reply as a Status: OK, or Errno(ErrnoForWire(status), its message).
+  static Status StatusOf(const Reply& r);
+
+ private:
+  explicit DiskClient(DiskClientOptions options) : options_(std::move(options)) {}
+  // A working channel: the current one, or (if `broken` is it, or it is broken) a new one with
+  // the session bound again, or a new session. Errors: a refusal, or Unavailable at `deadline`.
+  Result<std::shared_ptr<Channel>> Ready(const std::shared_ptr<Channel>& broken,
+                                         std::chrono::steady_clock::time_point deadline)
+      ARCHIL_EXCLUDES(reconnect_mu_, mu_);
+  // HELLO and SESSION_CREATE (or SESSION_BIND if `bind`) on a new channel.
+  Result<std::shared_ptr<Channel>> Handshake(bool bind) ARCHIL_EXCLUDES(mu_);
+  uint32_t AcquireSlot() ARCHIL_EXCLUDES(mu_);
+  void ReleaseSlot(uint32_t slot) ARCHIL_EXCLUDES(mu_);
+  void KeepAlive() ARCHIL_EXCLUDES(mu_);
+
+  const DiskClientOptions options_;
+  uint64_t root_ino_ = 0;
+  std::string disk_id_;
+
+  Mutex reconnect_mu_;  // one caller reconnects at a time
+  mutable Mutex mu_;
+  CondVar slot_free_{&mu_};
+  CondVar stop_cv_{&mu_};
+  std::shared_ptr<Channel> channel_ ARCHIL_GUARDED_BY(mu_);
+  std::string session_id_ ARCHIL_GUARDED_BY(mu_);
+  uint64_t boot_verifier_ ARCHIL_GUARDED_BY(mu_) = 0;
+  uint64_t generation_ ARCHIL_GUARDED_BY(mu_) = 0;     // bumped when the session is created anew
+  std::vector<uint64_t> seqs_ ARCHIL_GUARDED_BY(mu_);  // last seq used, per slot
+  std::vector<uint32_t> free_slots_ ARCHIL_GUARDED_BY(mu_);
+  uint32_t lease_ms_ ARCHIL_GUARDED_BY(mu_) = 15000;
+  int64_t last_call_ns_ ARCHIL_GUARDED_BY(mu_) = 0;
+  bool stop_ ARCHIL_GUARDED_BY(mu_) = false;
+  ClientStats stats_ ARCHIL_GUARDED_BY(mu_);
+  std::thread keepalive_;
+};
+
+}  // namespace archil::client

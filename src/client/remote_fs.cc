@@ -1,0 +1,279 @@
+#include "client/remote_fs.h"
+
+#include <sys/stat.h>
+
+#include "base/crc32c.h"
+
+namespace archil::client {
+
+namespace {
+
+constexpr size_t kChunk = 1 << 20;  // bytes per READ or WRITE request
+
+posix::Timespec FromNanos(int64_t ns) {
+  int64_t sec = ns / 1'000'000'000, rem = ns % 1'000'000'000;
+  if (rem < 0) {
+    rem += 1'000'000'000;
+    --sec;
+  }
+  return posix::Timespec{sec, static_cast<uint32_t>(rem)};
+}
+
+int64_t Nanos(const posix::Timespec& t) { return t.sec * 1'000'000'000 + t.nsec; }
+
+template <typename R>
+Result<posix::Attr> AttrOf(Result<R> r) {
+  if (!r.ok()) return r.status();
+  return FromProto(r->attr());
+}
+
+void SetCaller(v1::Caller* c, posix::Owner owner) {
+  c->set_uid(owner.uid);
+  c->set_gid(owner.gid);
+}
+
+}  // namespace
+
+posix::Attr FromProto(const v1::Attr& a) {
+  posix::Attr out;
+  out.ino = posix::Ino(a.ino());
+  out.mode = a.mode();
+  out.nlink = a.nlink();
+  out.uid = a.uid();
+  out.gid = a.gid();
+  out.rdev = static_cast<uint32_t>(a.rdev());
+  out.size = a.size();
+  out.blocks = a.blocks();
+  out.atime = FromNanos(a.atime_ns());
+  out.mtime = FromNanos(a.mtime_ns());
+  out.ctime = FromNanos(a.ctime_ns());
+  out.btime = FromNanos(a.btime_ns());
+  return out;
+}
+
+Result<posix::Attr> RemoteFs::Lookup(posix::Ino parent, std::string_view name) {
+  v1::Lookup m;
+  m.set_parent(parent.value());
+  m.set_name(std::string(name));
+  ARCHIL_ASSIGN_OR_RETURN(v1::LookupReply r,
+                          client_->CallAs<v1::LookupReply>(proto::kTypeLookup, m));
+  if (!r.found()) return Status::Errno(ENOENT, "no entry '" + std::string(name) + "'");
+  return FromProto(r.attr());
+}
+
+Result<posix::Attr> RemoteFs::GetAttr(posix::Ino ino) {
+  v1::GetAttr m;
+  m.set_ino(ino.value());
+  return AttrOf(client_->CallAs<v1::GetAttrReply>(proto::kTypeGetAttr, m));
+}
+
+Result<posix::Attr> RemoteFs::SetAttr(posix::Ino ino, const posix::SetAttrRequest& req) {
+  v1::SetAttr m;
+  m.set_ino(ino.value());
+  uint32_t valid = 0;
+  if (req.mode) valid |= 1, m.set_mode(*req.mode);
+  if (req.uid) valid |= 2, m.set_uid(*req.uid);
+  if (req.gid) valid |= 4, m.set_gid(*req.gid);
+  if (req.size) valid |= 8, m.set_size(*req.size);
+  using K = posix::TimeUpdate::Kind;
+  if (req.atime.kind == K::kNow) valid |= 128;
+  if (req.atime.kind == K::kValue) valid |= 16, m.set_atime_ns(Nanos(req.atime.value));
+  if (req.mtime.kind == K::kNow) valid |= 256;
+  if (req.mtime.kind == K::kValue) valid |= 32, m.set_mtime_ns(Nanos(req.mtime.value));
+  m.set_valid(valid);
+  m.set_stable(true);
+  return AttrOf(client_->CallAs<v1::SetAttrReply>(proto::kTypeSetAttr, m, m.mutable_mut()));
+}
+
+Result<posix::Attr> RemoteFs::Mknod(posix::Ino parent, std::string_view name, uint32_t mode,
+                                    uint32_t rdev, posix::Owner owner) {
+  v1::Mknod m;
+  m.set_parent(parent.value());
+  m.set_name(std::string(name));
+  m.set_mode(mode);
+  m.set_rdev(rdev);
+  SetCaller(m.mutable_caller(), owner);
+  return AttrOf(client_->CallAs<v1::MknodReply>(proto::kTypeMknod, m, m.mutable_mut()));
+}
+
+Result<posix::Attr> RemoteFs::Mkdir(posix::Ino parent, std::string_view name, uint32_t mode,
+                                    posix::Owner owner) {
+  v1::Mkdir m;
+  m.set_parent(parent.value());
+  m.set_name(std::string(name));
+  m.set_mode(mode);
+  SetCaller(m.mutable_caller(), owner);
+  return AttrOf(client_->CallAs<v1::MkdirReply>(proto::kTypeMkdir, m, m.mutable_mut()));
+}
+
+Result<posix::Attr> RemoteFs::Symlink(posix::Ino parent, std::string_view name,
+                                      std::string_view target, posix::Owner owner) {
+  v1::Symlink m;
+  m.set_parent(parent.value());
+  m.set_name(std::string(name));
+  m.set_target(std::string(target));
+  SetCaller(m.mutable_caller(), owner);
+  return AttrOf(client_->CallAs<v1::SymlinkReply>(proto::kTypeSymlink, m, m.mutable_mut()));
+}
+
+Result<posix::Attr> RemoteFs::Link(posix::Ino ino, posix::Ino new_parent,
+                                   std::string_view new_name) {
+  v1::Link m;
+  m.set_ino(ino.value());
+  m.set_new_parent(new_parent.value());
+  m.set_new_name(std::string(new_name));
+  return AttrOf(client_->CallAs<v1::LinkReply>(proto::kTypeLink, m, m.mutable_mut()));
+}
+
+Status RemoteFs::Unlink(posix::Ino parent, std::string_view name) {
+  v1::Unlink m;
+  m.set_parent(parent.value());
+  m.set_name(std::string(name));
+  return client_->CallAs<v1::UnlinkReply>(proto::kTypeUnlink, m, m.mutable_mut()).status();
+}
+
+Status RemoteFs::Rmdir(posix::Ino parent, std::string_view name) {
+  v1::Rmdir m;
+  m.set_parent(parent.value());
+  m.set_name(std::string(name));
+  return client_->CallAs<v1::RmdirReply>(proto::kTypeRmdir, m, m.mutable_mut()).status();
+}
+
+Status RemoteFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new_parent,
+                        std::string_view new_name, uint32_t flags) {
+  v1::Rename m;
+  m.set_parent(parent.value());
+  m.set_name(std::string(name));
+  m.set_new_parent(new_parent.value());
+  m.set_new_name(std::string(new_name));
+  m.set_flags(flags);
+  return client_->CallAs<v1::RenameReply>(proto::kTypeRename, m, m.mutable_mut()).status();
+}
+
+Result<std::string> RemoteFs::Readlink(posix::Ino ino) {
+  v1::ReadLink m;
+  m.set_ino(ino.value());
+  ARCHIL_ASSIGN_OR_RETURN(auto r, client_->CallAs<v1::ReadLinkReply>(proto::kTypeReadLink, m));
+  return r.target();
+}
+
+Result<posix::DirPage> RemoteFs::ReadDir(posix::Ino dir, uint64_t after_cookie,
+                                         size_t max_entries) {
+  v1::ReadDir m;
+  m.set_dir(dir.value());
+  m.set_cookie(after_cookie);
+  m.set_max_entries(static_cast<uint32_t>(std::min<size_t>(max_entries, 4096)));
+  ARCHIL_ASSIGN_OR_RETURN(auto r, client_->CallAs<v1::ReadDirReply>(proto::kTypeReadDir, m));
+  posix::DirPage page;
+  page.eof = r.eof();
+  for (const v1::DirEntry& e : r.entries()) {
+    page.entries.push_back(
+        posix::DirEntry{e.name(), posix::Ino(e.ino()), (e.type() & 017) << 12, e.cookie()});
+  }
+  return page;
+}
+
+Result<std::string> RemoteFs::GetXattr(posix::Ino ino, std::string_view name) {
+  v1::GetXattr m;
+  m.set_ino(ino.value());
+  m.set_name(std::string(name));
+  ARCHIL_ASSIGN_OR_RETURN(auto r, client_->CallAs<v1::GetXattrReply>(proto::kTypeGetXattr, m));
+  return r.value();
+}
+
+Status RemoteFs::SetXattr(posix::Ino ino, std::string_view name, std::string_view value,
+                          uint32_t flags) {
+  v1::SetXattr m;
+  m.set_ino(ino.value());
+  m.set_name(std::string(name));
+  m.set_value(std::string(value));
+  m.set_flags(flags);
+  return client_->CallAs<v1::SetXattrReply>(proto::kTypeSetXattr, m, m.mutable_mut()).status();
+}
+
+Result<std::vector<std::string>> RemoteFs::ListXattr(posix::Ino ino) {
+  v1::ListXattr m;
+  m.set_ino(ino.value());
+  ARCHIL_ASSIGN_OR_RETURN(auto r, client_->CallAs<v1::ListXattrReply>(proto::kTypeListXattr, m));
+  return std::vector<std::string>(r.names().begin(), r.names().end());
+}
+
+Status RemoteFs::RemoveXattr(posix::Ino ino, std::string_view name) {
+  v1::RemoveXattr m;
+  m.set_ino(ino.value());
+  m.set_name(std::string(name));
+  return client_->CallAs<v1::RemoveXattrReply>(proto::kTypeRemoveXattr, m, m.mutable_mut())
+      .status();
+}
+
+Result<std::string> RemoteFs::Read(posix::Ino ino, uint64_t offset, size_t length) {
+  std::string out;
+  while (out.size() < length) {
+    v1::Read m;
+    m.set_ino(ino.value());
+    m.set_offset(offset + out.size());
+    m.set_length(static_cast<uint32_t>(std::min(kChunk, length - out.size())));
+    std::string data;
+    ARCHIL_ASSIGN_OR_RETURN(
+        auto r, client_->CallAs<v1::ReadReply>(proto::kTypeRead, m, nullptr, {}, &data));
+    if (Crc32c(data) != r.crc32c()) return Status::Errno(EIO, "read data failed its checksum");
+    out += data;
+    if (data.size() < m.length()) break;  // end of file
+  }
+  return out;
+}
+
+Result<posix::Attr> RemoteFs::Write(posix::Ino ino, uint64_t offset, std::string_view data) {
+  if (data.empty()) return GetAttr(ino);
+  Result<posix::Attr> last = Status::Errno(EIO, "nothing written");
+  for (size_t done = 0; done < data.size();) {
+    const std::string_view piece = data.substr(done, kChunk);
+    v1::Write m;
+    m.set_ino(ino.value());
+    m.set_offset(offset + done);
+    m.set_crc32c(Crc32c(piece));
+    m.set_stable(true);
+    last = AttrOf(client_->CallAs<v1::WriteReply>(proto::kTypeWrite, m, m.mutable_mut(), piece));
+    if (!last.ok()) return last;
+    done += piece.size();
+  }
+  return last;
+}
+
+Status RemoteFs::Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint64_t length) {
+  v1::Fallocate m;
+  m.set_ino(ino.value());
+  m.set_mode(mode);
+  m.set_offset(offset);
+  m.set_length(length);
+  return client_->CallAs<v1::FallocateReply>(proto::kTypeFallocate, m, m.mutable_mut()).status();
+}
+
+Result<posix::StatFs> RemoteFs::Statfs() {
+  v1::StatFs m;
+  ARCHIL_ASSIGN_OR_RETURN(auto r, client_->CallAs<v1::StatFsReply>(proto::kTypeStatFs, m));
+  posix::StatFs s;
+  s.block_size = r.bsize();
+  s.blocks = r.blocks();
+  s.blocks_free = r.bfree();
+  s.files = r.files();
+  s.files_free = r.ffree();
+  s.name_max = r.namemax();
+  return s;
+}
+
+Status RemoteFs::Open(posix::Ino ino, posix::HolderId) {
+  v1::Open m;
+  m.set_ino(ino.value());
+  return client_->CallAs<v1::OpenReply>(proto::kTypeOpen, m, m.mutable_mut()).status();
+}
+
+Status RemoteFs::Release(posix::Ino ino, posix::HolderId) {
+  v1::Release m;
+  m.set_ino(ino.value());
+  return client_->CallAs<v1::ReleaseReply>(proto::kTypeRelease, m, m.mutable_mut()).status();
+}
+
+Status RemoteFs::DropHolder(posix::HolderId) { return Status::Ok(); }
+
+}  // namespace archil::client

@@ -1,0 +1,62 @@
+// RemoteFs: a disk served by a disk server, as a posix::FileSystem: every call is one request
+// of docs/protocol.md §5.3-5.5 through a DiskClient (large reads and writes are split at 1 MiB).
+// The same interface as the engine and the reference model, so the tests that drive those
+// (posix/fs_driver.h) drive a remote disk too, through faults; and the FUSE client's core.
+//
+// Inode numbers are the server's. Errors carry the errno of the reply's status
+// (proto::ErrnoForWire), so an application sees what the engine said.
+//
+// Thread-safety: safe for concurrent use (as DiskClient).
+#pragma once
+
+#include "client/disk_client.h"
+#include "posix/file_system.h"
+
+namespace archil::client {
+
+// The protocol's attributes as the posix ones.
+posix::Attr FromProto(const v1::Attr& a);
+
+class RemoteFs final : public posix::FileSystem {
+ public:
+  // REQUIRES: `client` outlives this.
+  explicit RemoteFs(DiskClient* client) : client_(client) {}
+
+  Result<posix::Attr> Lookup(posix::Ino parent, std::string_view name) override;
+  Result<posix::Attr> GetAttr(posix::Ino ino) override;
+  Result<posix::Attr> SetAttr(posix::Ino ino, const posix::SetAttrRequest& request) override;
+  Result<posix::Attr> Mknod(posix::Ino parent, std::string_view name, uint32_t mode, uint32_t rdev,
+                            posix::Owner owner) override;
+  Result<posix::Attr> Mkdir(posix::Ino parent, std::string_view name, uint32_t mode,
+                            posix::Owner owner) override;
+  Result<posix::Attr> Symlink(posix::Ino parent, std::string_view name, std::string_view target,
+                              posix::Owner owner) override;
+  Result<posix::Attr> Link(posix::Ino ino, posix::Ino new_parent,
+                           std::string_view new_name) override;
+  Status Unlink(posix::Ino parent, std::string_view name) override;
+  Status Rmdir(posix::Ino parent, std::string_view name) override;
+  Status Rename(posix::Ino parent, std::string_view name, posix::Ino new_parent,
+                std::string_view new_name, uint32_t flags) override;
+  Result<std::string> Readlink(posix::Ino ino) override;
+  Result<posix::DirPage> ReadDir(posix::Ino dir, uint64_t after_cookie,
+                                 size_t max_entries) override;
+  Result<std::string> GetXattr(posix::Ino ino, std::string_view name) override;
+  Status SetXattr(posix::Ino ino, std::string_view name, std::string_view value,
+                  uint32_t flags) override;
+  Result<std::vector<std::string>> ListXattr(posix::Ino ino) override;
+  Status RemoveXattr(posix::Ino ino, std::string_view name) override;
+  Result<std::string> Read(posix::Ino ino, uint64_t offset, size_t length) override;
+  Result<posix::Attr> Write(posix::Ino ino, uint64_t offset, std::string_view data) override;
+  Status Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint64_t length) override;
+  Result<posix::StatFs> Statfs() override;
+  // Opens and releases are the session's (one holder per session, as the server keeps them).
+  Status Open(posix::Ino ino, posix::HolderId holder) override;
+  Status Release(posix::Ino ino, posix::HolderId holder) override;
+  // The session's holds go when the session ends (DiskClient::Goodbye).
+  Status DropHolder(posix::HolderId holder) override;
+
+ private:
+  DiskClient* const client_;
+};
+
+}  // namespace archil::client

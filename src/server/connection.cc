@@ -1,0 +1,89 @@
+#include "server/connection.h"
+
+#include <sys/socket.h>
+
+#include "base/log.h"
+
+namespace archil::server {
+
+void Connection::Reply(const proto::FrameHeader& request, proto::WireStatus status,
+                       std::string_view body, std::string_view payload, uint8_t extra_flags) {
+  proto::FrameHeader h;
+  h.flags = static_cast<uint8_t>(proto::kFlagReply | extra_flags);
+  h.type = request.type;
+  h.request_id = request.request_id;
+  h.status = status;
+  h.payload_len = static_cast<uint32_t>(payload.size());
+  std::string header = proto::EncodeHeader(h, body);
+  iovec iov[3] = {{header.data(), header.size()},
+                  {const_cast<char*>(body.data()), body.size()},
+                  {const_cast<char*>(payload.data()), payload.size()}};
+  Status sent;
+  {
+    MutexLock lock(&send_mu_);
+    if (shut_) return;
+    sent = net::SendAll(fd(), iov, send_timeout_ms_);
+  }
+  if (!sent.ok()) {
+    ARCHIL_LOG(kDebug) << "server: " << peer_ << ": " << sent.ToString() << "; closing";
+    Shutdown();
+  }
+}
+
+void Connection::Shutdown() {
+  if (shut_.exchange(true)) return;
+  ::shutdown(fd(), SHUT_RDWR);
+}
+
+std::optional<proto::Refusal> Connection::Admit(const proto::FrameHeader& h) {
+  MutexLock lock(&mu_);
+  return rules_.Admit(h);
+}
+
+void Connection::Answered(uint64_t request_id) {
+  MutexLock lock(&mu_);
+  rules_.Answered(request_id);
+}
+
+std::shared_ptr<Session> Connection::session() const {
+  MutexLock lock(&mu_);
+  return session_;
+}
+
+void Connection::Bind(const std::shared_ptr<Session>& s) {
+  std::shared_ptr<Session> old;
+  uint64_t old_key = 0;
+  {
+    MutexLock lock(&mu_);
+    old = std::move(session_);
+    old_key = attach_key_;
+    session_ = s;
+    rules_.Authenticated();
+  }
+  if (old) old->Detach(old_key);
+  // The session holds a weak reference: it can close the connection, never keep it alive.
+  const uint64_t key = s->Attach([weak = weak_from_this()] {
+    if (std::shared_ptr<Connection> c = weak.lock()) c->Shutdown();
+  });
+  MutexLock lock(&mu_);
+  attach_key_ = key;
+}
+
+void Connection::Unbind() {
+  std::shared_ptr<Session> old;
+  uint64_t key = 0;
+  {
+    MutexLock lock(&mu_);
+    old = std::move(session_);
+    key = attach_key_;
+    session_.reset();
+  }
+  if (old) old->Detach(key);
+}
+
+bool Connection::authenticated() const {
+  MutexLock lock(&mu_);
+  return rules_.authenticated();
+}
+
+}  // namespace archil::server

@@ -1,0 +1,83 @@
+// Connection: one client connection of the disk server: its socket, the frame reader the I/O
+// thread feeds, the per-connection rules of docs/protocol.md §12 (rows 7-8, the in-flight cap),
+// and the session it is bound to.
+//
+// Threads. The server's one I/O thread reads every connection and owns `reader`; request
+// workers send replies. Sends are serialized by the send mutex, and each frame is one sendmsg
+// (§2), so replies of concurrent requests never interleave. Only the I/O thread closes the
+// socket, and only when it drops its reference: anyone else calls Shutdown(), which the I/O
+// thread then sees as a closed socket. The fd lives as long as the last reference.
+//
+// Thread-safety: as described; the rest is guarded by mu_.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/mutex.h"
+#include "net/socket.h"
+#include "proto/connection_rules.h"
+#include "proto/frame.h"
+#include "server/session.h"
+
+namespace archil::server {
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(net::Fd fd, std::string peer, int64_t now_ns, int send_timeout_ms)
+      : fd_(std::move(fd)),
+        peer_(std::move(peer)),
+        created_ns_(now_ns),
+        send_timeout_ms_(send_timeout_ms) {
+    last_frame_ns = now_ns;
+  }
+
+  int fd() const { return fd_.get(); }
+  const std::string& peer() const { return peer_; }
+  int64_t created_ns() const { return created_ns_; }
+
+  // Sends the reply to `request` (flags REPLY | extra). On a send failure (the peer is gone or
+  // does not read) the connection is shut down.
+  void Reply(const proto::FrameHeader& request, proto::WireStatus status, std::string_view body,
+             std::string_view payload = {}, uint8_t extra_flags = 0) ARCHIL_EXCLUDES(send_mu_);
+  // Safe from any thread; idempotent.
+  void Shutdown();
+
+  // §12 rows 7-8 and the in-flight cap.
+  std::optional<proto::Refusal> Admit(const proto::FrameHeader& h) ARCHIL_EXCLUDES(mu_);
+  void Answered(uint64_t request_id) ARCHIL_EXCLUDES(mu_);
+
+  // The session this connection is bound to (nullptr before SESSION_CREATE/BIND).
+  std::shared_ptr<Session> session() const ARCHIL_EXCLUDES(mu_);
+  // Binds the connection to `s`: the session can close it, and every request type is allowed.
+  void Bind(const std::shared_ptr<Session>& s) ARCHIL_EXCLUDES(mu_);
+  // Unbinds (the I/O thread, when the connection closes).
+  void Unbind() ARCHIL_EXCLUDES(mu_);
+  bool authenticated() const ARCHIL_EXCLUDES(mu_);
+
+  // I/O thread only.
+  proto::FrameReader reader{proto::kPreAuthLimits};
+  int64_t last_frame_ns = 0;
+  bool reading_paused = false;
+  bool counted_unauthenticated = true;  // in the per-peer count of unbound connections
+  // Request payload bytes queued or executing (the backpressure budget).
+  std::atomic<uint64_t> inflight_bytes{0};
+
+ private:
+  const net::Fd fd_;
+  const std::string peer_;
+  const int64_t created_ns_;
+  const int send_timeout_ms_;
+  std::atomic<bool> shut_{false};
+
+  Mutex send_mu_;
+
+  mutable Mutex mu_;
+  proto::ConnectionRules rules_ ARCHIL_GUARDED_BY(mu_);
+  std::shared_ptr<Session> session_ ARCHIL_GUARDED_BY(mu_);
+  uint64_t attach_key_ ARCHIL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace archil::server

@@ -1,0 +1,516 @@
+#include "server/disk_server.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "base/log.h"
+#include "base/random.h"
+#include "proto/messages.h"
+#include "proto/validate.h"
+#include "server/attr_convert.h"
+#include "server/requests.h"
+
+namespace archil::server {
+
+namespace {
+
+using proto::WireStatus;
+
+constexpr uint32_t kProtocolMin = 1, kProtocolMax = 1;
+constexpr uint64_t kFeatureLseek = uint64_t{1} << 3;
+constexpr uint64_t kServerFeatures = kFeatureLseek;
+constexpr int kAuthFailuresPerMinute = 10;
+constexpr uint32_t kDefaultSlots = 64, kMaxSlots = 1024;
+constexpr uint32_t kMinLeaseMs = 5000, kMaxLeaseMs = 120000;
+
+template <typename M>
+const M& As(const proto::Message& m) {
+  return static_cast<const M&>(m);
+}
+
+std::string Bytes(const void* p, size_t n) { return std::string(static_cast<const char*>(p), n); }
+
+}  // namespace
+
+DiskServer::DiskServer(const DiskServerOptions& options, engine::Engine* engine,
+                       Authority* authority, const Clock* clock)
+    : options_(options), engine_(engine), authority_(authority), clock_(clock), registry_(engine) {}
+
+Result<std::unique_ptr<DiskServer>> DiskServer::Start(const DiskServerOptions& options,
+                                                      engine::Engine* engine, Authority* authority,
+                                                      const Clock* clock) {
+  std::unique_ptr<DiskServer> s(new DiskServer(options, engine, authority, clock));
+  ARCHIL_ASSIGN_OR_RETURN(s->listener_, net::Listen(options.listen));
+  ARCHIL_ASSIGN_OR_RETURN(s->address_, net::LocalAddress(s->listener_.get()));
+  s->server_id_.resize(16);
+  ARCHIL_RETURN_IF_ERROR(SecureRandomBytes(s->server_id_.data(), s->server_id_.size()));
+  s->epoll_ = net::Fd(::epoll_create1(EPOLL_CLOEXEC));
+  s->wake_ = net::Fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!s->epoll_.valid() || !s->wake_.valid()) return Status::Errno(errno, "epoll/eventfd");
+  for (int fd : {s->listener_.get(), s->wake_.get()}) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    if (::epoll_ctl(s->epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
+      return Status::Errno(errno, "epoll_ctl");
+    }
+  }
+  s->workers_ = std::make_unique<WorkQueue>(options.workers);
+  s->io_ = std::thread([p = s.get()] { p->Loop(); });
+  ARCHIL_LOG(kInfo) << "server: serving mounts on " << s->address_;
+  return s;
+}
+
+DiskServer::~DiskServer() { Stop(); }
+
+void DiskServer::Stop() {
+  if (stop_.exchange(true)) return;
+  Wake();
+  if (io_.joinable()) io_.join();
+  registry_.CloseAll();
+  workers_.reset();  // runs what is queued (replies to closed sockets fail quietly)
+}
+
+void DiskServer::Wake() {
+  const uint64_t one = 1;
+  (void)!::write(wake_.get(), &one, sizeof one);
+}
+
+void DiskServer::Loop() {
+  epoll_event events[64];
+  int64_t last_sweep = clock_->MonotonicNanos();
+  while (!stop_) {
+    const int n = ::epoll_wait(epoll_.get(), events, 64, 250);
+    for (int i = 0; i < n; ++i) {
+      const int fd = events[i].data.fd;
+      if (fd == listener_.get()) {
+        AcceptAll();
+      } else if (fd == wake_.get()) {
+        uint64_t v;
+        (void)!::read(wake_.get(), &v, sizeof v);
+        std::vector<ConnPtr> resume;
+        {
+          MutexLock lock(&resume_mu_);
+          resume.swap(resume_);
+        }
+        for (const ConnPtr& c : resume) ResumeReading(c);
+      } else if (auto it = conns_.find(fd); it != conns_.end()) {
+        ConnPtr c = it->second;
+        ReadFrom(c);
+      }
+    }
+    const int64_t now = clock_->MonotonicNanos();
+    if (now - last_sweep > 250'000'000) {
+      Sweep();
+      last_sweep = now;
+    }
+  }
+  std::map<int, ConnPtr> conns;
+  conns.swap(conns_);
+  for (auto& [fd, c] : conns) {
+    c->Shutdown();
+    c->Unbind();
+  }
+  connection_count_ = 0;
+}
+
+void DiskServer::AcceptAll() {
+  while (true) {
+    net::Fd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!fd.valid()) {
+      if (errno == EINTR) continue;
+      if (errno == EMFILE || errno == ENFILE) {
+        ARCHIL_LOG(kWarn) << "server: out of file descriptors; connections wait";
+      }
+      return;
+    }
+    const std::string peer = net::PeerHost(fd.get());
+    if (conns_.size() >= options_.max_connections ||
+        unauthenticated_[peer] >= options_.max_unauthenticated_per_peer) {
+      ARCHIL_LOG(kDebug) << "server: refusing a connection from " << peer << " (limit)";
+      continue;  // closed as fd goes
+    }
+    const int one = 1;
+    ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    const int raw = fd.get();
+    auto c = std::make_shared<Connection>(std::move(fd), peer, clock_->MonotonicNanos(),
+                                          options_.send_timeout_ms);
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.fd = raw;
+    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, raw, &ev) != 0) continue;
+    conns_[raw] = std::move(c);
+    ++unauthenticated_[peer];
+    ++connection_count_;
+  }
+}
+
+void DiskServer::Close(const ConnPtr& c) {
+  auto it = conns_.find(c->fd());
+  if (it == conns_.end() || it->second != c) return;
+  ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, c->fd(), nullptr);
+  if (c->counted_unauthenticated) {
+    auto u = unauthenticated_.find(c->peer());
+    if (u != unauthenticated_.end() && --u->second == 0) unauthenticated_.erase(u);
+  }
+  c->Shutdown();
+  c->Unbind();
+  conns_.erase(it);
+  --connection_count_;
+}
+
+void DiskServer::ReadFrom(const ConnPtr& c) {
+  char buf[64 << 10];
+  size_t budget = 1 << 20;  // per wake-up, so that one busy peer does not starve the others
+  while (budget > 0 && !c->reading_paused) {
+    ssize_t n;
+    std::string_view bytes;
+    if (c->reader.payload_missing() >= sizeof buf) {
+      // A large payload goes from the socket straight into its frame.
+      n = ::recv(c->fd(), c->reader.payload_tail(), c->reader.payload_missing(), 0);
+      if (n > 0) c->reader.PayloadFilled(static_cast<size_t>(n));
+    } else {
+      n = ::recv(c->fd(), buf, sizeof buf, 0);
+      if (n > 0) bytes = std::string_view(buf, static_cast<size_t>(n));
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return;
+    if (n <= 0) {
+      Close(c);
+      return;
+    }
+    budget -= std::min(budget, static_cast<size_t>(n));
+    if (!Drain(c, bytes)) return;
+  }
+}
+
+bool DiskServer::Drain(const ConnPtr& c, std::string_view bytes) {
+  while (true) {
+    if (c->reader.ready()) {
+      if (!OnFrame(c, c->reader.Take())) {
+        Close(c);
+        return false;
+      }
+      continue;
+    }
+    if (const std::optional<proto::FrameError>& e = c->reader.error()) {
+      if (e->reply) Error(c, proto::FrameHeader(), e->status, e->message);
+      ARCHIL_LOG(kDebug) << "server: " << c->peer() << ": " << e->message << "; closing";
+      Close(c);
+      return false;
+    }
+    if (bytes.empty()) return true;
+    bytes.remove_prefix(c->reader.Feed(bytes));
+  }
+}
+
+void DiskServer::Error(const ConnPtr& c, const proto::FrameHeader& h, WireStatus status,
+                       std::string_view message) {
+  Response r = ErrorResponse(status, message);
+  c->Reply(h, r.status, r.body);
+}
+
+bool DiskServer::OnFrame(const ConnPtr& c, proto::Frame frame) {
+  const proto::FrameHeader& h = frame.header;
+  c->last_frame_ns = clock_->MonotonicNanos();
+  if (h.is_reply()) return true;  // answers to pushes: nothing waits for them yet
+  if (std::optional<proto::Refusal> no = c->Admit(h)) {
+    Error(c, h, no->status, no->message);
+    return !no->close;
+  }
+  const auto answered = [&](WireStatus status, std::string_view message) {
+    Error(c, h, status, message);
+    c->Answered(h.request_id);
+    return true;
+  };
+  if (std::optional<WireStatus> bad = proto::CheckPayloadAllowed(h)) {
+    return answered(*bad, "a payload on a message that carries none");
+  }
+  switch (h.type) {
+    case proto::kTypeHello:
+    case proto::kTypeSessionCreate:
+    case proto::kTypeSessionBind:
+    case proto::kTypeGoodbye:
+    case proto::kTypePing: {
+      std::unique_ptr<proto::Message> m;
+      if (WireStatus st = proto::ParseBody(h, frame.body, &m); st != WireStatus::kOk) {
+        return answered(st, "the body does not parse");
+      }
+      bool keep = true;
+      if (h.type == proto::kTypeHello) keep = Hello(c, h, *m);
+      if (h.type == proto::kTypeSessionCreate) SessionCreate(c, h, *m);
+      if (h.type == proto::kTypeSessionBind) SessionBind(c, h, *m);
+      if (h.type == proto::kTypeGoodbye) Goodbye(c, h, *m);
+      if (h.type == proto::kTypePing) {
+        v1::PingReply r;
+        r.set_nonce(As<v1::Ping>(*m).nonce());
+        r.set_server_time_ns(clock_->NowMicros() * 1000);
+        c->Reply(h, WireStatus::kOk, r.SerializeAsString());
+      }
+      c->Answered(h.request_id);
+      if (c->authenticated() && c->counted_unauthenticated) {
+        c->counted_unauthenticated = false;
+        auto u = unauthenticated_.find(c->peer());
+        if (u != unauthenticated_.end() && --u->second == 0) unauthenticated_.erase(u);
+        c->reader.set_limits(options_.limits);
+      }
+      return keep;
+    }
+    default:
+      break;
+  }
+  const uint64_t bytes = frame.payload.size() + frame.body.size();
+  if ((c->inflight_bytes += bytes) > options_.max_inflight_bytes_per_connection) {
+    c->reading_paused = true;  // TCP backpressure until the queued requests are answered
+    epoll_event ev{};
+    ev.events = EPOLLRDHUP;
+    ev.data.fd = c->fd();
+    ::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, c->fd(), &ev);
+  }
+  workers_->Push([this, c, f = std::move(frame)] { Work(c, f); });
+  return true;
+}
+
+void DiskServer::Work(const ConnPtr& c, const proto::Frame& frame) {
+  const proto::FrameHeader& h = frame.header;
+  Response r;
+  std::unique_ptr<proto::Message> m;
+  std::string why;
+  std::shared_ptr<Session> session = c->session();
+  if (WireStatus st = proto::ParseBody(h, frame.body, &m); st != WireStatus::kOk) {
+    r = ErrorResponse(st, st == WireStatus::kUnsupportedType ? "unknown message type"
+                                                             : "the body does not parse");
+  } else if (!session || session->closed()) {
+    r = ErrorResponse(WireStatus::kSessionUnknown, "the session has ended");
+  } else if (WireStatus v = proto::ValidateRequest(h, *m, frame.payload,
+                                                   proto::ValidationContext{options_.limits}, &why);
+             v != WireStatus::kOk) {
+    r = ErrorResponse(v, why);
+    const proto::MessageType* type = proto::FindMessageType(h.type);
+    if (const v1::Mut* mut = type ? type->mut_of(*m) : nullptr) r = Refuse(*session, *mut, r);
+  } else {
+    r = Execute(*session, h.type, *m, frame.payload);
+  }
+  c->Reply(h, r.status, r.body, r.payload, r.replayed ? proto::kFlagReplayed : 0);
+  c->Answered(h.request_id);
+  const uint64_t bytes = frame.payload.size() + frame.body.size();
+  if (c->inflight_bytes.fetch_sub(bytes) > options_.max_inflight_bytes_per_connection) {
+    MutexLock lock(&resume_mu_);
+    resume_.push_back(c);
+    Wake();
+  }
+}
+
+void DiskServer::ResumeReading(const ConnPtr& c) {
+  if (!c->reading_paused || c->inflight_bytes > options_.max_inflight_bytes_per_connection) return;
+  if (conns_.find(c->fd()) == conns_.end()) return;
+  c->reading_paused = false;
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP;
+  ev.data.fd = c->fd();
+  ::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, c->fd(), &ev);
+}
+
+void DiskServer::Sweep() {
+  const int64_t now = clock_->MonotonicNanos();
+  std::vector<ConnPtr> expired;
+  for (const auto& [fd, c] : conns_) {
+    if (!c->authenticated()) {
+      if (now - c->created_ns() > int64_t{options_.auth_deadline_ms} * 1'000'000) {
+        expired.push_back(c);
+      }
+      continue;
+    }
+    std::shared_ptr<Session> s = c->session();
+    const int64_t lease_ns =
+        int64_t{s ? s->identity().lease_ms : options_.default_lease_ms} * 1'000'000;
+    if (now - c->last_frame_ns > 3 * lease_ns) expired.push_back(c);
+  }
+  for (const ConnPtr& c : expired) {
+    ARCHIL_LOG(kDebug) << "server: " << c->peer() << ": "
+                       << (c->authenticated() ? "silent for 3 leases" : "no session in time")
+                       << "; closing";
+    Close(c);
+  }
+  for (auto it = failures_.begin(); it != failures_.end();) {
+    it = now - it->second.window_start_ns > 60'000'000'000 ? failures_.erase(it) : std::next(it);
+  }
+}
+
+bool DiskServer::Hello(const ConnPtr& c, const proto::FrameHeader& h, const proto::Message& m) {
+  const auto& hello = As<v1::Hello>(m);
+  const uint32_t client_min = hello.versions().min(), client_max = hello.versions().max();
+  const uint32_t v = std::min(client_max, kProtocolMax);
+  if (client_min > client_max || v < std::max(client_min, kProtocolMin)) {
+    v1::ErrorReply e;
+    e.set_message("protocol mismatch: client speaks " + std::to_string(client_min) + ".." +
+                  std::to_string(client_max) + ", server speaks " + std::to_string(kProtocolMin) +
+                  ".." + std::to_string(kProtocolMax) + "; upgrade the older side");
+    v1::VersionRange* r = e.add_supported();
+    r->set_min(kProtocolMin);
+    r->set_max(kProtocolMax);
+    c->Reply(h, WireStatus::kUnsupportedVersion, e.SerializeAsString());
+    return false;
+  }
+  v1::HelloReply r;
+  r.set_version(v);
+  r.set_features(hello.features() & kServerFeatures);
+  r.set_software(options_.software);
+  r.set_server_id(server_id_);
+  r.set_server_time_ns(clock_->NowMicros() * 1000);
+  v1::Limits* l = r.mutable_limits();
+  l->set_max_body(options_.limits.max_body);
+  l->set_max_payload(options_.limits.max_payload);
+  l->set_max_inflight(256);
+  l->set_max_inflight_bytes(options_.max_inflight_bytes_per_connection);
+  l->set_max_slots(kMaxSlots);
+  l->set_max_lanes(1);
+  c->Reply(h, WireStatus::kOk, r.SerializeAsString());
+  return true;
+}
+
+void DiskServer::AuthFailed(const ConnPtr& c, const proto::FrameHeader& h) {
+  const int64_t now = clock_->MonotonicNanos();
+  Failures& f = failures_[c->peer()];
+  if (now - f.window_start_ns > 60'000'000'000) f = Failures{now, 0};
+  if (++f.count > kAuthFailuresPerMinute) {
+    v1::ErrorReply e;
+    e.set_message("too many failed authentications from this address; retry later");
+    e.set_retry_after_ms(
+        static_cast<uint32_t>((f.window_start_ns + 60'000'000'000 - now) / 1'000'000));
+    c->Reply(h, WireStatus::kAuthRateLimited, e.SerializeAsString());
+    return;
+  }
+  Error(c, h, WireStatus::kAuthFailed, "token rejected");
+}
+
+void DiskServer::SessionCreate(const ConnPtr& c, const proto::FrameHeader& h,
+                               const proto::Message& msg) {
+  const auto& m = As<v1::SessionCreate>(msg);
+  if (c->authenticated()) return Error(c, h, WireStatus::kProtocolState, "already bound");
+  Result<Grant> grant = authority_->Authorize(m.token(), m.disk());
+  if (!grant.ok()) {
+    if (grant.status().code() == Status::Code::kUnauthenticated) return AuthFailed(c, h);
+    if (grant.status().code() == Status::Code::kNotFound) {
+      return Error(c, h, WireStatus::kDiskNotFound, "no such disk");
+    }
+    ARCHIL_LOG(kError) << "server: authorizing a session: " << grant.status().ToString();
+    return Error(c, h, WireStatus::kInternal, "the server could not check the token");
+  }
+  Result<posix::FileSystem*> fs = engine_->Disk(grant->disk);
+  if (!fs.ok()) return Error(c, h, WireStatus::kDiskNotFound, "no such disk");
+  // The root: the disk's, or the subdirectory named in the mount spec.
+  Result<posix::Attr> root = (*fs)->GetAttr(posix::kRootIno);
+  std::string_view sub = m.subdir();
+  while (root.ok() && !sub.empty()) {
+    const size_t slash = sub.find('/');
+    const std::string_view name = sub.substr(0, slash);
+    sub = slash == std::string_view::npos ? std::string_view() : sub.substr(slash + 1);
+    if (name.empty() || name == ".") continue;
+    if (name == "..") return Error(c, h, WireStatus::kInvalid, "'..' in the subdirectory");
+    root = (*fs)->Lookup(root->ino, name);
+  }
+  if (!root.ok()) {
+    return Error(c, h, proto::WireStatusForErrno(ErrnoFor(root.status())),
+                 "subdirectory: " + root.status().message());
+  }
+  if (!S_ISDIR(root->mode)) return Error(c, h, WireStatus::kNotDir, "the subdirectory is a file");
+
+  SessionIdentity id;
+  id.token_id = grant->token_id;
+  id.disk = grant->disk;
+  id.root = root->ino;
+  id.lease_ms = m.lease_ms() == 0 ? options_.default_lease_ms
+                                  : std::clamp(m.lease_ms(), kMinLeaseMs, kMaxLeaseMs);
+  id.hostname = m.hostname();
+  id.mount_path = m.mount_path();
+  const bool has_client_id = m.client_id().size() == id.client_id.size();
+  if (has_client_id) std::copy(m.client_id().begin(), m.client_id().end(), id.client_id.begin());
+  v1::SessionCreateReply r;
+  if (has_client_id) {
+    // Same-host reclaim (§10.2): the same mount point remounts after its daemon died.
+    if (std::shared_ptr<Session> old = registry_.FindByClient(id.disk, id.client_id)) {
+      if (old->identity().token_id != id.token_id || old->connections() > 0) {
+        v1::ErrorReply e;
+        e.set_message("already mounted at " + old->identity().mount_path + " on " +
+                      old->identity().hostname);
+        v1::Holder* holder = e.mutable_holder();
+        holder->set_hostname(old->identity().hostname);
+        holder->set_mount_path(old->identity().mount_path);
+        holder->set_holder_id(Bytes(old->identity().holder_id.data(), 8));
+        return c->Reply(h, WireStatus::kClientIdInUse, e.SerializeAsString());
+      }
+      r.set_replaced_holder_id(Bytes(old->identity().holder_id.data(), 8));
+      if (Status ended = registry_.End(old); !ended.ok()) {
+        ARCHIL_LOG(kWarn) << "server: ending a replaced session: " << ended.ToString();
+      }
+    }
+  }
+  const uint32_t slots = m.slots() == 0 ? kDefaultSlots : std::clamp(m.slots(), 1u, kMaxSlots);
+  Result<std::shared_ptr<Session>> s = registry_.Create(std::move(id), slots);
+  if (!s.ok()) {
+    ARCHIL_LOG(kError) << "server: creating a session: " << s.status().ToString();
+    return Error(c, h, proto::WireStatusForErrno(ErrnoFor(s.status())),
+                 "cannot create the session");
+  }
+  c->Bind(*s);
+  const SessionIdentity& sid = (*s)->identity();
+  r.set_session_id(Bytes(sid.id.data(), sid.id.size()));
+  r.set_boot_verifier(engine_->boot_verifier());
+  r.set_disk_id(grant->disk_id);
+  r.set_disk_name(grant->disk_name);
+  r.set_root_ino(sid.root.value());
+  ToProto(*root, r.mutable_root_attr());
+  r.set_slots(slots);
+  r.set_lease_ms(sid.lease_ms);
+  c->Reply(h, WireStatus::kOk, r.SerializeAsString());
+  ARCHIL_LOG(kInfo) << "server: session of " << sid.hostname << ":" << sid.mount_path << " on "
+                    << grant->disk_id << " (token " << sid.token_id << ") from " << c->peer();
+}
+
+void DiskServer::SessionBind(const ConnPtr& c, const proto::FrameHeader& h,
+                             const proto::Message& msg) {
+  const auto& m = As<v1::SessionBind>(msg);
+  if (c->authenticated()) return Error(c, h, WireStatus::kProtocolState, "already bound");
+  Result<Grant> grant = authority_->Authorize(m.token(), "");
+  if (!grant.ok()) {
+    if (grant.status().code() == Status::Code::kUnauthenticated) return AuthFailed(c, h);
+    return Error(c, h, WireStatus::kSessionUnknown, "no such session");
+  }
+  engine::SessionIdBytes id{};
+  if (m.session_id().size() != id.size()) {
+    return Error(c, h, WireStatus::kSessionUnknown, "no such session");
+  }
+  std::copy(m.session_id().begin(), m.session_id().end(), id.begin());
+  Result<std::shared_ptr<Session>> s = registry_.Find(grant->disk, id);
+  if (!s.ok()) return Error(c, h, WireStatus::kSessionUnknown, "no such session");
+  // Only the token that opened a session may bind it: any other gets the wrong-secret answer.
+  if ((*s)->identity().token_id != grant->token_id) return AuthFailed(c, h);
+  c->Bind(*s);
+  v1::SessionBindReply r;
+  r.set_boot_verifier(engine_->boot_verifier());
+  for (uint64_t seq : (*s)->slots().LastSeqs()) r.add_slot_seq(seq);
+  r.set_lease_ms((*s)->identity().lease_ms);
+  c->Reply(h, WireStatus::kOk, r.SerializeAsString());
+}
+
+void DiskServer::Goodbye(const ConnPtr& c, const proto::FrameHeader& h, const proto::Message& msg) {
+  const auto& m = As<v1::Goodbye>(msg);
+  c->Reply(h, WireStatus::kOk, v1::GoodbyeReply().SerializeAsString());
+  std::shared_ptr<Session> s = c->session();
+  if (m.end_session() && s) {
+    if (Status st = registry_.End(s); !st.ok()) {
+      ARCHIL_LOG(kWarn) << "server: ending a session: " << st.ToString();
+    }
+  }
+}
+
+}  // namespace archil::server
