@@ -17,6 +17,10 @@
 #include <sstream>
 #include <thread>
 
+#include "client/disk_client.h"
+#include "client/remote_fs.h"
+#include "net/socket.h"
+
 extern char** environ;
 
 namespace archil {
@@ -136,6 +140,15 @@ class CliTest : public ::testing::Test {
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }
     ASSERT_TRUE(fs::exists(advert)) << "server did not start; log:\n" << ReadFile(log);
+  }
+
+  // SIGKILL: the process dies mid-work, as in a crash.
+  void KillServer() {
+    if (server_ <= 0) return;
+    kill(server_, SIGKILL);
+    int status = 0;
+    waitpid(server_, &status, 0);
+    server_ = 0;
   }
 
   // SIGTERM; returns the server's exit code.
@@ -335,6 +348,94 @@ TEST_F(CliTest, Https) {
   Ran trusted = Archil({"disks", "create", "secure"}, {{"ARCHIL_CA_FILE", cert}});
   EXPECT_EQ(trusted.exit_code, 0) << trusted.err;
   EXPECT_EQ(Archil({"--ca-file", cert, "disks", "get", "secure"}).exit_code, 0);
+}
+
+}  // namespace
+}  // namespace archil
+
+namespace archil {
+namespace {
+
+// A free loopback port (the server must come back on the same one after a crash).
+std::string FreeLoopbackAddress() {
+  net::Fd l = net::Listen("127.0.0.1:0").value();
+  return net::LocalAddress(l.get()).value();
+}
+
+// The disk server inside `archil server`: a disk created with the CLI is mounted through the
+// client library at the advertised address; the server is killed with SIGKILL and started
+// again while writers run: every acknowledged write is there and the writers see no error;
+// deleting the disk then ends the session within a second.
+TEST_F(CliTest, DiskServerRidesThroughKill9AndDiskDelete) {
+  const std::string mount = FreeLoopbackAddress();
+  StartServer({"--mount-listen", mount});
+  json advert = json::parse(ReadFile(dir_ / "run" / "test-1.json"));
+  EXPECT_EQ(advert["mount"], mount) << advert.dump();
+  Ran created = Archil({"--json", "disks", "create", "crashme"});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  json disk = json::parse(created.out);
+  ASSERT_TRUE(disk.contains("authorizedUsers")) << created.out;
+  const std::string token = disk["authorizedUsers"][0].value("token", "");
+  ASSERT_FALSE(token.empty()) << created.out;
+
+  client::DiskClientOptions o;
+  o.address = mount;
+  o.token = token;
+  o.retry_for_ms = 30000;
+  auto c = client::DiskClient::Connect(o);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  client::RemoteFs fs(c->get());
+  constexpr int kWriters = 4;
+  std::vector<posix::Ino> files;
+  for (int w = 0; w < kWriters; ++w) {
+    auto f = fs.Mknod(posix::kRootIno, "f" + std::to_string(w), S_IFREG | 0644, 0, {});
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    files.push_back(f->ino);
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<int> errors{0};
+  std::vector<std::atomic<int>> acked(kWriters);
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      for (int i = 0; !stop; ++i) {
+        const std::string block(4096, static_cast<char>('a' + i % 26));
+        Status s = fs.Write(files[w], uint64_t(i) * 4096, block).status();
+        if (!s.ok()) {
+          ADD_FAILURE() << "writer " << w << ": " << s.ToString();
+          ++errors;
+          return;
+        }
+        acked[w] = i + 1;
+      }
+    });
+  }
+  for (int round = 0; round < 2; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    KillServer();
+    StartServer({"--mount-listen", mount});
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  stop = true;
+  for (auto& t : writers) t.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_GE((*c)->stats().reconnects, 2u);
+  for (int w = 0; w < kWriters; ++w) {
+    const uint64_t n = uint64_t(acked[w].load());
+    ASSERT_GT(n, 0u);
+    Result<std::string> all = fs.Read(files[w], 0, n * 4096);
+    ASSERT_TRUE(all.ok()) << all.status().ToString();
+    ASSERT_EQ(all->size(), n * 4096) << "writer " << w << " lost acknowledged writes";
+    for (uint64_t i = 0; i < n; ++i) {
+      ASSERT_EQ((*all)[i * 4096], static_cast<char>('a' + i % 26)) << w << " block " << i;
+    }
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(Archil({"disks", "delete", "crashme"}).exit_code, 0);
+  Status after = fs.GetAttr(posix::kRootIno).status();
+  EXPECT_EQ(ErrnoFor(after), EIO) << after.ToString();  // the disk is gone for the client
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
 }
 
 }  // namespace

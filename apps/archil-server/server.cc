@@ -23,12 +23,14 @@
 #include "catalog/sqlite_catalog.h"
 #include "control/advertisement.h"
 #include "control/api_router.h"
-#include "control/directory_disk_data.h"
 #include "control/http_server.h"
 #include "control/purger.h"
 #include "control/service.h"
+#include "data_plane.h"
+#include "engine/engine.h"
 #include "io/atomic_file.h"
 #include "io/posix_env.h"
+#include "server/disk_server.h"
 
 namespace archil {
 namespace {
@@ -124,6 +126,13 @@ Status ValidateServerOptions(const ServerOptions& o) {
     return Status::InvalidArgument(
         "--object-store: only dir://PATH is supported so far (s3:// arrives with tiering)");
   }
+  ARCHIL_ASSIGN_OR_RETURN(auto mount, ParseListenAddress(o.mount_listen));
+  if (!o.insecure && !IsLoopbackHost(mount.first)) {
+    return Status::InvalidArgument(
+        "refusing to serve mounts on " + mount.first +
+        " without TLS (not built yet for the disk protocol): listen on loopback, or pass "
+        "--insecure to allow cleartext");
+  }
   bool tls = !o.tls_cert_file.empty() || !o.tls_key_file.empty();
   if (!tls && !o.insecure && !IsLoopbackHost(api.first)) {
     return Status::InvalidArgument(
@@ -148,15 +157,23 @@ Status RunServer(const ServerOptions& o) {
     int fd;
     ~CloseOnExit() { close(fd); }
   } lock_guard{lock_fd};
-  ARCHIL_RETURN_IF_ERROR(MakeDir(o.data_dir + "/disks", 0700));
   ARCHIL_ASSIGN_OR_RETURN(std::string catalog_path, CatalogPath(o));
   ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<SqliteCatalog> catalog,
                           SqliteCatalog::Open(catalog_path));
 
-  DirectoryDiskData disk_data(o.data_dir + "/disks");
-  DiskPurger purger(catalog.get(), &disk_data);
+  // The storage engine, made to agree with the catalog before anything listens (ADR 0010).
+  engine::EngineOptions eo;
+  eo.env = io::PosixEnv();
+  eo.dir = std::filesystem::absolute(o.data_dir).string() + "/engine";
+  eo.clock = &SystemClock::Instance();
+  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine, engine::Engine::Open(eo));
+  ARCHIL_RETURN_IF_ERROR(Reconcile(catalog.get(), engine.get()));
+
+  EngineDisks engine_disks(engine.get());
+  DiskPurger purger(catalog.get(), &engine_disks);
   CatalogEvents events;
   events.Subscribe(&purger);
+  events.Subscribe(&engine_disks);
   ControlService service(catalog.get(), &SystemClock::Instance(), o.region, &events);
   ARCHIL_ASSIGN_OR_RETURN(bool issued, service.BootstrapAdminKey([&](const std::string& token) {
     return io::WriteFileAtomically(io::PosixEnv(), o.data_dir + "/admin-api-key", token + "\n",
@@ -176,12 +193,21 @@ Status RunServer(const ServerOptions& o) {
   ApiRouter router(&service);
   ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> server, HttpServer::Bind(http, &router));
 
+  CatalogAuthority authority(catalog.get(), engine.get());
+  server::DiskServerOptions dso;
+  dso.listen = o.mount_listen;
+  dso.software = "archil-server";
+  ARCHIL_ASSIGN_OR_RETURN(
+      std::unique_ptr<server::DiskServer> disk_server,
+      server::DiskServer::Start(dso, engine.get(), &authority, &SystemClock::Instance()));
+  engine_disks.set_server(disk_server.get());
+
   std::string run_dir = o.run_dir;
   if (run_dir.empty()) {
     const char* env = std::getenv("ARCHIL_RUN_DIR");
     run_dir = env && *env ? env : kDefaultRunDir;
   }
-  Endpoints self{o.region, server->url(), "",
+  Endpoints self{o.region, server->url(), disk_server->address(),
                  std::filesystem::absolute(o.data_dir).string() + "/admin-api-key"};
   Status advertised = WriteAdvertisement(io::PosixEnv(), run_dir, self, getpid());
   if (!advertised.ok()) {
@@ -199,7 +225,7 @@ Status RunServer(const ServerOptions& o) {
     server->Stop();
   });
   ARCHIL_LOG(kInfo) << "archil server: region " << o.region << ", control plane " << server->url()
-                    << ", data " << o.data_dir;
+                    << ", mounts " << disk_server->address() << ", data " << o.data_dir;
   Status served = server->Serve();
   serve_returned = true;
 
@@ -208,6 +234,10 @@ Status RunServer(const ServerOptions& o) {
   pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
   purger.Stop();
+  engine_disks.set_server(nullptr);
+  disk_server->Stop();
+  events.Unsubscribe(&engine_disks);
+  events.Unsubscribe(&purger);
   if (advertised.ok()) RemoveAdvertisement(run_dir, o.region, getpid());
   ARCHIL_LOG(kInfo) << "archil server stopped";
   return served;

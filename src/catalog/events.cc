@@ -20,6 +20,10 @@ std::vector<CatalogListener*> CatalogEvents::Snapshot() {
 }
 
 // Delivered outside the lock, so a listener may (un)subscribe from its callback.
+void CatalogEvents::OnDiskCreated(const Disk& disk) {
+  for (CatalogListener* l : Snapshot()) l->OnDiskCreated(disk);
+}
+
 void CatalogEvents::OnDiskDeleted(const DiskId& disk) {
   for (CatalogListener* l : Snapshot()) l->OnDiskDeleted(disk);
 }

@@ -14,12 +14,16 @@
 
 #include "base/ids.h"
 #include "base/mutex.h"
+#include "catalog/model.h"
 
 namespace archil {
 
 class CatalogListener {
  public:
   virtual ~CatalogListener() = default;
+  // `disk` exists (a create committed, or an identical create was repeated). Runs before the API
+  // answers, so a listener may make the disk usable (the engine creates its tree, unsynced).
+  virtual void OnDiskCreated(const Disk& disk) {}
   // `disk` was marked deleting: it is gone from the API and its tokens no longer authenticate.
   virtual void OnDiskDeleted(const DiskId& disk) = 0;
   // The disk token `token_id` (its public identifier) of `disk` was removed.
@@ -33,6 +37,7 @@ class CatalogEvents final : public CatalogListener {
   void Subscribe(CatalogListener* listener) ARCHIL_EXCLUDES(mu_);
   void Unsubscribe(CatalogListener* listener) ARCHIL_EXCLUDES(mu_);
 
+  void OnDiskCreated(const Disk& disk) override ARCHIL_EXCLUDES(mu_);
   void OnDiskDeleted(const DiskId& disk) override ARCHIL_EXCLUDES(mu_);
   void OnTokenRevoked(const DiskId& disk, std::string_view token_id) override ARCHIL_EXCLUDES(mu_);
 

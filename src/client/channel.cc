@@ -1,22 +1,19 @@
 #include "client/channel.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 
+#include <cerrno>
 #include <chrono>
 
 namespace archil::client {
 
 Result<std::unique_ptr<Channel>> Channel::Open(const std::string& address, int timeout_ms) {
   ARCHIL_ASSIGN_OR_RETURN(net::Fd fd, net::Connect(address, timeout_ms));
-  std::unique_ptr<Channel> c(new Channel(std::move(fd)));
-  c->reader_ = std::thread([p = c.get()] { p->ReadLoop(); });
-  return c;
+  return std::unique_ptr<Channel>(new Channel(std::move(fd)));
 }
 
-Channel::~Channel() {
-  Break("closed");
-  if (reader_.joinable()) reader_.join();
-}
+Channel::~Channel() { Break("closed"); }
 
 bool Channel::broken() const {
   MutexLock lock(&mu_);
@@ -60,20 +57,73 @@ Result<RawReply> Channel::Call(uint16_t type, std::string_view body, std::string
   }
   if (!sent.ok()) Break(sent.message());
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  {
-    MutexLock lock(&mu_);
-    while (!p.done) {
+  while (true) {
+    bool read = false;
+    {
+      MutexLock lock(&mu_);
+      if (p.done) return std::move(p.result);
       const auto left = deadline - std::chrono::steady_clock::now();
-      if (left <= std::chrono::steady_clock::duration::zero()) break;
-      replied_.WaitFor(&mu_, std::chrono::duration_cast<std::chrono::milliseconds>(left) +
-                                 std::chrono::milliseconds(1));
+      if (left <= std::chrono::steady_clock::duration::zero()) {
+        pending_.erase(h.request_id);
+        break;
+      }
+      if (!reading_) {
+        reading_ = read = true;
+      } else {
+        replied_.WaitFor(&mu_, std::chrono::duration_cast<std::chrono::milliseconds>(left) +
+                                   std::chrono::milliseconds(1));
+      }
     }
-    if (p.done) return std::move(p.result);
-    pending_.erase(h.request_id);
+    if (read) {
+      const Status s = ReadUntil(p, deadline);
+      {
+        MutexLock lock(&mu_);
+        reading_ = false;
+        replied_.SignalAll();  // a waiter takes the reading turn over
+      }
+      if (!s.ok()) Break(s.message());
+    }
   }
   const std::string why = "no reply within " + std::to_string(timeout_ms) + " ms";
   Break(why);
   return Status::Unavailable(why);
+}
+
+Status Channel::ReadUntil(const Pending& p, std::chrono::steady_clock::time_point deadline) {
+  while (true) {
+    {
+      MutexLock lock(&mu_);
+      if (p.done) return Status::Ok();
+    }
+    if (reader_.error())
+      return Status::Unavailable("bad frame from the server: " + reader_.error()->message);
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return Status::Ok();
+    pollfd pfd{fd_.get(), POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, static_cast<int>(left.count()) + 1);
+    if (ready < 0 && errno != EINTR) return Status::Unavailable("poll failed");
+    if (ready <= 0) continue;
+    ssize_t n;
+    std::string_view bytes;
+    if (reader_.payload_missing() >= buf_.size()) {
+      n = ::recv(fd_.get(), reader_.payload_tail(), reader_.payload_missing(), 0);
+      if (n > 0) reader_.PayloadFilled(static_cast<size_t>(n));
+    } else {
+      n = ::recv(fd_.get(), buf_.data(), buf_.size(), 0);
+      if (n > 0) bytes = std::string_view(buf_.data(), static_cast<size_t>(n));
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Status::Unavailable(n == 0 ? "closed by the server" : "receive failed");
+    while (!reader_.error()) {
+      if (reader_.ready()) {
+        Deliver(reader_.Take());
+        continue;
+      }
+      if (bytes.empty()) break;
+      bytes.remove_prefix(reader_.Feed(bytes));
+    }
+  }
 }
 
 void Channel::Deliver(proto::Frame frame) {
@@ -85,39 +135,6 @@ void Channel::Deliver(proto::Frame frame) {
   it->second->result = RawReply{frame.header, std::move(frame.body), std::move(frame.payload)};
   pending_.erase(it);
   replied_.SignalAll();
-}
-
-void Channel::ReadLoop() {
-  proto::FrameReader reader(proto::kDefaultLimits);
-  std::string buf(256 << 10, '\0');
-  while (true) {
-    ssize_t n;
-    std::string_view bytes;
-    if (reader.payload_missing() >= buf.size()) {
-      n = ::recv(fd_.get(), reader.payload_tail(), reader.payload_missing(), 0);
-      if (n > 0) reader.PayloadFilled(static_cast<size_t>(n));
-    } else {
-      n = ::recv(fd_.get(), buf.data(), buf.size(), 0);
-      if (n > 0) bytes = std::string_view(buf.data(), static_cast<size_t>(n));
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      Break(n == 0 ? "closed by the server" : "receive failed");
-      return;
-    }
-    while (true) {
-      if (reader.ready()) {
-        Deliver(reader.Take());
-        continue;
-      }
-      if (reader.error()) {
-        Break("bad frame from the server: " + reader.error()->message);
-        return;
-      }
-      if (bytes.empty()) break;
-      bytes.remove_prefix(reader.Feed(bytes));
-    }
-  }
 }
 
 }  // namespace archil::client

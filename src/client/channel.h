@@ -1,6 +1,12 @@
 // Channel: one connection from a client to a disk server (docs/protocol.md §2-3): requests are
-// sent whole with one sendmsg each, from any thread; one reader thread matches replies to their
-// callers by request id, so any number of calls can be in flight at once.
+// sent whole with one sendmsg each, from any thread, and any number can be in flight; replies
+// are matched to their callers by request id.
+//
+// There is no reader thread: a caller waiting for its reply reads the socket itself when no other
+// caller is reading (leader/follower), delivering whatever replies arrive to their callers, and
+// hands the reading on when its own reply is in. A lone caller thus sends and receives on its
+// own thread, as a blocking ping-pong does: no thread wakes another on its path. (Server pushes
+// are read with the next call; the server ends a session by closing its connections.)
 //
 // A channel that breaks (the server closed it, a send or a frame failed, a call timed out) stays
 // broken: every pending and later call fails with Unavailable, and the owner opens a new one.
@@ -8,12 +14,12 @@
 // Thread-safety: safe for concurrent use.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
 
 #include "base/mutex.h"
 #include "base/status.h"
@@ -48,18 +54,24 @@ class Channel {
     bool done = false;
     Result<RawReply> result = Status::Unavailable("no reply");
   };
-  void ReadLoop();
+  // The reader's work: receives and delivers frames until `p` is answered, `deadline` passes
+  // (OK both), or the connection fails (its error). REQUIRES: the caller holds the reading turn.
+  Status ReadUntil(const Pending& p, std::chrono::steady_clock::time_point deadline)
+      ARCHIL_EXCLUDES(mu_);
   void Deliver(proto::Frame frame) ARCHIL_EXCLUDES(mu_);
 
   net::Fd fd_;
   Mutex send_mu_;
   mutable Mutex mu_;
-  CondVar replied_{&mu_};
+  CondVar replied_{&mu_};  // a reply was delivered, the channel broke, or the reading turn is free
   std::map<uint64_t, Pending*> pending_ ARCHIL_GUARDED_BY(mu_);
   uint64_t next_id_ ARCHIL_GUARDED_BY(mu_) = 1;
   bool broken_ ARCHIL_GUARDED_BY(mu_) = false;
+  bool reading_ ARCHIL_GUARDED_BY(mu_) = false;  // a caller holds the reading turn
   std::string why_ ARCHIL_GUARDED_BY(mu_);
-  std::thread reader_;
+  // The reading turn's state: used only by the caller that holds it.
+  proto::FrameReader reader_{proto::kDefaultLimits};
+  std::string buf_ = std::string(256 << 10, '\0');
 };
 
 }  // namespace archil::client

@@ -163,7 +163,11 @@ Result<std::shared_ptr<Channel>> DiskClient::Ready(const std::shared_ptr<Channel
       ++stats_.reconnects;
       return ch;
     }
-    if (ch.status().code() != Status::Code::kUnavailable) return ch.status();
+    if (ch.status().code() != Status::Code::kUnavailable) {
+      // The server refuses the session now (the disk was deleted, the token revoked): what was
+      // mounted is gone, and applications see EIO (protocol.md §11).
+      return Status::Errno(EIO, "the session ended: " + ch.status().message());
+    }
     if (Clock::now() + backoff >= deadline) {
       return Status::Unavailable("no disk server answered at " + options_.address + " for " +
                                  std::to_string(options_.retry_for_ms) + " ms");

@@ -8,9 +8,10 @@
 // their requests with the same (slot, seq); the server answers from its reply cache what it had
 // already applied, and applies the rest. If the server no longer knows the session (it was never
 // durable, or it ended), the client creates a new one and resends the unanswered requests as new
-// ones. A call gives up (Unavailable) only when no server answers for `retry_for_ms`; the
-// application then sees EIO. Errors the server returns (ENOENT, EEXIST...) are answers, not
-// failures: they are returned at once.
+// ones. A call gives up (Unavailable) only when no server answers for `retry_for_ms`, or with EIO
+// when the server refuses the session (disk deleted, token revoked); the application sees EIO.
+// Errors the server returns (ENOENT, EEXIST...) are answers, not failures: they are returned at
+// once.
 //
 // Thread-safety: safe for concurrent use; calls run in parallel, up to `slots` mutations at once.
 #pragma once

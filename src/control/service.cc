@@ -56,6 +56,7 @@ Result<CreatedDisk> ControlService::CreateDisk(const CreateDiskRequest& request)
   ARCHIL_ASSIGN_OR_RETURN(CreateDiskResult result, catalog_->CreateDisk(disk, user));
   CreatedDisk out{std::move(result.disk), result.created, ""};
   if (out.created) out.token = cred.token;
+  if (events_) events_->OnDiskCreated(out.disk);
   return out;
 }
 

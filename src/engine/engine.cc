@@ -271,7 +271,10 @@ Status Engine::CreateDisk(DiskNo disk, const DiskOptions& o) {
   rec.created = options_.clock->NowMicros() * 1000;
   std::copy(hash_key.begin(), hash_key.end(), rec.dir_hash_key.begin());
   rec.next_lineage_index = 1;
-  Status s = queue_->Commit([&](Txn& t) -> Status {
+  auto commit = [&](const std::function<Status(Txn&)>& prepare) {
+    return o.sync ? queue_->Commit(prepare) : queue_->CommitUnsynced(prepare);
+  };
+  Status s = commit([&](Txn& t) -> Status {
     std::string key = MetaKey(disk, MetaType::kDisk);
     Result<std::string> existing = t.Get(core_.cfs[Cf::kMeta], key);
     if (existing.ok()) return Status::AlreadyExists("disk exists");

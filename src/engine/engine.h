@@ -77,6 +77,10 @@ struct DiskOptions {
   uint32_t root_mode = 0755;  // permission bits of the root directory
   uint32_t root_uid = 0;
   uint32_t root_gid = 0;
+  // false: CreateDisk returns once the disk is written, before the WAL sync; it is durable with
+  // the next synced commit (ADR 0010: the catalog's commit is the acknowledgement, and a disk the
+  // engine lost in a crash is created again at start).
+  bool sync = true;
 };
 
 class Engine {

@@ -20,6 +20,7 @@
 #include "net/socket.h"
 #include "proto/connection_rules.h"
 #include "proto/frame.h"
+#include "server/inode_order.h"
 #include "server/session.h"
 
 namespace archil::server {
@@ -62,6 +63,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   int64_t last_frame_ns = 0;
   bool reading_paused = false;
   bool counted_unauthenticated = true;  // in the per-peer count of unbound connections
+  // The order of this connection's mutations (server/inode_order.h).
+  InodeOrder order;
   // Request payload bytes queued or executing (the backpressure budget).
   std::atomic<uint64_t> inflight_bytes{0};
 

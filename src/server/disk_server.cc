@@ -16,6 +16,7 @@
 #include "proto/messages.h"
 #include "proto/validate.h"
 #include "server/attr_convert.h"
+#include "server/inode_order.h"
 #include "server/requests.h"
 
 namespace archil::server {
@@ -63,8 +64,9 @@ Result<std::unique_ptr<DiskServer>> DiskServer::Start(const DiskServerOptions& o
       return Status::Errno(errno, "epoll_ctl");
     }
   }
-  s->workers_ = std::make_unique<WorkQueue>(options.workers);
-  s->io_ = std::thread([p = s.get()] { p->Loop(); });
+  for (int i = 0; i < std::max(options.workers, 1); ++i) {
+    s->threads_.emplace_back([p = s.get()] { p->Run(); });
+  }
   ARCHIL_LOG(kInfo) << "server: serving mounts on " << s->address_;
   return s;
 }
@@ -74,9 +76,19 @@ DiskServer::~DiskServer() { Stop(); }
 void DiskServer::Stop() {
   if (stop_.exchange(true)) return;
   Wake();
-  if (io_.joinable()) io_.join();
+  {
+    MutexLock lock(&lf_mu_);
+    lf_cv_.SignalAll();
+  }
+  for (std::thread& t : threads_) t.join();  // they run what is queued first
   registry_.CloseAll();
-  workers_.reset();  // runs what is queued (replies to closed sockets fail quietly)
+  MutexLock io(&io_mu_);
+  for (auto& [fd, c] : conns_) {
+    c->Shutdown();
+    c->Unbind();
+  }
+  conns_.clear();
+  connection_count_ = 0;
 }
 
 void DiskServer::Wake() {
@@ -84,42 +96,69 @@ void DiskServer::Wake() {
   (void)!::write(wake_.get(), &one, sizeof one);
 }
 
-void DiskServer::Loop() {
-  epoll_event events[64];
-  int64_t last_sweep = clock_->MonotonicNanos();
-  while (!stop_) {
-    const int n = ::epoll_wait(epoll_.get(), events, 64, 250);
-    for (int i = 0; i < n; ++i) {
-      const int fd = events[i].data.fd;
-      if (fd == listener_.get()) {
-        AcceptAll();
-      } else if (fd == wake_.get()) {
-        uint64_t v;
-        (void)!::read(wake_.get(), &v, sizeof v);
-        std::vector<ConnPtr> resume;
-        {
-          MutexLock lock(&resume_mu_);
-          resume.swap(resume_);
-        }
-        for (const ConnPtr& c : resume) ResumeReading(c);
-      } else if (auto it = conns_.find(fd); it != conns_.end()) {
-        ConnPtr c = it->second;
-        ReadFrom(c);
+void DiskServer::Run() {
+  while (true) {
+    std::function<void()> job;
+    {
+      MutexLock lock(&lf_mu_);
+      while (!stop_ && jobs_.empty() && leading_) lf_cv_.Wait(&lf_mu_);
+      if (!jobs_.empty()) {
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      } else if (stop_) {
+        return;
+      } else {
+        leading_ = true;
       }
     }
-    const int64_t now = clock_->MonotonicNanos();
-    if (now - last_sweep > 250'000'000) {
-      Sweep();
-      last_sweep = now;
+    if (job) {
+      job();
+      continue;
+    }
+    // This thread leads: it reads sockets until some request is ready, hands the lead to another
+    // thread, and runs the first request itself; the others go to the followers.
+    std::vector<std::function<void()>> ready;
+    while (ready.empty() && !stop_) ready = Lead();
+    std::function<void()> mine;
+    {
+      MutexLock lock(&lf_mu_);
+      leading_ = false;
+      if (!ready.empty()) mine = std::move(ready.front());
+      for (size_t i = 1; i < ready.size(); ++i) jobs_.push_back(std::move(ready[i]));
+      for (size_t i = 0; i < std::max<size_t>(ready.size(), 1); ++i) lf_cv_.Signal();
+    }
+    if (mine) mine();
+  }
+}
+
+std::vector<std::function<void()>> DiskServer::Lead() {
+  MutexLock io(&io_mu_);
+  epoll_event events[64];
+  const int n = ::epoll_wait(epoll_.get(), events, 64, 250);
+  for (int i = 0; i < n; ++i) {
+    const int fd = events[i].data.fd;
+    if (fd == listener_.get()) {
+      AcceptAll();
+    } else if (fd == wake_.get()) {
+      uint64_t v;
+      (void)!::read(wake_.get(), &v, sizeof v);
+      std::vector<ConnPtr> resume;
+      {
+        MutexLock lock(&resume_mu_);
+        resume.swap(resume_);
+      }
+      for (const ConnPtr& c : resume) ResumeReading(c);
+    } else if (auto it = conns_.find(fd); it != conns_.end()) {
+      ConnPtr c = it->second;
+      ReadFrom(c);
     }
   }
-  std::map<int, ConnPtr> conns;
-  conns.swap(conns_);
-  for (auto& [fd, c] : conns) {
-    c->Shutdown();
-    c->Unbind();
+  const int64_t now = clock_->MonotonicNanos();
+  if (now - last_sweep_ns_ > 250'000'000) {
+    Sweep();
+    last_sweep_ns_ = now;
   }
-  connection_count_ = 0;
+  return std::exchange(ready_, {});
 }
 
 void DiskServer::AcceptAll() {
@@ -275,19 +314,42 @@ bool DiskServer::OnFrame(const ConnPtr& c, proto::Frame frame) {
     ev.data.fd = c->fd();
     ::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, c->fd(), &ev);
   }
-  workers_->Push([this, c, f = std::move(frame)] { Work(c, f); });
+  // Parsed here, in arrival order, so that mutations of one inode keep that order (§6).
+  auto m = std::make_shared<std::unique_ptr<proto::Message>>();
+  const WireStatus parsed = proto::ParseBody(h, frame.body, m.get());
+  const proto::MessageType* type = proto::FindMessageType(h.type);
+  const bool mutating = parsed == WireStatus::kOk && type != nullptr && type->mutating;
+  auto f = std::make_shared<proto::Frame>(std::move(frame));
+  if (!mutating) {
+    ready_.push_back([this, c, f, m, parsed] { Work(c, *f, m->get(), parsed); });
+    return true;
+  }
+  auto ticket = std::make_shared<InodeOrder::TicketPtr>();
+  auto run = [this, c, f, m, ticket] {
+    Work(c, *f, m->get(), WireStatus::kOk);
+    std::vector<std::function<void()>> next = c->order.Finish(*ticket);
+    if (next.empty()) return;
+    MutexLock lock(&lf_mu_);
+    for (auto& n : next) {
+      jobs_.push_back(std::move(n));
+      lf_cv_.Signal();
+    }
+  };
+  bool runnable = false;
+  *ticket = c->order.Arrive(MutationKeys(h.type, **m), std::move(run), &runnable);
+  if (runnable) ready_.push_back(InodeOrder::TakeRun(*ticket));
   return true;
 }
 
-void DiskServer::Work(const ConnPtr& c, const proto::Frame& frame) {
+void DiskServer::Work(const ConnPtr& c, const proto::Frame& frame, const proto::Message* m,
+                      WireStatus parsed) {
   const proto::FrameHeader& h = frame.header;
   Response r;
-  std::unique_ptr<proto::Message> m;
   std::string why;
   std::shared_ptr<Session> session = c->session();
-  if (WireStatus st = proto::ParseBody(h, frame.body, &m); st != WireStatus::kOk) {
-    r = ErrorResponse(st, st == WireStatus::kUnsupportedType ? "unknown message type"
-                                                             : "the body does not parse");
+  if (parsed != WireStatus::kOk) {
+    r = ErrorResponse(parsed, parsed == WireStatus::kUnsupportedType ? "unknown message type"
+                                                                     : "the body does not parse");
   } else if (!session || session->closed()) {
     r = ErrorResponse(WireStatus::kSessionUnknown, "the session has ended");
   } else if (WireStatus v = proto::ValidateRequest(h, *m, frame.payload,

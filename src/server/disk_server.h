@@ -1,14 +1,19 @@
 // DiskServer: serves mounts over the disk protocol (docs/protocol.md) on a TCP address, over the
 // engine, in the same process as the control plane.
 //
-// Threads (docs/protocol.md §2, "Server threads" in docs/architecture.md):
-// - one I/O thread accepts connections and reads every socket (epoll): it checks each frame's
-//   header, CRC and connection rules (§12 rows 1-8), answers HELLO and PING, and runs session
-//   creation and binding itself (a mount costs it one catalog lookup and one unsynced write);
-// - `workers` request threads parse, validate and execute every other request and send its reply
-//   (one sendmsg under the connection's send mutex). Synced commits of concurrent requests share
-//   WAL syncs (engine/commit_queue.h), so the pool is as large as the writes that should wait
-//   on the disk together.
+// Threads: a pool of `workers` threads in a leader/follower pattern. One of them at a time leads:
+// it waits on epoll for every socket, reads what arrived, and checks each frame's header, CRC
+// and connection rules (§12 rows 1-8); it answers HELLO and PING and runs session creation and
+// binding itself (a mount costs one catalog lookup and one unsynced write). As soon as a request
+// is complete it hands the lead to another thread and executes the request itself (validate,
+// run on the engine, one sendmsg of the reply under the connection's send mutex), so a request
+// crosses no thread on its way; the other complete requests of that round go to the queue the
+// followers take from. (Keeping the lead while running a read was measured slower, in latency
+// and in throughput: docs/measurements.md §11.) Requests are parsed by the leader, in arrival
+// order, so that one connection's mutations of one inode keep their order (inode_order.h). Synced
+// commits of concurrent requests share WAL syncs (engine/commit_queue.h), so the pool is as large
+// as the writes that should wait on the disk together; when every thread is busy, nothing reads the
+// sockets (TCP backpressure).
 //
 // Limits (§12): unauthenticated connections must bind a session within auth_deadline_ms and are
 // at most max_unauthenticated_per_peer per source address; at most max_connections in all;
@@ -21,6 +26,8 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -34,7 +41,6 @@
 #include "server/authority.h"
 #include "server/connection.h"
 #include "server/session_registry.h"
-#include "server/work_queue.h"
 
 namespace archil::server {
 
@@ -75,26 +81,34 @@ class DiskServer {
              const Clock* clock);
   using ConnPtr = std::shared_ptr<Connection>;
 
-  void Loop();
-  void AcceptAll();
-  void ReadFrom(const ConnPtr& c);
+  // A pool thread: leads, or runs queued requests, until Stop.
+  void Run() ARCHIL_EXCLUDES(lf_mu_, io_mu_);
+  // One round of the leader: epoll, accept, read; returns the requests that became complete.
+  std::vector<std::function<void()>> Lead() ARCHIL_EXCLUDES(io_mu_);
+  // The rest runs for the leader (under io_mu_), except Work and Error.
+  void AcceptAll() ARCHIL_REQUIRES(io_mu_);
+  void ReadFrom(const ConnPtr& c) ARCHIL_REQUIRES(io_mu_);
   // Feeds `bytes` to c's reader and handles every complete frame; false if c was closed.
-  bool Drain(const ConnPtr& c, std::string_view bytes);
-  // Handles one complete frame on the I/O thread; false if the connection must close.
-  bool OnFrame(const ConnPtr& c, proto::Frame frame);
-  void Work(const ConnPtr& c, const proto::Frame& frame);
-  void Close(const ConnPtr& c);
-  void Sweep();
-  void ResumeReading(const ConnPtr& c);
+  bool Drain(const ConnPtr& c, std::string_view bytes) ARCHIL_REQUIRES(io_mu_);
+  // Handles one complete frame; false if the connection must close.
+  bool OnFrame(const ConnPtr& c, proto::Frame frame) ARCHIL_REQUIRES(io_mu_);
+  // Executes a request and replies (any pool thread).
+  void Work(const ConnPtr& c, const proto::Frame& frame, const proto::Message* m,
+            proto::WireStatus parsed);
+  void Close(const ConnPtr& c) ARCHIL_REQUIRES(io_mu_);
+  void Sweep() ARCHIL_REQUIRES(io_mu_);
+  void ResumeReading(const ConnPtr& c) ARCHIL_REQUIRES(io_mu_);
   void Wake();
 
-  // The connection and session messages (§5.2), on the I/O thread.
+  // The connection and session messages (§5.2), run by the leader.
   bool Hello(const ConnPtr& c, const proto::FrameHeader& h, const proto::Message& m);
-  void SessionCreate(const ConnPtr& c, const proto::FrameHeader& h, const proto::Message& m);
-  void SessionBind(const ConnPtr& c, const proto::FrameHeader& h, const proto::Message& m);
+  void SessionCreate(const ConnPtr& c, const proto::FrameHeader& h, const proto::Message& m)
+      ARCHIL_REQUIRES(io_mu_);
+  void SessionBind(const ConnPtr& c, const proto::FrameHeader& h, const proto::Message& m)
+      ARCHIL_REQUIRES(io_mu_);
   void Goodbye(const ConnPtr& c, const proto::FrameHeader& h, const proto::Message& m);
   // A failed authentication from c's peer: AUTH_FAILED, or AUTH_RATE_LIMITED beyond 10 a minute.
-  void AuthFailed(const ConnPtr& c, const proto::FrameHeader& h);
+  void AuthFailed(const ConnPtr& c, const proto::FrameHeader& h) ARCHIL_REQUIRES(io_mu_);
   void Error(const ConnPtr& c, const proto::FrameHeader& h, proto::WireStatus status,
              std::string_view message);
 
@@ -111,20 +125,29 @@ class DiskServer {
   std::atomic<bool> stop_{false};
   std::atomic<size_t> connection_count_{0};
 
-  // I/O thread only.
-  std::map<int, ConnPtr> conns_;
-  std::map<std::string, size_t> unauthenticated_;  // per peer host
+  // The leader's state: held by the thread that leads, for its round.
+  Mutex io_mu_;
+  std::map<int, ConnPtr> conns_ ARCHIL_GUARDED_BY(io_mu_);
+  std::map<std::string, size_t> unauthenticated_ ARCHIL_GUARDED_BY(io_mu_);  // per peer host
   struct Failures {
     int64_t window_start_ns = 0;
     int count = 0;
   };
-  std::map<std::string, Failures> failures_;  // authentication failures per peer host
+  // Authentication failures per peer host.
+  std::map<std::string, Failures> failures_ ARCHIL_GUARDED_BY(io_mu_);
+  std::vector<std::function<void()>> ready_ ARCHIL_GUARDED_BY(io_mu_);  // this round's requests
+  int64_t last_sweep_ns_ ARCHIL_GUARDED_BY(io_mu_) = 0;
+
+  // The pool: who leads, and requests waiting for a thread.
+  Mutex lf_mu_;
+  CondVar lf_cv_{&lf_mu_};
+  bool leading_ ARCHIL_GUARDED_BY(lf_mu_) = false;
+  std::deque<std::function<void()>> jobs_ ARCHIL_GUARDED_BY(lf_mu_);
 
   Mutex resume_mu_;
   std::vector<ConnPtr> resume_ ARCHIL_GUARDED_BY(resume_mu_);
 
-  std::unique_ptr<WorkQueue> workers_;
-  std::thread io_;
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace archil::server

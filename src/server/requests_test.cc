@@ -167,6 +167,9 @@ TEST_F(RequestsTest, ReadsWritesAndDirectories) {
   EXPECT_EQ(reply.crc32c(), Crc32c(got.payload));
   EXPECT_TRUE(reply.eof());
   EXPECT_EQ(reply.size(), 15u);
+  rd.set_offset(0);
+  rd.set_length(15);  // exactly to the end: not known to be the end
+  EXPECT_FALSE(Parse<v1::ReadReply>(Run(proto::kTypeRead, rd)).eof());
 
   // Create without O_EXCL of an existing file opens it, and O_TRUNC truncates it (once).
   Slot(c.mutable_mut(), 0, 3);
@@ -195,6 +198,7 @@ TEST_F(RequestsTest, ReadsWritesAndDirectories) {
   EXPECT_EQ(Run(proto::kTypeMkdir, m).status, WireStatus::kNotDir);
   rd.set_ino(1);
   EXPECT_EQ(Run(proto::kTypeRead, rd).status, WireStatus::kIsDir);
+
   v1::GetAttr g;
   g.set_ino(999999);
   EXPECT_EQ(Run(proto::kTypeGetAttr, g).status, WireStatus::kNotFound);

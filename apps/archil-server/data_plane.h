@@ -1,0 +1,64 @@
+// The data plane inside `archil server`: the storage engine and the disk server, tied to the
+// control plane's catalog (docs/adr/0010-catalog-and-engine-truth.md).
+//
+// The catalog is the truth for which disks exist, their names, root attributes and tokens; the
+// engine holds each disk's tree. So:
+// - a disk created through the API gets its engine tree before the API answers, written without
+//   a sync (the catalog's commit is the acknowledgement); one a crash lost is created again by
+//   Reconcile at start, or on the first mount that finds it missing;
+// - a disk deleted through the API ends its sessions at once, and the purger then deletes its
+//   engine tree; a revoked token ends the sessions it opened;
+// - the disk server checks tokens against the catalog (CatalogAuthority).
+//
+// Thread-safety: safe for concurrent use.
+#pragma once
+
+#include <atomic>
+
+#include "catalog/catalog.h"
+#include "catalog/disk_data.h"
+#include "catalog/events.h"
+#include "engine/engine.h"
+#include "server/authority.h"
+#include "server/disk_server.h"
+
+namespace archil {
+
+// Disk tokens as the catalog has them (protocol.md §11): the secret is compared in constant
+// time, an unknown id against a dummy hash; a disk the token does not open is NotFound.
+class CatalogAuthority final : public server::Authority {
+ public:
+  CatalogAuthority(Catalog* catalog, engine::Engine* engine) : catalog_(catalog), engine_(engine) {}
+  Result<server::Grant> Authorize(std::string_view token, std::string_view disk) override;
+
+ private:
+  Catalog* const catalog_;
+  engine::Engine* const engine_;
+};
+
+class EngineDisks final : public DiskDataStore, public CatalogListener {
+ public:
+  explicit EngineDisks(engine::Engine* engine) : engine_(engine) {}
+  // The disk server whose sessions deletions and revocations end (none before it starts).
+  void set_server(server::DiskServer* server) { server_ = server; }
+
+  void OnDiskCreated(const Disk& disk) override;
+  void OnDiskDeleted(const DiskId& disk) override;
+  void OnTokenRevoked(const DiskId& disk, std::string_view token_id) override;
+  Status PurgeDiskData(const DiskId& disk) override;
+
+ private:
+  engine::Engine* const engine_;
+  std::atomic<server::DiskServer*> server_{nullptr};
+};
+
+// Creates (unsynced) the engine tree of a live catalog disk if the engine has none.
+Status EnsureEngineDisk(engine::Engine* engine, const Disk& disk);
+
+// At start, before the API and the disk server listen: every live catalog disk gets its engine
+// tree if a crash lost it, and every engine disk without a live catalog row is deleted (a create
+// whose catalog commit never happened, or a delete the purger had not finished). One log line
+// per repair.
+Status Reconcile(Catalog* catalog, engine::Engine* engine);
+
+}  // namespace archil

@@ -1,0 +1,87 @@
+#include "server/inode_order.h"
+
+#include <utility>
+
+namespace archil::server {
+
+namespace {
+
+template <typename M>
+const M& As(const proto::Message& m) {
+  return static_cast<const M&>(m);
+}
+
+}  // namespace
+
+std::vector<uint64_t> MutationKeys(uint16_t type, const proto::Message& m) {
+  switch (type) {
+    case proto::kTypeWrite:
+      return {As<v1::Write>(m).ino()};
+    case proto::kTypeSetAttr:
+      return {As<v1::SetAttr>(m).ino()};
+    case proto::kTypeFallocate:
+      return {As<v1::Fallocate>(m).ino()};
+    case proto::kTypeSetXattr:
+      return {As<v1::SetXattr>(m).ino()};
+    case proto::kTypeRemoveXattr:
+      return {As<v1::RemoveXattr>(m).ino()};
+    case proto::kTypeOpen:
+      return {As<v1::Open>(m).ino()};
+    case proto::kTypeRelease:
+      return {As<v1::Release>(m).ino()};
+    case proto::kTypeCreate:
+      return {As<v1::Create>(m).parent()};
+    case proto::kTypeMkdir:
+      return {As<v1::Mkdir>(m).parent()};
+    case proto::kTypeMknod:
+      return {As<v1::Mknod>(m).parent()};
+    case proto::kTypeSymlink:
+      return {As<v1::Symlink>(m).parent()};
+    case proto::kTypeUnlink:
+      return {As<v1::Unlink>(m).parent()};
+    case proto::kTypeRmdir:
+      return {As<v1::Rmdir>(m).parent()};
+    case proto::kTypeLink:
+      return {As<v1::Link>(m).ino(), As<v1::Link>(m).new_parent()};
+    case proto::kTypeRename:
+      return {As<v1::Rename>(m).parent(), As<v1::Rename>(m).new_parent()};
+    default:
+      return {};
+  }
+}
+
+InodeOrder::TicketPtr InodeOrder::Arrive(const std::vector<uint64_t>& keys,
+                                         std::function<void()> run, bool* runnable) {
+  auto t = std::make_shared<Ticket>();
+  t->keys = keys;
+  t->run = std::move(run);
+  MutexLock lock(&mu_);
+  for (uint64_t k : keys) {
+    TicketPtr& last = last_[k];
+    if (last && last != t) {
+      last->followers.push_back(t);
+      ++t->waiting;
+    }
+    last = t;
+  }
+  *runnable = t->waiting == 0;
+  return t;
+}
+
+std::function<void()> InodeOrder::TakeRun(const TicketPtr& t) { return std::exchange(t->run, {}); }
+
+std::vector<std::function<void()>> InodeOrder::Finish(const TicketPtr& t) {
+  std::vector<std::function<void()>> now;
+  MutexLock lock(&mu_);
+  for (uint64_t k : t->keys) {
+    auto it = last_.find(k);
+    if (it != last_.end() && it->second == t) last_.erase(it);
+  }
+  for (const TicketPtr& f : t->followers) {
+    if (--f->waiting == 0) now.push_back(TakeRun(f));
+  }
+  t->followers.clear();
+  return now;
+}
+
+}  // namespace archil::server
