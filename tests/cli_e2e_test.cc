@@ -410,12 +410,25 @@ TEST_F(CliTest, DiskServerRidesThroughKill9AndDiskDelete) {
       }
     });
   }
+  auto total = [&] {
+    int n = 0;
+    for (auto& a : acked) n += a.load();
+    return n;
+  };
+  // Each kill lands while the writers are writing through a live session.
+  auto wait_for_progress = [&] {
+    const int before = total();
+    for (int i = 0; i < 1000 && total() < before + 20 && errors == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_GE(total(), before + 20) << "the writers made no progress";
+  };
   for (int round = 0; round < 2; ++round) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    wait_for_progress();
     KillServer();
     StartServer({"--mount-listen", mount});
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  wait_for_progress();
   stop = true;
   for (auto& t : writers) t.join();
   EXPECT_EQ(errors.load(), 0);

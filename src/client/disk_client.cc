@@ -173,7 +173,7 @@ Result<std::shared_ptr<Channel>> DiskClient::Ready(const std::shared_ptr<Channel
                                  std::to_string(options_.retry_for_ms) + " ms");
     }
     std::this_thread::sleep_for(backoff);
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
   }
 }
 
