@@ -170,7 +170,7 @@ TEST(DiskServer, ClientsRideThroughServerRestartsWithoutLosingAcknowledgedWrites
   }
   std::atomic<bool> stop{false};
   std::atomic<int> errors{0};
-  std::vector<int> acked(kWriters, 0);
+  std::vector<std::atomic<int>> acked(kWriters);
   std::vector<std::thread> writers;
   for (int w = 0; w < kWriters; ++w) {
     writers.emplace_back([&, w] {
@@ -184,23 +184,38 @@ TEST(DiskServer, ClientsRideThroughServerRestartsWithoutLosingAcknowledgedWrites
       }
     });
   }
+  // Each restart lands while the writers write through a live session (sanitizer builds restart
+  // slowly: a fixed sleep could restart twice before the client came back once).
+  auto wait_for_progress = [&] {
+    auto total = [&] {
+      int n = 0;
+      for (auto& a : acked) n += a.load();
+      return n;
+    };
+    const int before = total();
+    for (int i = 0; i < 1000 && total() < before + 20 && errors == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_GE(total(), before + 20) << "the writers made no progress";
+  };
   const uint64_t verifier = c->boot_verifier();
   for (int r = 0; r < 3; ++r) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    wait_for_progress();
     h.Restart();
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  wait_for_progress();
   stop = true;
   for (std::thread& t : writers) t.join();
   EXPECT_EQ(errors.load(), 0);
   EXPECT_NE(c->boot_verifier(), verifier);
   EXPECT_GE(c->stats().reconnects, 3u);
   for (int w = 0; w < kWriters; ++w) {
-    ASSERT_GT(acked[w], 0);
-    Result<std::string> all = fs.Read(files[w], 0, uint64_t(acked[w]) * 4096);
+    const int n = acked[w].load();
+    ASSERT_GT(n, 0);
+    Result<std::string> all = fs.Read(files[w], 0, uint64_t(n) * 4096);
     ASSERT_TRUE(all.ok());
-    ASSERT_EQ(all->size(), uint64_t(acked[w]) * 4096) << "writer " << w;
-    for (int i = 0; i < acked[w]; ++i) {
+    ASSERT_EQ(all->size(), uint64_t(n) * 4096) << "writer " << w;
+    for (int i = 0; i < n; ++i) {
       ASSERT_EQ((*all)[uint64_t(i) * 4096], static_cast<char>('a' + i % 26)) << w << " " << i;
     }
   }
@@ -292,7 +307,7 @@ TEST(DiskServer, PipelinedWritesOfOneFileApplyInTheOrderSent) {
   for (int i = 0; i < kWrites; ++i) {
     v1::Write w;
     w.mutable_mut()->set_slot(static_cast<uint32_t>(i % 64));
-    w.mutable_mut()->set_seq(static_cast<uint64_t>(i / 64 + 1));
+    w.mutable_mut()->set_seq(static_cast<uint64_t>(i) / 64 + 1);
     w.set_ino(ino);
     const std::string data(i % 2 == 0 ? (1 << 20) : 4096, static_cast<char>('A' + i % 50));
     w.set_crc32c(Crc32c(data));

@@ -51,6 +51,11 @@ bool FaultProxy::Roll(double p) {
   return std::uniform_real_distribution<double>(0, 1)(rng_) < p;
 }
 
+int FaultProxy::DelayUs() {
+  std::lock_guard<std::mutex> lock(rng_mu_);
+  return std::uniform_int_distribution<int>(0, options_.max_delay_ms * 1000)(rng_);
+}
+
 void FaultProxy::AcceptLoop() {
   while (!stop_) {
     pollfd p{listener_.get(), POLLIN, 0};
@@ -101,8 +106,7 @@ void FaultProxy::Pump(const std::shared_ptr<Link>& link, bool to_server) {
       if (!to_server && (f.header.request_id & kInjectedIdBit)) continue;  // the duplicate's reply
       if (Roll(options_.delay)) {
         ++counts_.delays;
-        std::this_thread::sleep_for(std::chrono::microseconds(
-            std::uniform_int_distribution<int>(0, options_.max_delay_ms * 1000)(rng_)));
+        std::this_thread::sleep_for(std::chrono::microseconds(DelayUs()));
       }
       const bool session_setup = f.header.type <= 0x0003;  // HELLO, SESSION_CREATE/BIND
       if (!session_setup &&

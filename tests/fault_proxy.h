@@ -52,6 +52,7 @@ class FaultProxy {
   void AcceptLoop();
   void Pump(const std::shared_ptr<Link>& link, bool to_server);
   bool Roll(double p);
+  int DelayUs();
 
   const std::string upstream_;
   const FaultOptions options_;

@@ -12,15 +12,16 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <system_error>
 
 namespace archil::net {
 
 namespace {
 
-Status Sys(std::string_view what) {
-  const int err = errno;
-  return Status::Errno(err, std::string(what) + ": " + std::strerror(err));
-}
+Status Sys(std::string_view what) { return Status::FromErrno(errno, what); }
+
+// strerror is not thread-safe; this is.
+std::string ErrorText(int err) { return std::generic_category().message(err); }
 
 Result<sockaddr_storage> Resolve(const HostPort& hp, socklen_t* len) {
   addrinfo hints{};
@@ -154,7 +155,7 @@ Result<Fd> Connect(const std::string& address, int timeout_ms) {
   if (!fd.valid()) return Sys("socket");
   if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0) {
     if (errno != EINPROGRESS) {
-      return Status::Unavailable("connect to " + address + ": " + std::strerror(errno));
+      return Status::Unavailable("connect to " + address + ": " + ErrorText(errno));
     }
     pollfd p{fd.get(), POLLOUT, 0};
     if (::poll(&p, 1, timeout_ms) != 1) {
@@ -163,7 +164,7 @@ Result<Fd> Connect(const std::string& address, int timeout_ms) {
     int err = 0;
     socklen_t elen = sizeof err;
     ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &elen);
-    if (err != 0) return Status::Unavailable("connect to " + address + ": " + std::strerror(err));
+    if (err != 0) return Status::Unavailable("connect to " + address + ": " + ErrorText(err));
   }
   const int flags = ::fcntl(fd.get(), F_GETFL);
   ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
@@ -188,7 +189,7 @@ Status SendAll(int fd, std::span<iovec> iov, int timeout_ms) {
     const ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (errno != EAGAIN) return Status::Unavailable(std::string("send: ") + std::strerror(errno));
+      if (errno != EAGAIN) return Status::Unavailable(std::string("send: ") + ErrorText(errno));
       const int64_t left = deadline - NowMs();
       pollfd p{fd, POLLOUT, 0};
       if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) != 1) {

@@ -321,13 +321,13 @@ bool DiskServer::OnFrame(const ConnPtr& c, proto::Frame frame) {
   const bool mutating = parsed == WireStatus::kOk && type != nullptr && type->mutating;
   auto f = std::make_shared<proto::Frame>(std::move(frame));
   if (!mutating) {
-    ready_.push_back([this, c, f, m, parsed] { Work(c, *f, m->get(), parsed); });
+    ready_.emplace_back([this, c, f, m, parsed] { Work(c, *f, m->get(), parsed); });
     return true;
   }
-  auto ticket = std::make_shared<InodeOrder::TicketPtr>();
+  InodeOrder::TicketPtr ticket = InodeOrder::NewTicket(MutationKeys(h.type, **m));
   auto run = [this, c, f, m, ticket] {
     Work(c, *f, m->get(), WireStatus::kOk);
-    std::vector<std::function<void()>> next = c->order.Finish(*ticket);
+    std::vector<std::function<void()>> next = c->order.Finish(ticket);
     if (next.empty()) return;
     MutexLock lock(&lf_mu_);
     for (auto& n : next) {
@@ -335,9 +335,8 @@ bool DiskServer::OnFrame(const ConnPtr& c, proto::Frame frame) {
       lf_cv_.Signal();
     }
   };
-  bool runnable = false;
-  *ticket = c->order.Arrive(MutationKeys(h.type, **m), std::move(run), &runnable);
-  if (runnable) ready_.push_back(InodeOrder::TakeRun(*ticket));
+  // The work holds its ticket until it is taken out to run (TakeRun), which breaks the cycle.
+  if (c->order.Arrive(ticket, std::move(run))) ready_.push_back(InodeOrder::TakeRun(ticket));
   return true;
 }
 

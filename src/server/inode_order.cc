@@ -50,13 +50,16 @@ std::vector<uint64_t> MutationKeys(uint16_t type, const proto::Message& m) {
   }
 }
 
-InodeOrder::TicketPtr InodeOrder::Arrive(const std::vector<uint64_t>& keys,
-                                         std::function<void()> run, bool* runnable) {
+InodeOrder::TicketPtr InodeOrder::NewTicket(std::vector<uint64_t> keys) {
   auto t = std::make_shared<Ticket>();
-  t->keys = keys;
-  t->run = std::move(run);
+  t->keys = std::move(keys);
+  return t;
+}
+
+bool InodeOrder::Arrive(const TicketPtr& t, std::function<void()> run) {
   MutexLock lock(&mu_);
-  for (uint64_t k : keys) {
+  t->run = std::move(run);
+  for (uint64_t k : t->keys) {
     TicketPtr& last = last_[k];
     if (last && last != t) {
       last->followers.push_back(t);
@@ -64,8 +67,7 @@ InodeOrder::TicketPtr InodeOrder::Arrive(const std::vector<uint64_t>& keys,
     }
     last = t;
   }
-  *runnable = t->waiting == 0;
-  return t;
+  return t->waiting == 0;
 }
 
 std::function<void()> InodeOrder::TakeRun(const TicketPtr& t) { return std::exchange(t->run, {}); }

@@ -29,10 +29,12 @@ class InodeOrder {
   struct Ticket;
   using TicketPtr = std::shared_ptr<Ticket>;
 
-  // A mutation touching `keys` arrives. Returns its ticket; *runnable is true if it may run now,
-  // else a predecessor's Finish returns it. REQUIRES: called in arrival order.
-  TicketPtr Arrive(const std::vector<uint64_t>& keys, std::function<void()> run, bool* runnable)
-      ARCHIL_EXCLUDES(mu_);
+  // A mutation touching `keys`, not ordered yet (so that its work can refer to its ticket).
+  static TicketPtr NewTicket(std::vector<uint64_t> keys);
+  // Orders `t` after the last earlier mutation of each of its inodes, with `run` as its work.
+  // Returns true if it may run now (take the work with TakeRun); otherwise a predecessor's Finish
+  // returns it. REQUIRES: called in arrival order, once per ticket.
+  bool Arrive(const TicketPtr& t, std::function<void()> run) ARCHIL_EXCLUDES(mu_);
   // Takes the work of a runnable ticket out of it (once).
   static std::function<void()> TakeRun(const TicketPtr& t);
   // The mutation finished: returns the work of the mutations that may run now, in arrival order.

@@ -11,14 +11,19 @@ TEST(InodeOrder, MutationsOfOneInodeRunInArrivalOrderOthersAtOnce) {
   InodeOrder order;
   std::string ran;
   auto job = [&](char c) { return [&ran, c] { ran.push_back(c); }; };
+  auto arrive = [&](std::vector<uint64_t> keys, char c, bool* now) {
+    auto t = InodeOrder::NewTicket(std::move(keys));
+    *now = order.Arrive(t, job(c));
+    return t;
+  };
   bool now = false;
-  auto a = order.Arrive({1}, job('a'), &now);
+  auto a = arrive({1}, 'a', &now);
   EXPECT_TRUE(now);
-  auto b = order.Arrive({1, 2}, job('b'), &now);  // waits for a
+  auto b = arrive({1, 2}, 'b', &now);  // waits for a
   EXPECT_FALSE(now);
-  auto c = order.Arrive({3}, job('c'), &now);  // another inode: at once
+  auto c = arrive({3}, 'c', &now);  // another inode: at once
   EXPECT_TRUE(now);
-  auto d = order.Arrive({2}, job('d'), &now);  // waits for b (the last on inode 2)
+  auto d = arrive({2}, 'd', &now);  // waits for b (the last on inode 2)
   EXPECT_FALSE(now);
   InodeOrder::TakeRun(c)();
   EXPECT_TRUE(order.Finish(c).empty());
@@ -31,7 +36,7 @@ TEST(InodeOrder, MutationsOfOneInodeRunInArrivalOrderOthersAtOnce) {
   after_b[0]();  // d
   EXPECT_TRUE(order.Finish(d).empty());
   EXPECT_EQ(ran, "cabd");
-  auto e = order.Arrive({1, 2, 3}, job('e'), &now);  // everything finished: at once
+  auto e = arrive({1, 2, 3}, 'e', &now);  // everything finished: at once
   EXPECT_TRUE(now);
   EXPECT_TRUE(order.Finish(e).empty());
 }

@@ -4,7 +4,7 @@
 
 namespace archil::server {
 
-SlotTable::SlotTable(uint32_t slots) : slots_(slots) {}
+SlotTable::SlotTable(uint32_t slots) : size_(slots), slots_(slots) {}
 
 void SlotTable::Restore(uint32_t slot, uint64_t seq, CachedReply reply) {
   MutexLock lock(&mu_);

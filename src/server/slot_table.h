@@ -43,7 +43,7 @@ class SlotTable {
  public:
   explicit SlotTable(uint32_t slots);
 
-  uint32_t size() const { return static_cast<uint32_t>(slots_.size()); }
+  uint32_t size() const { return size_; }
 
   // A slot as stored at the last run (before any request of this run). Ignored if out of range.
   void Restore(uint32_t slot, uint64_t seq, CachedReply reply) ARCHIL_EXCLUDES(mu_);
@@ -62,6 +62,7 @@ class SlotTable {
     bool restored = false;
     CachedReply reply;
   };
+  const uint32_t size_;
   mutable Mutex mu_;
   CondVar done_{&mu_};
   std::vector<Slot> slots_ ARCHIL_GUARDED_BY(mu_);
