@@ -229,7 +229,7 @@ int Main(int argc, char** argv) {
   }
   for (uint64_t b = 0; b < blocks; b += 256)
     Must(direct->Read(fread, b * 4096, 1 << 20).status(), "warm");
-  std::mt19937_64 rng(7);
+  std::mt19937_64 rng(7);  // NOLINT(cert-msc51-cpp): the same reads in every run
   auto pick = [&] { return (rng() % blocks) * 4096; };
   const double er = Latency("engine 4k read", Sample(runtime, 200, [&](int) {
                               Must(direct->Read(fread, pick(), 4096).status(), "read");
