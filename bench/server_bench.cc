@@ -189,8 +189,8 @@ int Main(int argc, char** argv) {
   co.token = kToken;
   std::unique_ptr<client::DiskClient> c = Must(client::DiskClient::Connect(co), "connect");
   client::RemoteFs remote(c.get());
-  std::printf("# server: %zu threads (a leader/follower pool of %d); engine on %s\n", server_threads,
-              so.workers, root.c_str());
+  std::printf("# server: %zu threads (a leader/follower pool of %d); engine on %s\n",
+              server_threads, so.workers, root.c_str());
 
   const double floor = Latency("floor tcp rtt", TcpFloor(runtime));
   uint64_t cs0 = ContextSwitches();
