@@ -10,17 +10,6 @@ namespace {
 
 constexpr size_t kChunk = 1 << 20;  // bytes per READ or WRITE request
 
-posix::Timespec FromNanos(int64_t ns) {
-  int64_t sec = ns / 1'000'000'000, rem = ns % 1'000'000'000;
-  if (rem < 0) {
-    rem += 1'000'000'000;
-    --sec;
-  }
-  return posix::Timespec{sec, static_cast<uint32_t>(rem)};
-}
-
-int64_t Nanos(const posix::Timespec& t) { return t.sec * 1'000'000'000 + t.nsec; }
-
 template <typename R>
 Result<posix::Attr> AttrOf(Result<R> r) {
   if (!r.ok()) return r.status();
@@ -44,10 +33,10 @@ posix::Attr FromProto(const v1::Attr& a) {
   out.rdev = static_cast<uint32_t>(a.rdev());
   out.size = a.size();
   out.blocks = a.blocks();
-  out.atime = FromNanos(a.atime_ns());
-  out.mtime = FromNanos(a.mtime_ns());
-  out.ctime = FromNanos(a.ctime_ns());
-  out.btime = FromNanos(a.btime_ns());
+  out.atime = posix::Timespec::FromNanos(a.atime_ns());
+  out.mtime = posix::Timespec::FromNanos(a.mtime_ns());
+  out.ctime = posix::Timespec::FromNanos(a.ctime_ns());
+  out.btime = posix::Timespec::FromNanos(a.btime_ns());
   return out;
 }
 
@@ -77,9 +66,9 @@ Result<posix::Attr> RemoteFs::SetAttr(posix::Ino ino, const posix::SetAttrReques
   if (req.size) valid |= 8, m.set_size(*req.size);
   using K = posix::TimeUpdate::Kind;
   if (req.atime.kind == K::kNow) valid |= 128;
-  if (req.atime.kind == K::kValue) valid |= 16, m.set_atime_ns(Nanos(req.atime.value));
+  if (req.atime.kind == K::kValue) valid |= 16, m.set_atime_ns(req.atime.value.nanos());
   if (req.mtime.kind == K::kNow) valid |= 256;
-  if (req.mtime.kind == K::kValue) valid |= 32, m.set_mtime_ns(Nanos(req.mtime.value));
+  if (req.mtime.kind == K::kValue) valid |= 32, m.set_mtime_ns(req.mtime.value.nanos());
   m.set_valid(valid);
   m.set_stable(true);
   return AttrOf(client_->CallAs<v1::SetAttrReply>(proto::kTypeSetAttr, m, m.mutable_mut()));

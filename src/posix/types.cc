@@ -4,6 +4,15 @@
 
 namespace archil::posix {
 
+Timespec Timespec::FromNanos(int64_t nanos) {
+  int64_t sec = nanos / 1'000'000'000, rem = nanos % 1'000'000'000;
+  if (rem < 0) {
+    rem += 1'000'000'000;
+    --sec;
+  }
+  return Timespec{sec, static_cast<uint32_t>(rem)};
+}
+
 Timespec Timespec::FromMicros(int64_t micros) {
   int64_t sec = micros / 1000000;
   int64_t rem = micros % 1000000;

@@ -46,6 +46,9 @@ struct Timespec {
   // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads defaulted <=>
   auto operator<=>(const Timespec&) const = default;
   static Timespec FromMicros(int64_t micros);
+  // Nanoseconds since the epoch (the disk protocol's times), both ways; negative times floor.
+  static Timespec FromNanos(int64_t nanos);
+  int64_t nanos() const { return sec * 1'000'000'000 + nsec; }
 };
 
 struct Attr {

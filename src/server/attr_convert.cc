@@ -4,17 +4,6 @@ namespace archil::server {
 
 namespace {
 
-int64_t Nanos(const posix::Timespec& t) { return t.sec * 1'000'000'000 + t.nsec; }
-
-posix::Timespec FromNanos(int64_t ns) {
-  int64_t sec = ns / 1'000'000'000, rem = ns % 1'000'000'000;
-  if (rem < 0) {
-    rem += 1'000'000'000;
-    --sec;
-  }
-  return posix::Timespec{sec, static_cast<uint32_t>(rem)};
-}
-
 // FUSE_SET_ATTR_* bits (protocol.md §5.3).
 constexpr uint32_t kMode = 1, kUid = 2, kGid = 4, kSize = 8, kAtime = 16, kMtime = 32,
                    kAtimeNow = 128, kMtimeNow = 256;
@@ -30,10 +19,10 @@ void ToProto(const posix::Attr& a, v1::Attr* out) {
   out->set_size(a.size);
   out->set_blocks(a.blocks);
   out->set_rdev(a.rdev);
-  out->set_atime_ns(Nanos(a.atime));
-  out->set_mtime_ns(Nanos(a.mtime));
-  out->set_ctime_ns(Nanos(a.ctime));
-  out->set_btime_ns(Nanos(a.btime));
+  out->set_atime_ns(a.atime.nanos());
+  out->set_mtime_ns(a.mtime.nanos());
+  out->set_ctime_ns(a.ctime.nanos());
+  out->set_btime_ns(a.btime.nanos());
 }
 
 posix::SetAttrRequest FromProto(const v1::SetAttr& m) {
@@ -46,12 +35,12 @@ posix::SetAttrRequest FromProto(const v1::SetAttr& m) {
   if (v & kAtimeNow) {
     r.atime = posix::TimeUpdate::Now();
   } else if (v & kAtime) {
-    r.atime = posix::TimeUpdate::At(FromNanos(m.atime_ns()));
+    r.atime = posix::TimeUpdate::At(posix::Timespec::FromNanos(m.atime_ns()));
   }
   if (v & kMtimeNow) {
     r.mtime = posix::TimeUpdate::Now();
   } else if (v & kMtime) {
-    r.mtime = posix::TimeUpdate::At(FromNanos(m.mtime_ns()));
+    r.mtime = posix::TimeUpdate::At(posix::Timespec::FromNanos(m.mtime_ns()));
   }
   return r;
 }
