@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "engine/engine.h"
 #include "io/posix_env.h"
+#include "net/test_cert.h"
 #include "server/authority.h"
 #include "server/disk_server.h"
 
@@ -53,11 +54,20 @@ inline constexpr char kOtherToken[] =
 
 class ServerHarness {
  public:
-  explicit ServerHarness(server::DiskServerOptions options = {}) : options_(std::move(options)) {
+  // With `tls`, the server speaks TLS with a certificate for 127.0.0.1 that ca_file() holds.
+  explicit ServerHarness(server::DiskServerOptions options = {}, bool tls = false)
+      : options_(std::move(options)) {
     char tmpl[] = "/tmp/archil-server-test-XXXXXX";
     EXPECT_NE(::mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     options_.listen = "127.0.0.1:0";
+    if (tls) {
+      EXPECT_TRUE(net::WriteTestCert(dir_ + "/", "IP:127.0.0.1", &cert_));
+      Result<std::shared_ptr<net::TlsContext>> ctx =
+          net::TlsContext::Server(cert_.cert_file, cert_.key_file);
+      EXPECT_TRUE(ctx.ok()) << ctx.status().ToString();
+      if (ctx.ok()) options_.tls = *ctx;
+    }
     authority_.Add(kToken, server::Grant{engine::DiskNo(1), "dsk-0000000000000001", "one",
                                          "00000000000000a1"});
     authority_.Add(kOtherToken, server::Grant{engine::DiskNo(2), "dsk-0000000000000002", "two",
@@ -97,6 +107,9 @@ class ServerHarness {
   }
 
   const std::string& address() const { return options_.listen; }
+  // The address as a client gives it ("tls://..." when the server speaks TLS), and the CA.
+  std::string client_address() const { return (options_.tls ? "tls://" : "") + address(); }
+  const std::string& ca_file() const { return cert_.cert_file; }
   engine::Engine& engine() { return *engine_; }
   server::DiskServer& server() { return *server_; }
   TableAuthority& authority() { return authority_; }
@@ -104,6 +117,7 @@ class ServerHarness {
  private:
   server::DiskServerOptions options_;
   std::string dir_;
+  net::TestCert cert_;
   TableAuthority authority_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<server::DiskServer> server_;

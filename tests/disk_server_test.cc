@@ -54,9 +54,25 @@ int Err(const Result<T>& r) {
   return ErrnoFor(r.status());
 }
 
-TEST(DiskServer, ServesEveryOperationOfTheEngine) {
-  ServerHarness h;
-  auto c = Connect(Options(h.address()));
+// The operations and the restarts run in cleartext and under TLS (net/tls.h): TLS must carry
+// large payloads, concurrent callers and reconnections the same way.
+class Transport : public ::testing::TestWithParam<bool> {
+ protected:
+  bool tls() const { return GetParam(); }
+  DiskClientOptions OptionsFor(const ServerHarness& h) const {
+    DiskClientOptions o = Options(h.client_address());
+    o.ca_file = h.ca_file();
+    return o;
+  }
+};
+INSTANTIATE_TEST_SUITE_P(DiskServer, Transport, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                           return i.param ? "Tls" : "Cleartext";
+                         });
+
+TEST_P(Transport, ServesEveryOperationOfTheEngine) {
+  ServerHarness h({}, tls());
+  auto c = Connect(OptionsFor(h));
   ASSERT_TRUE(c);
   EXPECT_EQ(c->root_ino(), 1u);
   EXPECT_EQ(c->disk_id(), "dsk-0000000000000001");
@@ -85,6 +101,31 @@ TEST(DiskServer, ServesEveryOperationOfTheEngine) {
   // The server's disk is the engine's: what the client wrote is there.
   posix::FileSystem* direct = *h.engine().Disk(engine::DiskNo(1));
   EXPECT_EQ(*direct->Read(direct->Lookup(kRootIno, "moved")->ino, 5, 10), std::string(10, 'z'));
+}
+
+// A client must not send its token in cleartext to another machine, nor trust a server whose
+// certificate it cannot verify; a client and a server that disagree on TLS fail with a clear
+// error, at once, and the server keeps serving.
+TEST(DiskServer, TlsIsRequiredOffThisMachineAndVerified) {
+  DiskClientOptions o = Options("10.0.0.1:8421");
+  Result<std::unique_ptr<DiskClient>> c = DiskClient::Connect(o);
+  EXPECT_EQ(c.status().code(), Status::Code::kInvalidArgument) << c.status().ToString();
+  EXPECT_NE(c.status().message().find("tls://"), std::string::npos) << c.status().ToString();
+
+  ServerHarness tls({}, /*tls=*/true);
+  c = DiskClient::Connect(Options(tls.client_address()));  // the system store: not trusted
+  EXPECT_NE(c.status().message().find("not trusted"), std::string::npos) << c.status().ToString();
+  c = DiskClient::Connect(Options(tls.address()));  // cleartext to a TLS server
+  EXPECT_FALSE(c.ok());
+  ServerHarness plain;
+  o = Options("tls://" + plain.address());
+  o.ca_file = tls.ca_file();
+  c = DiskClient::Connect(o);  // TLS to a cleartext server
+  EXPECT_NE(c.status().message().find("TLS"), std::string::npos) << c.status().ToString();
+  o = Options(tls.client_address());
+  o.ca_file = tls.ca_file();
+  EXPECT_TRUE(DiskClient::Connect(o).ok());
+  EXPECT_TRUE(DiskClient::Connect(Options(plain.address())).ok());
 }
 
 TEST(DiskServer, TokensOpenOnlyTheirDiskAndOnlyTheirSessions) {
@@ -158,9 +199,9 @@ TEST(DiskServer, RandomOperationsThroughFaultsMatchTheModel) {
 
 // The server restarts (engine and all) while writers run: every acknowledged write is there,
 // and the writers go on without an error.
-TEST(DiskServer, ClientsRideThroughServerRestartsWithoutLosingAcknowledgedWrites) {
-  ServerHarness h;
-  auto c = Connect(Options(h.address()));
+TEST_P(Transport, ClientsRideThroughServerRestartsWithoutLosingAcknowledgedWrites) {
+  ServerHarness h({}, tls());
+  auto c = Connect(OptionsFor(h));
   ASSERT_TRUE(c);
   RemoteFs fs(c.get());
   constexpr int kWriters = 4;

@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--object-store", o.object_store, "dir://PATH (default dir://DATA_DIR/objects)");
   app.add_option("--catalog", o.catalog, "sqlite://PATH (default DATA_DIR/catalog.db)");
-  app.add_option("--tls-cert", o.tls_cert_file, "PEM certificate: serve HTTPS");
+  app.add_option("--tls-cert", o.tls_cert_file,
+                 "PEM certificate: serve the API over HTTPS and mounts over TLS");
   app.add_option("--tls-key", o.tls_key_file, "PEM private key for --tls-cert");
   app.add_flag("--insecure", o.insecure, "Allow cleartext HTTP on a non-loopback address");
   app.add_option("--http-threads", o.http_threads, "HTTP worker threads")

@@ -127,13 +127,12 @@ Status ValidateServerOptions(const ServerOptions& o) {
         "--object-store: only dir://PATH is supported so far (s3:// arrives with tiering)");
   }
   ARCHIL_ASSIGN_OR_RETURN(auto mount, ParseListenAddress(o.mount_listen));
-  if (!o.insecure && !IsLoopbackHost(mount.first)) {
+  bool tls = !o.tls_cert_file.empty() || !o.tls_key_file.empty();
+  if (!tls && !o.insecure && !IsLoopbackHost(mount.first)) {
     return Status::InvalidArgument(
         "refusing to serve mounts on " + mount.first +
-        " without TLS (not built yet for the disk protocol): listen on loopback, or pass "
-        "--insecure to allow cleartext");
+        " without TLS: pass --tls-cert and --tls-key, or --insecure to allow cleartext");
   }
-  bool tls = !o.tls_cert_file.empty() || !o.tls_key_file.empty();
   if (!tls && !o.insecure && !IsLoopbackHost(api.first)) {
     return Status::InvalidArgument(
         "refusing to serve the API on " + api.first +
@@ -197,6 +196,10 @@ Status RunServer(const ServerOptions& o) {
   server::DiskServerOptions dso;
   dso.listen = o.mount_listen;
   dso.software = "archil-server";
+  if (!o.tls_cert_file.empty()) {
+    // The API's certificate serves mounts too: one name, one rotation (docs/adr/0012).
+    ARCHIL_ASSIGN_OR_RETURN(dso.tls, net::TlsContext::Server(o.tls_cert_file, o.tls_key_file));
+  }
   ARCHIL_ASSIGN_OR_RETURN(
       std::unique_ptr<server::DiskServer> disk_server,
       server::DiskServer::Start(dso, engine.get(), &authority, &SystemClock::Instance()));
@@ -207,7 +210,7 @@ Status RunServer(const ServerOptions& o) {
     const char* env = std::getenv("ARCHIL_RUN_DIR");
     run_dir = env && *env ? env : kDefaultRunDir;
   }
-  Endpoints self{o.region, server->url(), disk_server->address(),
+  Endpoints self{o.region, server->url(), (dso.tls ? "tls://" : "") + disk_server->address(),
                  std::filesystem::absolute(o.data_dir).string() + "/admin-api-key"};
   Status advertised = WriteAdvertisement(io::PosixEnv(), run_dir, self, getpid());
   if (!advertised.ok()) {

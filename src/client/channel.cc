@@ -1,16 +1,25 @@
 #include "client/channel.h"
 
 #include <poll.h>
-#include <sys/socket.h>
 
 #include <cerrno>
 #include <chrono>
 
 namespace archil::client {
 
-Result<std::unique_ptr<Channel>> Channel::Open(const std::string& address, int timeout_ms) {
+Result<std::unique_ptr<Channel>> Channel::Open(const std::string& address, int timeout_ms,
+                                               const net::TlsContext* tls) {
   ARCHIL_ASSIGN_OR_RETURN(net::Fd fd, net::Connect(address, timeout_ms));
-  return std::unique_ptr<Channel>(new Channel(std::move(fd)));
+  if (tls == nullptr) {
+    return std::unique_ptr<Channel>(new Channel(std::make_unique<net::PlainStream>(std::move(fd))));
+  }
+  ARCHIL_ASSIGN_OR_RETURN(net::HostPort hp, net::ParseHostPort(address));
+  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<net::TlsStream> s,
+                          net::TlsStream::Wrap(std::move(fd), *tls, hp.host));
+  if (Status hs = s->Handshake(timeout_ms); !hs.ok()) {
+    return Status::Unavailable("disk server " + address + ": " + hs.message());
+  }
+  return std::unique_ptr<Channel>(new Channel(std::move(s)));
 }
 
 Channel::~Channel() { Break("closed"); }
@@ -31,7 +40,7 @@ void Channel::Break(std::string_view why) {
   }
   pending_.clear();
   replied_.SignalAll();
-  ::shutdown(fd_.get(), SHUT_RDWR);
+  stream_->Shutdown();
 }
 
 Result<RawReply> Channel::Call(uint16_t type, std::string_view body, std::string_view payload,
@@ -53,7 +62,7 @@ Result<RawReply> Channel::Call(uint16_t type, std::string_view body, std::string
   Status sent;
   {
     MutexLock lock(&send_mu_);
-    sent = net::SendAll(fd_.get(), iov, timeout_ms);
+    sent = stream_->SendAll(iov, timeout_ms);
   }
   if (!sent.ok()) Break(sent.message());
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -100,21 +109,26 @@ Status Channel::ReadUntil(const Pending& p, std::chrono::steady_clock::time_poin
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return Status::Ok();
-    pollfd pfd{fd_.get(), POLLIN, 0};
-    const int ready = ::poll(&pfd, 1, static_cast<int>(left.count()) + 1);
-    if (ready < 0 && errno != EINTR) return Status::Unavailable("poll failed");
-    if (ready <= 0) continue;
-    ssize_t n;
+    if (!stream_->Buffered()) {
+      pollfd pfd{stream_->fd(), POLLIN, 0};
+      const int ready = ::poll(&pfd, 1, static_cast<int>(left.count()) + 1);
+      if (ready < 0 && errno != EINTR) return Status::Unavailable("poll failed");
+      if (ready <= 0) continue;
+    }
+    Result<size_t> n = size_t{0};
     std::string_view bytes;
     if (reader_.payload_missing() >= buf_.size()) {
-      n = ::recv(fd_.get(), reader_.payload_tail(), reader_.payload_missing(), 0);
-      if (n > 0) reader_.PayloadFilled(static_cast<size_t>(n));
+      n = stream_->Recv(reader_.payload_tail(), reader_.payload_missing());
+      if (n.ok()) reader_.PayloadFilled(*n);
     } else {
-      n = ::recv(fd_.get(), buf_.data(), buf_.size(), 0);
-      if (n > 0) bytes = std::string_view(buf_.data(), static_cast<size_t>(n));
+      n = stream_->Recv(buf_.data(), buf_.size());
+      if (n.ok()) bytes = std::string_view(buf_.data(), *n);
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Status::Unavailable(n == 0 ? "closed by the server" : "receive failed");
+    if (!n.ok()) {
+      return Status::Unavailable(n.status().message() == "closed by the peer"
+                                     ? "closed by the server"
+                                     : n.status().message());
+    }
     while (!reader_.error()) {
       if (reader_.ready()) {
         Deliver(reader_.Take());

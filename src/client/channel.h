@@ -1,6 +1,6 @@
-// Channel: one connection from a client to a disk server (docs/protocol.md §2-3): requests are
-// sent whole with one sendmsg each, from any thread, and any number can be in flight; replies
-// are matched to their callers by request id.
+// Channel: one connection from a client to a disk server (docs/protocol.md §2-3), in cleartext or
+// TLS (net/tls.h): requests are sent whole (one sendmsg, or one TLS write, each), from any thread,
+// and any number can be in flight; replies are matched to their callers by request id.
 //
 // There is no reader thread: a caller waiting for its reply reads the socket itself when no other
 // caller is reading (leader/follower), delivering whatever replies arrive to their callers, and
@@ -23,7 +23,8 @@
 
 #include "base/mutex.h"
 #include "base/status.h"
-#include "net/socket.h"
+#include "net/stream.h"
+#include "net/tls.h"
 #include "proto/frame.h"
 
 namespace archil::client {
@@ -36,8 +37,11 @@ struct RawReply {
 
 class Channel {
  public:
-  // Connects (plain TCP; loopback only until TLS is built, docs/protocol.md §2).
-  static Result<std::unique_ptr<Channel>> Open(const std::string& address, int timeout_ms);
+  // Connects to `address` ("host:port") in cleartext, or under TLS when `tls` is given: the
+  // server's certificate must then name the host. Unavailable if no server answers or the TLS
+  // handshake fails (the message says why: an untrusted certificate, a cleartext server).
+  static Result<std::unique_ptr<Channel>> Open(const std::string& address, int timeout_ms,
+                                               const net::TlsContext* tls = nullptr);
   ~Channel();  // closes; pending calls fail
 
   // Sends request `type` and waits up to `timeout_ms` for its reply. Unavailable if the channel
@@ -49,7 +53,7 @@ class Channel {
   void Break(std::string_view why) ARCHIL_EXCLUDES(mu_);
 
  private:
-  explicit Channel(net::Fd fd) : fd_(std::move(fd)) {}
+  explicit Channel(std::unique_ptr<net::Stream> stream) : stream_(std::move(stream)) {}
   struct Pending {
     bool done = false;
     Result<RawReply> result = Status::Unavailable("no reply");
@@ -60,7 +64,7 @@ class Channel {
       ARCHIL_EXCLUDES(mu_);
   void Deliver(proto::Frame frame) ARCHIL_EXCLUDES(mu_);
 
-  net::Fd fd_;
+  const std::unique_ptr<net::Stream> stream_;
   Mutex send_mu_;
   mutable Mutex mu_;
   CondVar replied_{&mu_};  // a reply was delivered, the channel broke, or the reading turn is free

@@ -51,6 +51,16 @@ Status DiskClient::StatusOf(const Reply& r) {
 
 Result<std::unique_ptr<DiskClient>> DiskClient::Connect(const DiskClientOptions& options) {
   std::unique_ptr<DiskClient> c(new DiskClient(options));
+  ARCHIL_ASSIGN_OR_RETURN(net::ServerAddress address, net::ParseServerAddress(options.address));
+  if (!address.tls && !net::IsLoopback(address.parsed.host) && !options.allow_cleartext) {
+    return Status::InvalidArgument("disk server " + options.address +
+                                   " is not on this machine: connect with tls://" +
+                                   address.host_port + " (or allow cleartext explicitly)");
+  }
+  c->host_port_ = address.host_port;
+  if (address.tls) {
+    ARCHIL_ASSIGN_OR_RETURN(c->tls_, net::TlsContext::Client(options.ca_file));
+  }
   Result<std::shared_ptr<Channel>> ch = c->Handshake(/*bind=*/false);
   if (!ch.ok()) return ch.status();
   {
@@ -73,7 +83,7 @@ DiskClient::~DiskClient() {
 
 Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
   ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<Channel> opened,
-                          Channel::Open(options_.address, options_.connect_timeout_ms));
+                          Channel::Open(host_port_, options_.connect_timeout_ms, tls_.get()));
   std::shared_ptr<Channel> ch = std::move(opened);
   const int timeout = options_.connect_timeout_ms;
   v1::Hello hello;

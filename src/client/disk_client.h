@@ -33,10 +33,15 @@
 namespace archil::client {
 
 struct DiskClientOptions {
-  std::string address = "127.0.0.1:8421";  // the disk server's host:port
-  std::string token;                       // the disk token, "adt_..."
-  std::string disk;                        // disk id or name; "" = the token's disk
-  std::string subdir;                      // mount a subdirectory ("" = the root)
+  // The disk server: "host:port" in cleartext (loopback only, unless allow_cleartext), or
+  // "tls://host:port", whose certificate must name the host and chain to `ca_file` (the
+  // system's trust store if empty).
+  std::string address = "127.0.0.1:8421";
+  std::string ca_file;
+  bool allow_cleartext = false;  // cleartext to a non-loopback address: the token travels bare
+  std::string token;             // the disk token, "adt_..."
+  std::string disk;              // disk id or name; "" = the token's disk
+  std::string subdir;            // mount a subdirectory ("" = the root)
   std::string hostname;
   std::string mount_path;
   std::array<uint8_t, 16> client_id{};  // this host's mount point (protocol.md §10.2); zeros = none
@@ -111,6 +116,8 @@ class DiskClient {
   void KeepAlive() ARCHIL_EXCLUDES(mu_);
 
   const DiskClientOptions options_;
+  std::string host_port_;                 // options_.address without its scheme
+  std::shared_ptr<net::TlsContext> tls_;  // nullptr: cleartext
   uint64_t root_ino_ = 0;
   std::string disk_id_;
 

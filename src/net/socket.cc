@@ -109,6 +109,23 @@ Result<HostPort> ParseHostPort(std::string_view a) {
   return hp;
 }
 
+Result<ServerAddress> ParseServerAddress(std::string_view address) {
+  ServerAddress out;
+  constexpr std::string_view kTls = "tls://";
+  if (address.starts_with(kTls)) {
+    out.tls = true;
+    address.remove_prefix(kTls.size());
+  }
+  Result<HostPort> hp = ParseHostPort(address);
+  if (!hp.ok()) {
+    return Status::InvalidArgument("disk server address \"" + std::string(address) +
+                                   "\": expected host:port or tls://host:port");
+  }
+  out.host_port = std::string(address);
+  out.parsed = std::move(*hp);
+  return out;
+}
+
 Result<Fd> Listen(const std::string& address, int backlog) {
   ARCHIL_ASSIGN_OR_RETURN(HostPort hp, ParseHostPort(address));
   socklen_t len = 0;

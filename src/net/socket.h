@@ -38,6 +38,15 @@ struct HostPort {
 };
 Result<HostPort> ParseHostPort(std::string_view address);
 
+// A disk server's address as advertised and configured: "host:port" (cleartext) or
+// "tls://host:port" (TLS, docs/protocol.md §2). InvalidArgument naming both forms.
+struct ServerAddress {
+  bool tls = false;
+  std::string host_port;  // "host:port", for Connect
+  HostPort parsed;
+};
+Result<ServerAddress> ParseServerAddress(std::string_view address);
+
 // A listening TCP socket (SO_REUSEADDR, not SO_REUSEPORT: a second server on the port fails
 // with Busy "address in use" instead of sharing it), non-blocking.
 Result<Fd> Listen(const std::string& address, int backlog = 1024);

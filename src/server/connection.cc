@@ -1,7 +1,5 @@
 #include "server/connection.h"
 
-#include <sys/socket.h>
-
 #include "base/log.h"
 
 namespace archil::server {
@@ -22,7 +20,7 @@ void Connection::Reply(const proto::FrameHeader& request, proto::WireStatus stat
   {
     MutexLock lock(&send_mu_);
     if (shut_) return;
-    sent = net::SendAll(fd(), iov, send_timeout_ms_);
+    sent = stream_->SendAll(iov, send_timeout_ms_);
   }
   if (!sent.ok()) {
     ARCHIL_LOG(kDebug) << "server: " << peer_ << ": " << sent.ToString() << "; closing";
@@ -32,7 +30,7 @@ void Connection::Reply(const proto::FrameHeader& request, proto::WireStatus stat
 
 void Connection::Shutdown() {
   if (shut_.exchange(true)) return;
-  ::shutdown(fd(), SHUT_RDWR);
+  stream_->Shutdown();
 }
 
 std::optional<proto::Refusal> Connection::Admit(const proto::FrameHeader& h) {

@@ -3,8 +3,9 @@
 // and the session it is bound to.
 //
 // Threads. The server's one I/O thread reads every connection and owns `reader`; request
-// workers send replies. Sends are serialized by the send mutex, and each frame is one sendmsg
-// (§2), so replies of concurrent requests never interleave. Only the I/O thread closes the
+// workers send replies. Sends are serialized by the send mutex, and each frame is sent whole
+// (one sendmsg in cleartext, §2; one TLS write, net/tls.h), so replies of concurrent requests
+// never interleave. Only the I/O thread closes the
 // socket, and only when it drops its reference: anyone else calls Shutdown(), which the I/O
 // thread then sees as a closed socket. The fd lives as long as the last reference.
 //
@@ -17,7 +18,7 @@
 #include <string_view>
 
 #include "base/mutex.h"
-#include "net/socket.h"
+#include "net/stream.h"
 #include "proto/connection_rules.h"
 #include "proto/frame.h"
 #include "server/inode_order.h"
@@ -27,15 +28,18 @@ namespace archil::server {
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(net::Fd fd, std::string peer, int64_t now_ns, int send_timeout_ms)
-      : fd_(std::move(fd)),
+  Connection(std::unique_ptr<net::Stream> stream, std::string peer, int64_t now_ns,
+             int send_timeout_ms)
+      : stream_(std::move(stream)),
         peer_(std::move(peer)),
         created_ns_(now_ns),
         send_timeout_ms_(send_timeout_ms) {
     last_frame_ns = now_ns;
   }
 
-  int fd() const { return fd_.get(); }
+  int fd() const { return stream_->fd(); }
+  // Received bytes come through the stream (the I/O thread only).
+  net::Stream& stream() { return *stream_; }
   const std::string& peer() const { return peer_; }
   int64_t created_ns() const { return created_ns_; }
 
@@ -69,7 +73,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::atomic<uint64_t> inflight_bytes{0};
 
  private:
-  const net::Fd fd_;
+  const std::unique_ptr<net::Stream> stream_;
   const std::string peer_;
   const int64_t created_ns_;
   const int send_timeout_ms_;

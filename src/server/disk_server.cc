@@ -134,7 +134,12 @@ void DiskServer::Run() {
 std::vector<std::function<void()>> DiskServer::Lead() {
   MutexLock io(&io_mu_);
   epoll_event events[64];
-  const int n = ::epoll_wait(epoll_.get(), events, 64, 250);
+  // Connections whose stream holds received bytes back get no epoll event: read them first.
+  std::vector<ConnPtr> again = std::exchange(again_, {});
+  for (const ConnPtr& c : again) {
+    if (conns_.contains(c->fd()) && conns_.at(c->fd()) == c) ReadFrom(c);
+  }
+  const int n = ::epoll_wait(epoll_.get(), events, 64, again_.empty() ? 250 : 0);
   for (int i = 0; i < n; ++i) {
     const int fd = events[i].data.fd;
     if (fd == listener_.get()) {
@@ -180,7 +185,20 @@ void DiskServer::AcceptAll() {
     const int one = 1;
     ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     const int raw = fd.get();
-    auto c = std::make_shared<Connection>(std::move(fd), peer, clock_->MonotonicNanos(),
+    std::unique_ptr<net::Stream> stream;
+    if (options_.tls) {
+      // The handshake runs in the first reads, under epoll (net/tls.h), within auth_deadline_ms.
+      Result<std::unique_ptr<net::TlsStream>> tls =
+          net::TlsStream::Wrap(std::move(fd), *options_.tls, "");
+      if (!tls.ok()) {
+        ARCHIL_LOG(kWarn) << "server: " << tls.status().ToString();
+        continue;
+      }
+      stream = std::move(*tls);
+    } else {
+      stream = std::make_unique<net::PlainStream>(std::move(fd));
+    }
+    auto c = std::make_shared<Connection>(std::move(stream), peer, clock_->MonotonicNanos(),
                                           options_.send_timeout_ms);
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP;
@@ -210,25 +228,26 @@ void DiskServer::ReadFrom(const ConnPtr& c) {
   char buf[64 << 10];
   size_t budget = 1 << 20;  // per wake-up, so that one busy peer does not starve the others
   while (budget > 0 && !c->reading_paused) {
-    ssize_t n;
+    Result<size_t> n = size_t{0};
     std::string_view bytes;
     if (c->reader.payload_missing() >= sizeof buf) {
       // A large payload goes from the socket straight into its frame.
-      n = ::recv(c->fd(), c->reader.payload_tail(), c->reader.payload_missing(), 0);
-      if (n > 0) c->reader.PayloadFilled(static_cast<size_t>(n));
+      n = c->stream().Recv(c->reader.payload_tail(), c->reader.payload_missing());
+      if (n.ok()) c->reader.PayloadFilled(*n);
     } else {
-      n = ::recv(c->fd(), buf, sizeof buf, 0);
-      if (n > 0) bytes = std::string_view(buf, static_cast<size_t>(n));
+      n = c->stream().Recv(buf, sizeof buf);
+      if (n.ok()) bytes = std::string_view(buf, *n);
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN) return;
-    if (n <= 0) {
+    if (!n.ok()) {
+      ARCHIL_LOG(kDebug) << "server: " << c->peer() << ": " << n.status().message();
       Close(c);
       return;
     }
-    budget -= std::min(budget, static_cast<size_t>(n));
+    if (*n == 0) return;  // nothing more now; epoll wakes us
+    budget -= std::min(budget, *n);
     if (!Drain(c, bytes)) return;
   }
+  if (!c->reading_paused && c->stream().Buffered()) again_.push_back(c);
 }
 
 bool DiskServer::Drain(const ConnPtr& c, std::string_view bytes) {
@@ -378,6 +397,7 @@ void DiskServer::ResumeReading(const ConnPtr& c) {
   ev.events = EPOLLIN | EPOLLRDHUP;
   ev.data.fd = c->fd();
   ::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, c->fd(), &ev);
+  if (c->stream().Buffered()) again_.push_back(c);
 }
 
 void DiskServer::Sweep() {

@@ -37,6 +37,7 @@
 #include "base/mutex.h"
 #include "engine/engine.h"
 #include "net/socket.h"
+#include "net/tls.h"
 #include "proto/messages.h"
 #include "server/authority.h"
 #include "server/connection.h"
@@ -55,6 +56,9 @@ struct DiskServerOptions {
   uint64_t max_inflight_bytes_per_connection = uint64_t{64} << 20;
   int send_timeout_ms = 10000;
   std::string software = "archil";
+  // TLS for every connection (net/tls.h): required when `listen` is not a loopback address
+  // (the caller's rule); nullptr serves cleartext.
+  std::shared_ptr<net::TlsContext> tls;
 };
 
 class DiskServer {
@@ -137,6 +141,8 @@ class DiskServer {
   std::map<std::string, Failures> failures_ ARCHIL_GUARDED_BY(io_mu_);
   std::vector<std::function<void()>> ready_ ARCHIL_GUARDED_BY(io_mu_);  // this round's requests
   int64_t last_sweep_ns_ ARCHIL_GUARDED_BY(io_mu_) = 0;
+  // Connections to read again although epoll will not report them (their stream holds bytes).
+  std::vector<ConnPtr> again_ ARCHIL_GUARDED_BY(io_mu_);
 
   // The pool: who leads, and requests waiting for a thread.
   Mutex lf_mu_;
