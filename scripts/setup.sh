@@ -28,6 +28,7 @@ APT_PACKAGES=(
   clang clang-tidy clang-format libclang-rt-14-dev
   curl jq openssl fio hyperfine
   strace valgrind  # measurements.md §9: syscalls and instructions per engine write
+  iproute2         # tests/netns_tls_test.cc: a mount from another network namespace
 )
 
 SUDO=

@@ -1,177 +1,18 @@
 // The `archil` and `archil-server` binaries end to end, as a user runs them: a real server process
 // started through `archil server`, found through its advertisement, driven by the CLI.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
-#include <filesystem>
-#include <fstream>
-#include <map>
+#include <atomic>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <thread>
 
+#include "cli_harness.h"
 #include "client/disk_client.h"
 #include "client/remote_fs.h"
 #include "net/socket.h"
 
-extern char** environ;
-
-namespace archil {
+namespace archil::testing {
 namespace {
-
-namespace fs = std::filesystem;
-using nlohmann::json;
-
-const std::string kBin = ARCHIL_BIN_DIR;
-
-struct Ran {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::vector<std::string> Environment(const std::map<std::string, std::string>& extra) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    std::string kv = *e;
-    std::string key = kv.substr(0, kv.find('='));
-    if (key.rfind("ARCHIL_", 0) == 0 || extra.count(key)) continue;
-    env.push_back(kv);
-  }
-  for (const auto& [k, v] : extra) env.push_back(k + "=" + v);
-  return env;
-}
-
-std::vector<char*> Pointers(std::vector<std::string>& v) {
-  std::vector<char*> p;
-  for (auto& s : v) p.push_back(s.data());
-  p.push_back(nullptr);
-  return p;
-}
-
-// Runs a command to completion, capturing stdout and stderr.
-Ran RunCommand(std::vector<std::string> argv, const std::map<std::string, std::string>& env) {
-  int out[2], err[2];
-  EXPECT_EQ(pipe2(out, O_CLOEXEC), 0);
-  EXPECT_EQ(pipe2(err, O_CLOEXEC), 0);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-  std::vector<std::string> envv = Environment(env);
-  auto args = Pointers(argv);
-  auto envp = Pointers(envv);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  close(out[1]);
-  close(err[1]);
-  Ran r;
-  if (rc != 0) return r;
-  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
-  int open_fds = 2;
-  char buf[4096];
-  while (open_fds > 0 && poll(fds, 2, 30000) > 0) {
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
-      ssize_t n = read(fds[i].fd, buf, sizeof(buf));
-      if (n <= 0) {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      } else {
-        (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
-      }
-    }
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
-
-class CliTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("archil-cli-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "run");
-    // Every ARCHIL_* variable of the caller is dropped (Environment()); servers advertise here.
-    env_ = {{"ARCHIL_RUN_DIR", (dir_ / "run").string()}};
-  }
-  void TearDown() override {
-    StopServer();
-    fs::remove_all(dir_);
-  }
-
-  Ran Archil(std::vector<std::string> args, const std::map<std::string, std::string>& extra = {}) {
-    args.insert(args.begin(), kBin + "/archil");
-    auto env = env_;
-    for (auto& [k, v] : extra) env[k] = v;
-    return RunCommand(args, env);
-  }
-
-  // Starts `archil server` in the background and waits for its advertisement.
-  void StartServer(const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {
-        kBin + "/archil", "server",      "--data-dir", (dir_ / "data").string(),
-        "--api-listen",   "127.0.0.1:0", "--region",   "test-1"};
-    for (auto& a : extra) argv.push_back(a);
-    std::vector<std::string> envv = Environment(env_);
-    auto args = Pointers(argv);
-    auto envp = Pointers(envv);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    std::string log = (dir_ / "server.log").string();
-    posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    ASSERT_EQ(posix_spawn(&server_, argv[0].c_str(), &fa, nullptr, args.data(), envp.data()), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    fs::path advert = dir_ / "run" / "test-1.json";
-    for (int i = 0; i < 200 && !fs::exists(advert); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    ASSERT_TRUE(fs::exists(advert)) << "server did not start; log:\n" << ReadFile(log);
-  }
-
-  // SIGKILL: the process dies mid-work, as in a crash.
-  void KillServer() {
-    if (server_ <= 0) return;
-    kill(server_, SIGKILL);
-    int status = 0;
-    waitpid(server_, &status, 0);
-    server_ = 0;
-  }
-
-  // SIGTERM; returns the server's exit code.
-  int StopServer() {
-    if (server_ <= 0) return -1;
-    kill(server_, SIGTERM);
-    int status = 0;
-    waitpid(server_, &status, 0);
-    server_ = 0;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
-  static std::string ReadFile(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-
-  fs::path dir_;
-  std::map<std::string, std::string> env_;
-  pid_t server_ = 0;
-};
 
 TEST_F(CliTest, HelpOnEveryCommand) {
   for (std::vector<std::string> cmd : {std::vector<std::string>{"--help"},
@@ -350,12 +191,6 @@ TEST_F(CliTest, Https) {
   EXPECT_EQ(Archil({"--ca-file", cert, "disks", "get", "secure"}).exit_code, 0);
 }
 
-}  // namespace
-}  // namespace archil
-
-namespace archil {
-namespace {
-
 // A free loopback port (the server must come back on the same one after a crash).
 std::string FreeLoopbackAddress() {
   net::Fd l = net::Listen("127.0.0.1:0").value();
@@ -452,4 +287,4 @@ TEST_F(CliTest, DiskServerRidesThroughKill9AndDiskDelete) {
 }
 
 }  // namespace
-}  // namespace archil
+}  // namespace archil::testing
