@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -134,6 +135,11 @@ class CliTest : public ::testing::Test {
       argv.push_back(a);
     }
     for (auto& a : extra) argv.push_back(a);
+    // Tests run in parallel: each server takes a free mount port unless the test names one.
+    if (std::find(extra.begin(), extra.end(), "--mount-listen") == extra.end()) {
+      argv.push_back("--mount-listen");
+      argv.push_back("127.0.0.1:0");
+    }
     std::vector<std::string> envv = Environment(env_);
     auto args = Pointers(argv);
     auto envp = Pointers(envv);
