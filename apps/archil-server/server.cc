@@ -200,6 +200,7 @@ Status RunServer(const ServerOptions& o) {
     // The API's certificate serves mounts too: one name, one rotation (docs/adr/0012).
     ARCHIL_ASSIGN_OR_RETURN(dso.tls, net::TlsContext::Server(o.tls_cert_file, o.tls_key_file));
   }
+  dso.allow_cleartext = o.insecure;
   ARCHIL_ASSIGN_OR_RETURN(
       std::unique_ptr<server::DiskServer> disk_server,
       server::DiskServer::Start(dso, engine.get(), &authority, &SystemClock::Instance()));
@@ -210,7 +211,7 @@ Status RunServer(const ServerOptions& o) {
     const char* env = std::getenv("ARCHIL_RUN_DIR");
     run_dir = env && *env ? env : kDefaultRunDir;
   }
-  Endpoints self{o.region, server->url(), (dso.tls ? "tls://" : "") + disk_server->address(),
+  Endpoints self{o.region, server->url(), disk_server->address(),
                  std::filesystem::absolute(o.data_dir).string() + "/admin-api-key"};
   Status advertised = WriteAdvertisement(io::PosixEnv(), run_dir, self, getpid());
   if (!advertised.ok()) {

@@ -3,7 +3,7 @@
 // Resolution order (docs/cli.md):
 //   1. an explicit endpoint (`--endpoint URL` or ARCHIL_ENDPOINT);
 //   2. the regions file (ARCHIL_REGIONS_FILE, default /etc/archil/regions.json):
-//        {"regions": {"<region>": {"api": "https://host:port", "mount": "tls://host:port"}}}
+//        {"regions": {"<region>": {"api": "https://host:port", "mount": "host:port"}}}
 //   3. servers running on this machine, which advertise themselves as
 //        <run dir>/<region>.json = {"region": ..., "api": ..., "pid": ...}
 //      (run dir: ARCHIL_RUN_DIR, default /run/archil). Stale files (dead pid) are ignored.
@@ -24,9 +24,9 @@ namespace archil {
 
 struct Endpoints {
   std::string region;
-  std::string api_url;     // "http://127.0.0.1:8420" or "https://..."; never a trailing slash
-  // The disk server: "tls://host:port", or "host:port" for cleartext (loopback); empty until one
-  // listens.
+  std::string api_url;  // "http://127.0.0.1:8420" or "https://..."; never a trailing slash
+  // The disk server's "host:port" (TLS unless it is on this machine, docs/protocol.md §2);
+  // empty until one listens.
   std::string mount_addr;
   // A local server's admin key file (advertised so that root on the same machine needs no
   // configuration); empty otherwise.

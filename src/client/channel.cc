@@ -8,14 +8,19 @@
 namespace archil::client {
 
 Result<std::unique_ptr<Channel>> Channel::Open(const std::string& address, int timeout_ms,
-                                               const net::TlsContext* tls) {
+                                               const Security& security) {
   ARCHIL_ASSIGN_OR_RETURN(net::Fd fd, net::Connect(address, timeout_ms));
-  if (tls == nullptr) {
+  // The address the name resolved to decides, not how it is spelled ("localhost" is loopback).
+  const bool tls = security.force_tls ||
+                   (!security.allow_cleartext && !net::IsLoopback(net::PeerHost(fd.get())));
+  if (!tls) {
     return std::unique_ptr<Channel>(new Channel(std::make_unique<net::PlainStream>(std::move(fd))));
   }
+  if (!security.context) return Status::Internal("channel: TLS needed but no TLS context");
+  ARCHIL_ASSIGN_OR_RETURN(std::shared_ptr<net::TlsContext> ctx, security.context());
   ARCHIL_ASSIGN_OR_RETURN(net::HostPort hp, net::ParseHostPort(address));
   ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<net::TlsStream> s,
-                          net::TlsStream::Wrap(std::move(fd), *tls, hp.host));
+                          net::TlsStream::Wrap(std::move(fd), *ctx, hp.host));
   if (Status hs = s->Handshake(timeout_ms); !hs.ok()) {
     return Status::Unavailable("disk server " + address + ": " + hs.message());
   }

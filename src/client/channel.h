@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -37,11 +38,19 @@ struct RawReply {
 
 class Channel {
  public:
-  // Connects to `address` ("host:port") in cleartext, or under TLS when `tls` is given: the
-  // server's certificate must then name the host. Unavailable if no server answers or the TLS
-  // handshake fails (the message says why: an untrusted certificate, a cleartext server).
+  // Whether a connection runs TLS: the peer's address decides (docs/protocol.md §2), TLS to
+  // another machine and cleartext to this one, unless forced either way.
+  struct Security {
+    bool force_tls = false;        // TLS to a loopback peer too ("tls://" addresses, tests)
+    bool allow_cleartext = false;  // cleartext to another machine too (the token travels bare)
+    // The client context, asked for only when a connection needs TLS.
+    std::function<Result<std::shared_ptr<net::TlsContext>>()> context;
+  };
+  // Connects to `address` ("host:port"); under TLS the server's certificate must name the host.
+  // Unavailable if no server answers or the TLS handshake fails (the message says why: an
+  // untrusted certificate, a server that is not a disk server).
   static Result<std::unique_ptr<Channel>> Open(const std::string& address, int timeout_ms,
-                                               const net::TlsContext* tls = nullptr);
+                                               const Security& security);
   ~Channel();  // closes; pending calls fail
 
   // Sends request `type` and waits up to `timeout_ms` for its reply. Unavailable if the channel

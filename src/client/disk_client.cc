@@ -52,15 +52,16 @@ Status DiskClient::StatusOf(const Reply& r) {
 Result<std::unique_ptr<DiskClient>> DiskClient::Connect(const DiskClientOptions& options) {
   std::unique_ptr<DiskClient> c(new DiskClient(options));
   ARCHIL_ASSIGN_OR_RETURN(net::ServerAddress address, net::ParseServerAddress(options.address));
-  if (!address.tls && !net::IsLoopback(address.parsed.host) && !options.allow_cleartext) {
-    return Status::InvalidArgument("disk server " + options.address +
-                                   " is not on this machine: connect with tls://" +
-                                   address.host_port + " (or allow cleartext explicitly)");
-  }
   c->host_port_ = address.host_port;
-  if (address.tls) {
-    ARCHIL_ASSIGN_OR_RETURN(c->tls_, net::TlsContext::Client(options.ca_file));
-  }
+  c->security_.force_tls = address.tls;
+  c->security_.allow_cleartext = options.allow_cleartext && !address.tls;
+  c->security_.context = [p = c.get()]() -> Result<std::shared_ptr<net::TlsContext>> {
+    MutexLock lock(&p->tls_mu_);
+    if (!p->tls_) {
+      ARCHIL_ASSIGN_OR_RETURN(p->tls_, net::TlsContext::Client(p->options_.ca_file));
+    }
+    return p->tls_;
+  };
   Result<std::shared_ptr<Channel>> ch = c->Handshake(/*bind=*/false);
   if (!ch.ok()) return ch.status();
   {
@@ -83,7 +84,7 @@ DiskClient::~DiskClient() {
 
 Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
   ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<Channel> opened,
-                          Channel::Open(host_port_, options_.connect_timeout_ms, tls_.get()));
+                          Channel::Open(host_port_, options_.connect_timeout_ms, security_));
   std::shared_ptr<Channel> ch = std::move(opened);
   const int timeout = options_.connect_timeout_ms;
   v1::Hello hello;

@@ -33,12 +33,13 @@
 namespace archil::client {
 
 struct DiskClientOptions {
-  // The disk server: "host:port" in cleartext (loopback only, unless allow_cleartext), or
-  // "tls://host:port", whose certificate must name the host and chain to `ca_file` (the
-  // system's trust store if empty).
+  // The disk server, "host:port". The connection is TLS when the server is on another machine
+  // (its address is not loopback) and cleartext on this one (docs/protocol.md §2); under TLS
+  // the server's certificate must name the host and chain to `ca_file` (the system's trust
+  // store if empty). "tls://host:port" asks for TLS on loopback too.
   std::string address = "127.0.0.1:8421";
   std::string ca_file;
-  bool allow_cleartext = false;  // cleartext to a non-loopback address: the token travels bare
+  bool allow_cleartext = false;  // cleartext to another machine: the token travels bare
   std::string token;             // the disk token, "adt_..."
   std::string disk;              // disk id or name; "" = the token's disk
   std::string subdir;            // mount a subdirectory ("" = the root)
@@ -116,8 +117,10 @@ class DiskClient {
   void KeepAlive() ARCHIL_EXCLUDES(mu_);
 
   const DiskClientOptions options_;
-  std::string host_port_;                 // options_.address without its scheme
-  std::shared_ptr<net::TlsContext> tls_;  // nullptr: cleartext
+  std::string host_port_;  // options_.address without its scheme
+  Channel::Security security_;
+  Mutex tls_mu_;
+  std::shared_ptr<net::TlsContext> tls_ ARCHIL_GUARDED_BY(tls_mu_);  // made on first need
   uint64_t root_ino_ = 0;
   std::string disk_id_;
 

@@ -119,12 +119,29 @@ bool IsIpAddress(std::string_view host) {
 
 }  // namespace
 
+// The server's ALPN choice: its own protocol if the client offers it, else the handshake fails.
+int SelectAlpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
+               unsigned int inlen, void* arg) {
+  const std::string& mine = static_cast<const TlsContext*>(arg)->alpn_wire();
+  for (unsigned int i = 0; i < inlen; i += 1u + in[i]) {
+    if (i + 1u + in[i] <= inlen && in[i] + 1u == mine.size() &&
+        std::memcmp(in + i, mine.data(), mine.size()) == 0) {
+      *out = in + i + 1;
+      *outlen = in[i];
+      return SSL_TLSEXT_ERR_OK;
+    }
+  }
+  return SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+
 Result<std::shared_ptr<TlsContext>> TlsContext::Server(const std::string& cert_file,
-                                                       const std::string& key_file) {
+                                                       const std::string& key_file,
+                                                       std::string alpn) {
   ERR_clear_error();
   SSL_CTX* ctx = NewContext(true);
   if (ctx == nullptr) return Status::Internal("TLS: " + OpenSslErrors());
-  std::shared_ptr<TlsContext> c(new TlsContext(ctx, true));
+  std::shared_ptr<TlsContext> c(new TlsContext(ctx, true, std::move(alpn)));
+  SSL_CTX_set_alpn_select_cb(ctx, SelectAlpn, c.get());
   if (SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str()) != 1) {
     return Status::InvalidArgument("TLS certificate " + cert_file + ": " + OpenSslErrors());
   }
@@ -137,11 +154,17 @@ Result<std::shared_ptr<TlsContext>> TlsContext::Server(const std::string& cert_f
   return c;
 }
 
-Result<std::shared_ptr<TlsContext>> TlsContext::Client(const std::string& ca_file) {
+Result<std::shared_ptr<TlsContext>> TlsContext::Client(const std::string& ca_file,
+                                                       std::string alpn) {
   ERR_clear_error();
   SSL_CTX* ctx = NewContext(false);
   if (ctx == nullptr) return Status::Internal("TLS: " + OpenSslErrors());
-  std::shared_ptr<TlsContext> c(new TlsContext(ctx, false));
+  std::shared_ptr<TlsContext> c(new TlsContext(ctx, false, std::move(alpn)));
+  const std::string& wire = c->alpn_wire();
+  if (SSL_CTX_set_alpn_protos(ctx, reinterpret_cast<const unsigned char*>(wire.data()),
+                              static_cast<unsigned>(wire.size())) != 0) {
+    return Status::Internal("TLS: " + OpenSslErrors());
+  }
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
   const int loaded = ca_file.empty() ? SSL_CTX_set_default_verify_paths(ctx)
                                      : SSL_CTX_load_verify_locations(ctx, ca_file.c_str(), nullptr);
@@ -165,7 +188,7 @@ Result<std::unique_ptr<TlsStream>> TlsStream::Wrap(Fd fd, const TlsContext& ctx,
   SSL* ssl = SSL_new(ctx.get());
   if (ssl == nullptr) return Status::Internal("TLS: " + OpenSslErrors());
   const int raw = fd.get();
-  std::unique_ptr<TlsStream> s(new TlsStream(std::move(fd), ssl));
+  std::unique_ptr<TlsStream> s(new TlsStream(std::move(fd), ssl, ctx.alpn_wire()));
   BIO* bio = BIO_new(NoSignalSocket());
   if (bio == nullptr) return Status::Internal("TLS: " + OpenSslErrors());
   BIO_set_fd(bio, raw, BIO_NOCLOSE);
@@ -197,7 +220,16 @@ Status TlsStream::Handshake(int timeout_ms) {
       MutexLock lock(&mu_);
       ERR_clear_error();
       const int r = SSL_do_handshake(ssl_);
-      if (r == 1) return Status::Ok();
+      if (r == 1) {
+        const unsigned char* chosen = nullptr;
+        unsigned int len = 0;
+        SSL_get0_alpn_selected(ssl_, &chosen, &len);
+        if (len == 0) {
+          return Status::Unavailable("TLS: the server did not choose the protocol (ALPN " +
+                                     alpn_.substr(1) + "): not a disk server?");
+        }
+        return Status::Ok();
+      }
       Status s = Classify(ssl_, r, &events, "TLS handshake");
       if (!s.ok()) {
         const long verify = SSL_get_verify_result(ssl_);
@@ -205,7 +237,9 @@ Status TlsStream::Handshake(int timeout_ms) {
           return Status::Unavailable(std::string("TLS: the server's certificate is not trusted: ") +
                                      X509_verify_cert_error_string(verify));
         }
-        return s;
+        if (s.message().starts_with("TLS")) return s;
+        return Status::Unavailable("TLS handshake: " + s.message() +
+                                   " (a server without TLS, or one that refused this client)");
       }
     }
     const int64_t left = deadline - NowMs();

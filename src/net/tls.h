@@ -30,24 +30,35 @@ namespace archil::net {
 
 class TlsContext {
  public:
+  // Both ends name the application protocol with ALPN (`alpn`, e.g. "archil/1"): a server
+  // refuses a client that does not offer it, and a client a server that does not choose it, so
+  // a mount that reaches an HTTPS port (or the reverse) fails at once, saying so.
+  //
   // A server's context from PEM files: the certificate (chain) and its private key.
   // InvalidArgument naming the file and OpenSSL's reason if either does not load or they do
   // not match.
   static Result<std::shared_ptr<TlsContext>> Server(const std::string& cert_file,
-                                                    const std::string& key_file);
+                                                    const std::string& key_file,
+                                                    std::string alpn = kArchilAlpn);
   // A client's context that trusts the PEM bundle `ca_file`, or the system store if empty.
-  static Result<std::shared_ptr<TlsContext>> Client(const std::string& ca_file);
+  static Result<std::shared_ptr<TlsContext>> Client(const std::string& ca_file,
+                                                    std::string alpn = kArchilAlpn);
+  static constexpr char kArchilAlpn[] = "archil/1";
   ~TlsContext();
   TlsContext(const TlsContext&) = delete;
   TlsContext& operator=(const TlsContext&) = delete;
 
   bool server() const { return server_; }
   SSL_CTX* get() const { return ctx_; }
+  // The ALPN protocol in wire form (length-prefixed).
+  const std::string& alpn_wire() const { return alpn_wire_; }
 
  private:
-  TlsContext(SSL_CTX* ctx, bool server) : ctx_(ctx), server_(server) {}
+  TlsContext(SSL_CTX* ctx, bool server, std::string alpn)
+      : ctx_(ctx), server_(server), alpn_wire_(char(alpn.size()) + alpn) {}
   SSL_CTX* const ctx_;
   const bool server_;
+  const std::string alpn_wire_;
 };
 
 class TlsStream final : public Stream {
@@ -68,12 +79,14 @@ class TlsStream final : public Stream {
   Status SendAll(std::span<iovec> iov, int timeout_ms) override ARCHIL_EXCLUDES(mu_);
 
  private:
-  TlsStream(Fd fd, SSL* ssl) : Stream(std::move(fd)), ssl_(ssl) {}
+  TlsStream(Fd fd, SSL* ssl, std::string alpn)
+      : Stream(std::move(fd)), ssl_(ssl), alpn_(std::move(alpn)) {}
   // Writes `n` bytes as TLS records, waiting for room until `deadline_ms` (a NowMs time).
   Status Write(const char* p, size_t n, int64_t deadline_ms, int timeout_ms) ARCHIL_EXCLUDES(mu_);
 
   Mutex mu_;
   SSL* const ssl_ ARCHIL_PT_GUARDED_BY(mu_);
+  const std::string alpn_;                    // wire form
   bool more_ ARCHIL_GUARDED_BY(mu_) = false;  // the last Recv left received bytes unread
 };
 

@@ -215,6 +215,30 @@ TEST_F(TlsTest, APeerThatGoesAwayIsAnErrorNotASignal) {
   EXPECT_FALSE(failed);
 }
 
+TEST_F(TlsTest, BothEndsMustSpeakTheSameApplicationProtocol) {
+  // A client of another protocol (say HTTPS) is refused by the server, and a server of another
+  // protocol by the client, during the handshake.
+  for (const auto& [server_alpn, client_alpn] :
+       {std::pair{"archil/1", "http/1.1"}, std::pair{"http/1.1", "archil/1"}}) {
+    std::thread server([&, alpn = std::string(server_alpn)] {
+      auto ctx = TlsContext::Server(cert_.cert_file, cert_.key_file, alpn);
+      auto s = TlsStream::Wrap(Accept(), **ctx, "");
+      if (s.ok()) (void)RecvN(s->get(), 1);
+    });
+    auto ctx = TlsContext::Client(cert_.cert_file, client_alpn);
+    ASSERT_TRUE(ctx.ok());
+    auto fd = Connect(address_, 2000);
+    ASSERT_TRUE(fd.ok());
+    auto c = TlsStream::Wrap(std::move(*fd), **ctx, "127.0.0.1");
+    ASSERT_TRUE(c.ok());
+    Status s = (*c)->Handshake(2000);
+    EXPECT_EQ(s.code(), Status::Code::kUnavailable) << server_alpn << " / " << client_alpn;
+    EXPECT_NE(s.message().find("TLS"), std::string::npos) << s.ToString();
+    c->reset();
+    server.join();
+  }
+}
+
 TEST_F(TlsTest, BadCertificateFilesAreInvalidArguments) {
   EXPECT_EQ(TlsContext::Server((dir_ / "none.pem").string(), cert_.key_file).status().code(),
             Status::Code::kInvalidArgument);

@@ -29,6 +29,7 @@ constexpr uint32_t kProtocolMin = 1, kProtocolMax = 1;
 constexpr uint64_t kFeatureLseek = uint64_t{1} << 3;
 constexpr uint64_t kServerFeatures = kFeatureLseek;
 constexpr int kAuthFailuresPerMinute = 10;
+constexpr unsigned char kTlsHandshakeRecord = 0x16;  // a TLS record's first byte: handshake
 constexpr uint32_t kDefaultSlots = 64, kMaxSlots = 1024;
 constexpr uint32_t kMinLeaseMs = 5000, kMaxLeaseMs = 120000;
 
@@ -88,6 +89,7 @@ void DiskServer::Stop() {
     c->Unbind();
   }
   conns_.clear();
+  pending_.clear();
   connection_count_ = 0;
 }
 
@@ -156,6 +158,8 @@ std::vector<std::function<void()>> DiskServer::Lead() {
     } else if (auto it = conns_.find(fd); it != conns_.end()) {
       ConnPtr c = it->second;
       ReadFrom(c);
+    } else if (pending_.contains(fd)) {
+      ChooseStream(fd);
     }
   }
   const int64_t now = clock_->MonotonicNanos();
@@ -177,7 +181,7 @@ void DiskServer::AcceptAll() {
       return;
     }
     const std::string peer = net::PeerHost(fd.get());
-    if (conns_.size() >= options_.max_connections ||
+    if (connection_count_ >= options_.max_connections ||
         unauthenticated_[peer] >= options_.max_unauthenticated_per_peer) {
       ARCHIL_LOG(kDebug) << "server: refusing a connection from " << peer << " (limit)";
       continue;  // closed as fd goes
@@ -185,29 +189,64 @@ void DiskServer::AcceptAll() {
     const int one = 1;
     ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     const int raw = fd.get();
-    std::unique_ptr<net::Stream> stream;
-    if (options_.tls) {
-      // The handshake runs in the first reads, under epoll (net/tls.h), within auth_deadline_ms.
-      Result<std::unique_ptr<net::TlsStream>> tls =
-          net::TlsStream::Wrap(std::move(fd), *options_.tls, "");
-      if (!tls.ok()) {
-        ARCHIL_LOG(kWarn) << "server: " << tls.status().ToString();
-        continue;
-      }
-      stream = std::move(*tls);
-    } else {
-      stream = std::make_unique<net::PlainStream>(std::move(fd));
-    }
-    auto c = std::make_shared<Connection>(std::move(stream), peer, clock_->MonotonicNanos(),
-                                          options_.send_timeout_ms);
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP;
     ev.data.fd = raw;
     if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, raw, &ev) != 0) continue;
-    conns_[raw] = std::move(c);
+    // Cleartext or TLS is known at the connection's first byte (ChooseStream).
+    pending_[raw] = Pending{std::move(fd), peer, clock_->MonotonicNanos()};
     ++unauthenticated_[peer];
     ++connection_count_;
   }
+}
+
+void DiskServer::ChooseStream(int fd) {
+  auto it = pending_.find(fd);
+  unsigned char first = 0;
+  const ssize_t n = ::recv(fd, &first, 1, MSG_PEEK);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+  if (n <= 0) {
+    DropPending(it, "closed before its first byte");
+    return;
+  }
+  Pending& p = it->second;
+  std::unique_ptr<net::Stream> stream;
+  if (first == kTlsHandshakeRecord) {
+    if (!options_.tls) {
+      DropPending(it, "a TLS handshake, but this server has no certificate (--tls-cert)");
+      return;
+    }
+    // The handshake runs in the first reads, under epoll (net/tls.h), within auth_deadline_ms.
+    Result<std::unique_ptr<net::TlsStream>> tls =
+        net::TlsStream::Wrap(std::move(p.fd), *options_.tls, "");
+    if (!tls.ok()) {
+      DropPending(it, tls.status().ToString());
+      return;
+    }
+    stream = std::move(*tls);
+  } else {
+    // Anything else is a cleartext frame (a bad magic is refused as such, §12 row 2), which
+    // only this machine may send, unless the operator allowed cleartext (--insecure).
+    if (!net::IsLoopback(p.peer) && !options_.allow_cleartext) {
+      DropPending(it, "cleartext from another machine: connect with TLS");
+      return;
+    }
+    stream = std::make_unique<net::PlainStream>(std::move(p.fd));
+  }
+  auto c = std::make_shared<Connection>(std::move(stream), p.peer, p.created_ns,
+                                        options_.send_timeout_ms);
+  pending_.erase(it);
+  conns_[fd] = c;
+  ReadFrom(c);
+}
+
+void DiskServer::DropPending(std::map<int, Pending>::iterator it, std::string_view why) {
+  ARCHIL_LOG(kDebug) << "server: " << it->second.peer << ": " << why << "; closing";
+  ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, it->first, nullptr);
+  auto u = unauthenticated_.find(it->second.peer);
+  if (u != unauthenticated_.end() && --u->second == 0) unauthenticated_.erase(u);
+  pending_.erase(it);  // closes the socket (or the stream that took it)
+  --connection_count_;
 }
 
 void DiskServer::Close(const ConnPtr& c) {
@@ -414,6 +453,13 @@ void DiskServer::Sweep() {
     const int64_t lease_ns =
         int64_t{s ? s->identity().lease_ms : options_.default_lease_ms} * 1'000'000;
     if (now - c->last_frame_ns > 3 * lease_ns) expired.push_back(c);
+  }
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    auto next = std::next(it);
+    if (now - it->second.created_ns > int64_t{options_.auth_deadline_ms} * 1'000'000) {
+      DropPending(it, "silent since it connected");
+    }
+    it = next;
   }
   for (const ConnPtr& c : expired) {
     ARCHIL_LOG(kDebug) << "server: " << c->peer() << ": "

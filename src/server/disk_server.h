@@ -56,9 +56,11 @@ struct DiskServerOptions {
   uint64_t max_inflight_bytes_per_connection = uint64_t{64} << 20;
   int send_timeout_ms = 10000;
   std::string software = "archil";
-  // TLS for every connection (net/tls.h): required when `listen` is not a loopback address
-  // (the caller's rule); nullptr serves cleartext.
+  // Each connection is TLS or cleartext by its first byte (docs/protocol.md §2): a TLS
+  // handshake needs `tls` (nullptr: refused); cleartext is accepted from loopback peers only,
+  // unless allow_cleartext (the operator's --insecure).
   std::shared_ptr<net::TlsContext> tls;
+  bool allow_cleartext = false;
 };
 
 class DiskServer {
@@ -91,6 +93,16 @@ class DiskServer {
   std::vector<std::function<void()>> Lead() ARCHIL_EXCLUDES(io_mu_);
   // The rest runs for the leader (under io_mu_), except Work and Error.
   void AcceptAll() ARCHIL_REQUIRES(io_mu_);
+  // A new connection's first byte has arrived (or it closed): it becomes a Connection over a
+  // TLS or cleartext stream, or is closed.
+  struct Pending {
+    net::Fd fd;
+    std::string peer;
+    int64_t created_ns = 0;
+  };
+  void ChooseStream(int fd) ARCHIL_REQUIRES(io_mu_);
+  void DropPending(std::map<int, Pending>::iterator it, std::string_view why)
+      ARCHIL_REQUIRES(io_mu_);
   void ReadFrom(const ConnPtr& c) ARCHIL_REQUIRES(io_mu_);
   // Feeds `bytes` to c's reader and handles every complete frame; false if c was closed.
   bool Drain(const ConnPtr& c, std::string_view bytes) ARCHIL_REQUIRES(io_mu_);
@@ -132,6 +144,7 @@ class DiskServer {
   // The leader's state: held by the thread that leads, for its round.
   Mutex io_mu_;
   std::map<int, ConnPtr> conns_ ARCHIL_GUARDED_BY(io_mu_);
+  std::map<int, Pending> pending_ ARCHIL_GUARDED_BY(io_mu_);  // accepted, first byte not seen
   std::map<std::string, size_t> unauthenticated_ ARCHIL_GUARDED_BY(io_mu_);  // per peer host
   struct Failures {
     int64_t window_start_ns = 0;
