@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
   app.add_option("--tls-cert", o.tls_cert_file,
                  "PEM certificate: serve the API over HTTPS and mounts over TLS");
   app.add_option("--tls-key", o.tls_key_file, "PEM private key for --tls-cert");
-  app.add_flag("--insecure", o.insecure, "Allow cleartext HTTP on a non-loopback address");
+  app.add_flag("--insecure", o.insecure,
+               "Allow cleartext (HTTP and mounts) on and from non-loopback addresses");
   app.add_option("--http-threads", o.http_threads, "HTTP worker threads")
       ->capture_default_str()
       ->check(CLI::Range(4, 4096));
