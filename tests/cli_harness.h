@@ -137,8 +137,8 @@ class CliTest : public ::testing::Test {
     for (auto& a : extra) argv.push_back(a);
     // Tests run in parallel: each server takes a free mount port unless the test names one.
     if (std::find(extra.begin(), extra.end(), "--mount-listen") == extra.end()) {
-      argv.push_back("--mount-listen");
-      argv.push_back("127.0.0.1:0");
+      argv.emplace_back("--mount-listen");
+      argv.emplace_back("127.0.0.1:0");
     }
     std::vector<std::string> envv = Environment(env_);
     auto args = Pointers(argv);

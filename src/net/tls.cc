@@ -136,11 +136,11 @@ int SelectAlpn(SSL*, const unsigned char** out, unsigned char* outlen, const uns
 
 Result<std::shared_ptr<TlsContext>> TlsContext::Server(const std::string& cert_file,
                                                        const std::string& key_file,
-                                                       std::string alpn) {
+                                                       const std::string& alpn) {
   ERR_clear_error();
   SSL_CTX* ctx = NewContext(true);
   if (ctx == nullptr) return Status::Internal("TLS: " + OpenSslErrors());
-  std::shared_ptr<TlsContext> c(new TlsContext(ctx, true, std::move(alpn)));
+  std::shared_ptr<TlsContext> c(new TlsContext(ctx, true, alpn));
   SSL_CTX_set_alpn_select_cb(ctx, SelectAlpn, c.get());
   if (SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str()) != 1) {
     return Status::InvalidArgument("TLS certificate " + cert_file + ": " + OpenSslErrors());
@@ -155,11 +155,11 @@ Result<std::shared_ptr<TlsContext>> TlsContext::Server(const std::string& cert_f
 }
 
 Result<std::shared_ptr<TlsContext>> TlsContext::Client(const std::string& ca_file,
-                                                       std::string alpn) {
+                                                       const std::string& alpn) {
   ERR_clear_error();
   SSL_CTX* ctx = NewContext(false);
   if (ctx == nullptr) return Status::Internal("TLS: " + OpenSslErrors());
-  std::shared_ptr<TlsContext> c(new TlsContext(ctx, false, std::move(alpn)));
+  std::shared_ptr<TlsContext> c(new TlsContext(ctx, false, alpn));
   const std::string& wire = c->alpn_wire();
   if (SSL_CTX_set_alpn_protos(ctx, reinterpret_cast<const unsigned char*>(wire.data()),
                               static_cast<unsigned>(wire.size())) != 0) {

@@ -39,10 +39,10 @@ class TlsContext {
   // not match.
   static Result<std::shared_ptr<TlsContext>> Server(const std::string& cert_file,
                                                     const std::string& key_file,
-                                                    std::string alpn = kArchilAlpn);
+                                                    const std::string& alpn = kArchilAlpn);
   // A client's context that trusts the PEM bundle `ca_file`, or the system store if empty.
   static Result<std::shared_ptr<TlsContext>> Client(const std::string& ca_file,
-                                                    std::string alpn = kArchilAlpn);
+                                                    const std::string& alpn = kArchilAlpn);
   static constexpr char kArchilAlpn[] = "archil/1";
   ~TlsContext();
   TlsContext(const TlsContext&) = delete;
@@ -54,7 +54,7 @@ class TlsContext {
   const std::string& alpn_wire() const { return alpn_wire_; }
 
  private:
-  TlsContext(SSL_CTX* ctx, bool server, std::string alpn)
+  TlsContext(SSL_CTX* ctx, bool server, const std::string& alpn)
       : ctx_(ctx), server_(server), alpn_wire_(char(alpn.size()) + alpn) {}
   SSL_CTX* const ctx_;
   const bool server_;
