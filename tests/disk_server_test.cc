@@ -357,6 +357,91 @@ TEST(DiskServer, PipelinedWritesOfOneFileApplyInTheOrderSent) {
             std::string(4096, static_cast<char>('A' + (kWrites - 1) % 50)));
 }
 
+// A checkpoint taken from a mount: it holds what the client wrote before it, not what came
+// after; the same request again (a lost reply), also after a server restart, gets the original
+// answer and not EEXIST; a new request for the name is EEXIST; a bad name is INVALID.
+TEST(DiskServer, CheckpointsOverTheWireAreExactlyOnce) {
+  ServerHarness h;
+  auto c = Connect(Options(h.address()));
+  ASSERT_TRUE(c);
+  RemoteFs fs(c.get());
+  const posix::Ino f = fs.Mknod(kRootIno, "f", S_IFREG | 0644, 0, {})->ino;
+  ASSERT_TRUE(fs.Write(f, 0, "before").ok());
+
+  auto session = [&](RawConnection& raw, const std::string& bind_id) {
+    v1::Hello hello;
+    hello.mutable_versions()->set_min(1);
+    hello.mutable_versions()->set_max(1);
+    raw.Send(proto::kTypeHello, hello);
+    if (bind_id.empty()) {
+      v1::SessionCreate sc;
+      sc.set_token(kToken);
+      raw.Send(proto::kTypeSessionCreate, sc);
+    } else {
+      v1::SessionBind sb;
+      sb.set_token(kToken);
+      sb.set_session_id(bind_id);
+      raw.Send(proto::kTypeSessionBind, sb);
+    }
+    raw.Flush();
+    EXPECT_EQ(raw.Receive().header.status, proto::WireStatus::kOk);
+    proto::Frame f = raw.Receive();
+    EXPECT_EQ(f.header.status, proto::WireStatus::kOk);
+    v1::SessionCreateReply r;
+    if (bind_id.empty()) EXPECT_TRUE(r.ParseFromString(f.body));
+    return r.session_id();
+  };
+  auto checkpoint = [](RawConnection& raw, uint64_t seq, const std::string& name) {
+    v1::CheckpointCreate m;
+    m.mutable_mut()->set_slot(3);
+    m.mutable_mut()->set_seq(seq);
+    m.set_name(name);
+    raw.Send(proto::kTypeCheckpointCreate, m);
+    raw.Flush();
+    return raw.Receive();
+  };
+  auto raw = std::make_unique<RawConnection>(h.address());
+  const std::string id = session(*raw, "");
+  proto::Frame first = checkpoint(*raw, 1, "cp1");
+  ASSERT_EQ(first.header.status, proto::WireStatus::kOk);
+  v1::CheckpointCreateReply made;
+  ASSERT_TRUE(made.ParseFromString(first.body));
+  EXPECT_GT(made.created_at_ns(), 0);
+  proto::Frame again = checkpoint(*raw, 1, "cp1");
+  EXPECT_EQ(again.header.status, proto::WireStatus::kOk);
+  EXPECT_NE(again.header.flags & proto::kFlagReplayed, 0);
+  EXPECT_EQ(again.body, first.body);
+  ASSERT_TRUE(fs.Write(f, 0, "after!").ok());
+
+  raw.reset();
+  h.Restart();
+  raw = std::make_unique<RawConnection>(h.address());
+  session(*raw, id);
+  proto::Frame restarted = checkpoint(*raw, 1, "cp1");
+  EXPECT_EQ(restarted.header.status, proto::WireStatus::kOk);
+  EXPECT_NE(restarted.header.flags & proto::kFlagReplayed, 0);
+  EXPECT_EQ(restarted.body, first.body);
+  EXPECT_EQ(checkpoint(*raw, 2, "cp1").header.status, proto::WireStatus::kExists);
+  EXPECT_EQ(checkpoint(*raw, 3, "no/slash").header.status, proto::WireStatus::kInvalid);
+
+  Result<std::vector<engine::CheckpointInfo>> list = h.engine().Checkpoints(engine::DiskNo(1));
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 1u) << "a replayed checkpoint was taken twice";
+  Result<std::shared_ptr<posix::FileSystem>> frozen =
+      h.engine().OpenCheckpoint(engine::DiskNo(1), "cp1");
+  ASSERT_TRUE(frozen.ok()) << frozen.status().ToString();
+  EXPECT_EQ(*(*frozen)->Read(f, 0, 6), "before");
+
+  // The client library's call, after the restart (its session rides through).
+  Result<v1::CheckpointCreateReply> cp2 = c->Checkpoint("cp2");
+  ASSERT_TRUE(cp2.ok()) << cp2.status().ToString();
+  EXPECT_GT(cp2->epoch(), made.epoch());
+  EXPECT_EQ(Err(c->Checkpoint("cp2")), EEXIST);
+  frozen = h.engine().OpenCheckpoint(engine::DiskNo(1), "cp2");
+  ASSERT_TRUE(frozen.ok());
+  EXPECT_EQ(*(*frozen)->Read(f, 0, 6), "after!");
+}
+
 // Raw sockets that misbehave: each is dropped, and a well-behaved client is served throughout.
 TEST(DiskServer, GarbageHugeFramesAndIdleSocketsDoNotStallOthers) {
   server::DiskServerOptions so;

@@ -248,6 +248,12 @@ Result<Reply> DiskClient::Call(uint16_t type, proto::Message& request, v1::Mut* 
   }
 }
 
+Result<v1::CheckpointCreateReply> DiskClient::Checkpoint(std::string_view name) {
+  v1::CheckpointCreate m;
+  m.set_name(std::string(name));
+  return CallAs<v1::CheckpointCreateReply>(proto::kTypeCheckpointCreate, m, m.mutable_mut());
+}
+
 Status DiskClient::Goodbye() {
   v1::Goodbye g;
   g.set_end_session(true);

@@ -93,6 +93,11 @@ class DiskClient {
     if (payload_out) *payload_out = std::move(r.payload);
     return out;
   }
+  // Creates checkpoint `name` of the disk (protocol.md §5.8), exactly once like any mutation:
+  // it holds every operation this client had answered before the call (operations still in
+  // flight on other threads may or may not be in it). EEXIST if the name is taken, EINVAL if it
+  // is not 1-100 of [A-Za-z0-9._-].
+  Result<v1::CheckpointCreateReply> Checkpoint(std::string_view name) ARCHIL_EXCLUDES(mu_);
   // Ends the session on the server (unmount): its open files and reply cache go.
   Status Goodbye() ARCHIL_EXCLUDES(mu_);
 

@@ -21,9 +21,16 @@
 
 namespace archil::engine {
 
-// `result`: the operation's attributes for those that return them (create, write, setattr,
-// link, ...); nullptr for the others (unlink, rename, xattrs, fallocate).
-using CommitEpilogue = std::function<void(Txn& txn, const posix::Attr* result)>;
+// What the operation produced, for the epilogue to answer from.
+struct CommitResult {
+  // The operation's attributes for those that return them (create, write, setattr, link, ...);
+  // nullptr for the others (unlink, rename, xattrs, fallocate, checkpoint).
+  const posix::Attr* attr = nullptr;
+  // A checkpoint's frozen epoch and creation time (0 for the others).
+  uint64_t checkpoint_epoch = 0;
+  int64_t checkpoint_created_ns = 0;
+};
+using CommitEpilogue = std::function<void(Txn& txn, const CommitResult& result)>;
 
 // Installs `epilogue` for the calling thread's next mutation until the scope ends.
 // REQUIRES: no other scope is active on this thread.

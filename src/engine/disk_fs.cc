@@ -71,7 +71,7 @@ Status DiskFs::Mutate(const std::function<Status(Txn&)>& prepare) {
   CommitEpilogue epilogue = TakeEpilogue();
   return core_->queue->Commit([&](Txn& t) -> Status {
     ARCHIL_RETURN_IF_ERROR(prepare(t));
-    if (epilogue) epilogue(t, nullptr);
+    if (epilogue) epilogue(t, CommitResult{});
     return Status::Ok();
   });
 }
@@ -80,7 +80,7 @@ Result<posix::Attr> DiskFs::MutateAttr(const std::function<Result<posix::Attr>(T
   CommitEpilogue epilogue = TakeEpilogue();
   return core_->queue->CommitWith<posix::Attr>([&](Txn& t) -> Result<posix::Attr> {
     Result<posix::Attr> r = prepare(t);
-    if (r.ok() && epilogue) epilogue(t, &r.value());
+    if (r.ok() && epilogue) epilogue(t, CommitResult{&r.value()});
     return r;
   });
 }

@@ -2,6 +2,7 @@
 // (docs/formats.md §4.1 EPOCH/CKPT, §5.2, §5.5).
 #include <cerrno>
 
+#include "engine/commit_epilogue.h"
 #include "engine/disk_fs_ops.h"
 #include "engine/segusage_record.h"
 
@@ -54,6 +55,7 @@ Result<Epoch> DiskFs::Checkpoint(std::string_view name) {
   if (!ValidCheckpointName(name)) {
     return Status::InvalidArgument("checkpoint names are 1-100 of A-Z a-z 0-9 . _ -");
   }
+  CommitEpilogue epilogue = TakeEpilogue();
   return core_->queue->CommitWith<Epoch>([&](Txn& t) -> Result<Epoch> {
     Ops ops(this);
     const std::string ckpt_key = MetaCkptKey(disk_, name);
@@ -87,6 +89,7 @@ Result<Epoch> DiskFs::Checkpoint(std::string_view name) {
       cur_epoch_ = e;
       epochs_.erase(e.value());
     });
+    if (epilogue) epilogue(t, CommitResult{nullptr, e.value(), er.frozen_at});
     return e;
   });
 }

@@ -134,7 +134,7 @@ class Engine {
   // An epilogue (engine/commit_epilogue.h) that writes slot `slot` of session `id` of `disk`,
   // made by `make` from the mutation's result, in the mutation's own batch.
   CommitEpilogue SlotEpilogue(DiskNo disk, const SessionIdBytes& id, uint32_t slot,
-                              std::function<SlotRecord(const posix::Attr*)> make);
+                              std::function<SlotRecord(const CommitResult&)> make);
 
   // Syncs every open segment and drops the intents that made redundant (what the background
   // syncer does every intent_sync_ms).

@@ -85,9 +85,9 @@ Result<std::vector<StoredSession>> Engine::Sessions(DiskNo disk) {
 }
 
 CommitEpilogue Engine::SlotEpilogue(DiskNo disk, const SessionIdBytes& id, uint32_t slot,
-                                    std::function<SlotRecord(const posix::Attr*)> make) {
+                                    std::function<SlotRecord(const CommitResult&)> make) {
   return [cf = core_.cfs[Cf::kSession], key = SlotKey(disk, id, slot), make = std::move(make)](
-             Txn& t, const posix::Attr* result) { t.Put(cf, key, EncodeSlot(make(result))); };
+             Txn& t, const CommitResult& result) { t.Put(cf, key, EncodeSlot(make(result))); };
 }
 
 }  // namespace archil::engine

@@ -28,8 +28,8 @@ constexpr SessionIdBytes kId{9, 9, 9};
 
 // An epilogue writing slot `slot` whose body is the result's inode number ("-" without one).
 CommitEpilogue SlotOf(Engine& e, uint32_t slot, uint64_t seq) {
-  return e.SlotEpilogue(DiskNo(1), kId, slot, [seq](const posix::Attr* a) {
-    return SlotRecord{0, 0x0105, seq, a ? std::to_string(a->ino.value()) : "-"};
+  return e.SlotEpilogue(DiskNo(1), kId, slot, [seq](const CommitResult& r) {
+    return SlotRecord{0, 0x0105, seq, r.attr ? std::to_string(r.attr->ino.value()) : "-"};
   });
 }
 
@@ -53,6 +53,26 @@ TEST_F(EngineTest, SessionsAreStoredLoadedAndDeletedWithTheirSlots) {
   ASSERT_TRUE(engine_->DeleteSession(DiskNo(1), kId).ok());
   EXPECT_TRUE(engine_->Sessions(DiskNo(1))->empty());
   EXPECT_EQ(*engine_->CountKeys(DiskNo(1), Cf::kSession), 0u);
+}
+
+TEST_F(EngineTest, ACheckpointAnswersFromItsOwnCommit) {
+  NewDisk(1);
+  ASSERT_TRUE(engine_->PutSession(DiskNo(1), kId, Session(4)).ok());
+  {
+    EpilogueScope scope(engine_->SlotEpilogue(DiskNo(1), kId, 5, [](const CommitResult& r) {
+      return SlotRecord{
+          0, 0x0601, 1,
+          std::to_string(r.checkpoint_epoch) + "@" + std::to_string(r.checkpoint_created_ns > 0)};
+    }));
+    ASSERT_EQ(*engine_->Checkpoint(DiskNo(1), "one"), Epoch(1));
+  }
+  {
+    EpilogueScope scope(SlotOf(*engine_, 6, 1));
+    EXPECT_EQ(Err(engine_->Checkpoint(DiskNo(1), "one")), EEXIST);  // no slot record
+  }
+  const auto slots = engine_->Sessions(DiskNo(1))->at(0).slots;
+  ASSERT_EQ(slots.size(), 1u);
+  EXPECT_EQ(slots.at(5).body, "1@1");
 }
 
 TEST_F(EngineTest, AFailedOperationWritesNoSlotAndTheEpilogueIsUsedOnce) {

@@ -60,7 +60,7 @@ Response InSlot(Session& s, const v1::Mut& mut, const std::function<CachedReply(
 // The engine call of a durable mutation: fills *result for operations that return attributes.
 using Call = std::function<Status(std::optional<posix::Attr>* result)>;
 // The encoded reply of a successful mutation, from its result (nullptr: none).
-using Build = std::function<std::string(const posix::Attr* result)>;
+using Build = std::function<std::string(const engine::CommitResult& result)>;
 
 // Runs `call` so that its commit also writes the slot record holding the reply `build` makes
 // (engine/commit_epilogue.h). Inside InSlot.
@@ -71,30 +71,30 @@ CachedReply Recorded(Session& s, const v1::Mut& mut, uint16_t type, const Call& 
   Status st;
   {
     engine::EpilogueScope scope(s.engine().SlotEpilogue(
-        s.identity().disk, s.identity().id, mut.slot(), [&](const posix::Attr* a) {
-          body = build(a);
+        s.identity().disk, s.identity().id, mut.slot(), [&](const engine::CommitResult& r) {
+          body = build(r);
           return engine::SlotRecord{0, type, mut.seq(), *body};
         }));
     st = call(&result);
   }
   if (!st.ok()) return CachedError(st);
   // An operation that changed nothing commits nothing (and needs no record to be exactly-once).
-  if (!body) body = build(result ? &*result : nullptr);
+  if (!body) body = build(engine::CommitResult{result ? &*result : nullptr});
   return CachedReply{WireStatus::kOk, std::move(*body)};
 }
 
 template <typename Reply>
 Build AttrReply() {
-  return [](const posix::Attr* a) {
+  return [](const engine::CommitResult& c) {
     Reply r;
-    if (a) ToProto(*a, r.mutable_attr());
+    if (c.attr) ToProto(*c.attr, r.mutable_attr());
     return r.SerializeAsString();
   };
 }
 
 template <typename Reply>
 Build EmptyReply() {
-  return [](const posix::Attr*) { return Reply().SerializeAsString(); };
+  return [](const engine::CommitResult&) { return Reply().SerializeAsString(); };
 }
 
 Call AttrCall(std::function<Result<posix::Attr>()> fn) {
@@ -127,9 +127,9 @@ Response Create(Session& s, const v1::Create& m) {
       Result<posix::Attr> existing = fs.Lookup(Ino(m.parent()), m.name());
       if (existing.ok()) {
         if (S_ISDIR(existing->mode)) return CachedError(Status::Errno(EISDIR, "a directory"));
-        auto opened = [](const posix::Attr* a) {
+        auto opened = [](const engine::CommitResult& c) {
           v1::CreateReply r;
-          if (a) ToProto(*a, r.mutable_attr());
+          if (c.attr) ToProto(*c.attr, r.mutable_attr());
           r.set_created(false);
           return r.SerializeAsString();
         };
@@ -139,16 +139,16 @@ Response Create(Session& s, const v1::Create& m) {
           return Recorded(s, m.mut(), proto::kTypeCreate,
                           AttrCall([&] { return fs.SetAttr(existing->ino, trunc); }), opened);
         }
-        return CachedReply{WireStatus::kOk, opened(&*existing)};
+        return CachedReply{WireStatus::kOk, opened(engine::CommitResult{&*existing})};
       }
     }
     return Recorded(s, m.mut(), proto::kTypeCreate, AttrCall([&] {
                       return fs.Mknod(Ino(m.parent()), m.name(), S_IFREG | (m.mode() & 07777), 0,
                                       OwnerOf(m.caller()));
                     }),
-                    [](const posix::Attr* a) {
+                    [](const engine::CommitResult& c) {
                       v1::CreateReply r;
-                      if (a) ToProto(*a, r.mutable_attr());
+                      if (c.attr) ToProto(*c.attr, r.mutable_attr());
                       r.set_created(true);
                       return r.SerializeAsString();
                     });
@@ -294,9 +294,9 @@ Response Execute(Session& session, uint16_t type, const proto::Message& req,
       return InSlot(session, m.mut(), [&] {
         return Recorded(session, m.mut(), type,
                         AttrCall([&] { return fs.Write(Ino(m.ino()), m.offset(), payload); }),
-                        [](const posix::Attr* a) {
+                        [](const engine::CommitResult& c) {
                           v1::WriteReply r;
-                          if (a) ToProto(*a, r.mutable_attr());
+                          if (c.attr) ToProto(*c.attr, r.mutable_attr());
                           r.set_stable(true);
                           return r.SerializeAsString();
                         });
@@ -320,9 +320,9 @@ Response Mutation(Session& s, uint16_t type, const proto::Message& req) {
     case proto::kTypeSetAttr: {
       const auto& m = As<v1::SetAttr>(req);
       return durable(m.mut(), AttrCall([&] { return fs.SetAttr(Ino(m.ino()), FromProto(m)); }),
-                     [](const posix::Attr* a) {
+                     [](const engine::CommitResult& c) {
                        v1::SetAttrReply r;
-                       if (a) ToProto(*a, r.mutable_attr());
+                       if (c.attr) ToProto(*c.attr, r.mutable_attr());
                        r.set_stable(true);
                        return r.SerializeAsString();
                      });
@@ -398,6 +398,18 @@ Response Mutation(Session& s, uint16_t type, const proto::Message& req) {
       const auto& m = As<v1::RemoveXattr>(req);
       return durable(m.mut(), StatusCall([&] { return fs.RemoveXattr(Ino(m.ino()), m.name()); }),
                      EmptyReply<v1::RemoveXattrReply>());
+    }
+    case proto::kTypeCheckpointCreate: {  // one synced commit: the record, the epoch, the slot
+      const auto& m = As<v1::CheckpointCreate>(req);
+      return durable(m.mut(), StatusCall([&] {
+                       return s.engine().Checkpoint(s.identity().disk, m.name()).status();
+                     }),
+                     [](const engine::CommitResult& c) {
+                       v1::CheckpointCreateReply r;
+                       r.set_epoch(c.checkpoint_epoch);
+                       r.set_created_at_ns(c.checkpoint_created_ns);
+                       return r.SerializeAsString();
+                     });
     }
     case proto::kTypeOpen: {  // state: the reply is cached in memory only (§7)
       const auto& m = As<v1::Open>(req);
