@@ -42,15 +42,15 @@ void Channel::Break(std::string_view why) {
   for (auto& [id, p] : pending_) {
     p->done = true;
     p->result = Status::Unavailable("connection lost: " + why_);
+    p->cv.Signal();
   }
   pending_.clear();
-  replied_.SignalAll();
   stream_->Shutdown();
 }
 
 Result<RawReply> Channel::Call(uint16_t type, std::string_view body, std::string_view payload,
                                int timeout_ms) {
-  Pending p;
+  Pending p(&mu_);
   proto::FrameHeader h;
   h.type = type;
   {
@@ -84,8 +84,10 @@ Result<RawReply> Channel::Call(uint16_t type, std::string_view body, std::string
       if (!reading_) {
         reading_ = read = true;
       } else {
-        replied_.WaitFor(&mu_, std::chrono::duration_cast<std::chrono::milliseconds>(left) +
-                                   std::chrono::milliseconds(1));
+        p.waiting = true;
+        p.cv.WaitFor(&mu_, std::chrono::duration_cast<std::chrono::milliseconds>(left) +
+                               std::chrono::milliseconds(1));
+        p.waiting = false;
       }
     }
     if (read) {
@@ -93,7 +95,13 @@ Result<RawReply> Channel::Call(uint16_t type, std::string_view body, std::string
       {
         MutexLock lock(&mu_);
         reading_ = false;
-        replied_.SignalAll();  // a waiter takes the reading turn over
+        // One waiter takes the reading turn over.
+        for (auto& [id, q] : pending_) {
+          if (q->waiting) {
+            q->cv.Signal();
+            break;
+          }
+        }
       }
       if (!s.ok()) Break(s.message());
     }
@@ -152,8 +160,8 @@ void Channel::Deliver(proto::Frame frame) {
   if (it == pending_.end()) return;  // a call that timed out
   it->second->done = true;
   it->second->result = RawReply{frame.header, std::move(frame.body), std::move(frame.payload)};
+  it->second->cv.Signal();
   pending_.erase(it);
-  replied_.SignalAll();
 }
 
 }  // namespace archil::client
