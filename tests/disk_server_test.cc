@@ -357,6 +357,65 @@ TEST(DiskServer, PipelinedWritesOfOneFileApplyInTheOrderSent) {
             std::string(4096, static_cast<char>('A' + (kWrites - 1) % 50)));
 }
 
+// Many clients sending 1 MiB writes at once to a server that may hold only 4 MiB of requests in
+// all: reading stops and resumes as requests are answered, every write lands intact, and the
+// server never holds more than its total and one receive.
+TEST(DiskServer, TheServerHoldsAtMostItsTotalOfRequestBytes) {
+  server::DiskServerOptions so;
+  so.max_buffered_bytes_total = 4 << 20;
+  ServerHarness h(so);
+  constexpr int kClients = 4, kThreads = 3, kWrites = 6;
+  std::vector<std::unique_ptr<DiskClient>> clients;
+  for (int i = 0; i < kClients; ++i) {
+    DiskClientOptions o = Options(h.address());
+    o.client_id[0] = static_cast<uint8_t>(i + 1);
+    clients.push_back(Connect(o));
+    ASSERT_TRUE(clients.back());
+  }
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < kClients; ++c) {
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, c, t] {
+        RemoteFs fs(clients[c].get());
+        const std::string name = "f" + std::to_string(c) + "-" + std::to_string(t);
+        Result<posix::Attr> f = fs.Mknod(kRootIno, name, S_IFREG | 0644, 0, {});
+        if (!f.ok()) {
+          ++errors;
+          return;
+        }
+        for (int w = 0; w < kWrites; ++w) {
+          const std::string block(1 << 20, static_cast<char>('a' + (c * 7 + t * 3 + w) % 26));
+          if (!fs.Write(f->ino, uint64_t(w) << 20, block).ok()) ++errors;
+        }
+      });
+    }
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_GT(h.server().starved(), 0u) << "the total was never reached: the test tests nothing";
+  EXPECT_LE(h.server().peak_buffered_bytes(), (4u << 20) + (1u << 20) + 4096);
+  RemoteFs fs(clients[0].get());
+  for (int c = 0; c < kClients; ++c) {
+    for (int t = 0; t < kThreads; ++t) {
+      const std::string name = "f" + std::to_string(c) + "-" + std::to_string(t);
+      Result<posix::Attr> f = fs.Lookup(kRootIno, name);
+      ASSERT_TRUE(f.ok()) << name;
+      for (int w = 0; w < kWrites; ++w) {
+        Result<std::string> got = fs.Read(f->ino, uint64_t(w) << 20, 1 << 20);
+        ASSERT_TRUE(got.ok());
+        const char want = static_cast<char>('a' + (c * 7 + t * 3 + w) % 26);
+        ASSERT_EQ(got->find_first_not_of(want), std::string::npos) << name << " write " << w;
+      }
+    }
+  }
+  // Everything answered: nothing is held.
+  for (int i = 0; i < 100 && h.server().buffered_bytes() != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(h.server().buffered_bytes(), 0u);
+}
+
 // A checkpoint taken from a mount: it holds what the client wrote before it, not what came
 // after; the same request again (a lost reply), also after a server restart, gets the original
 // answer and not EEXIST; a new request for the name is EEXIST; a bad name is INVALID.

@@ -71,6 +71,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   InodeOrder order;
   // Request payload bytes queued or executing (the backpressure budget).
   std::atomic<uint64_t> inflight_bytes{0};
+  // Bytes received that are not yet a complete frame (I/O thread only; in the server's total).
+  uint64_t partial_bytes = 0;
 
  private:
   const std::unique_ptr<net::Stream> stream_;

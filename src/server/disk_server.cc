@@ -259,6 +259,7 @@ void DiskServer::Close(const ConnPtr& c) {
   }
   c->Shutdown();
   c->Unbind();
+  Release(std::exchange(c->partial_bytes, 0));
   conns_.erase(it);
   --connection_count_;
 }
@@ -267,11 +268,17 @@ void DiskServer::ReadFrom(const ConnPtr& c) {
   char buf[64 << 10];
   size_t budget = 1 << 20;  // per wake-up, so that one busy peer does not starve the others
   while (budget > 0 && !c->reading_paused) {
+    if (buffered_total_ > options_.max_buffered_bytes_total) {
+      Starve(c);
+      return;
+    }
     Result<size_t> n = size_t{0};
     std::string_view bytes;
     if (c->reader.payload_missing() >= sizeof buf) {
       // A large payload goes from the socket straight into its frame.
-      n = c->stream().Recv(c->reader.payload_tail(), c->reader.payload_missing());
+      // At most 1 MiB at a time: the total's overshoot is one receive.
+      n = c->stream().Recv(c->reader.payload_tail(),
+                           std::min<size_t>(c->reader.payload_missing(), 1 << 20));
       if (n.ok()) c->reader.PayloadFilled(*n);
     } else {
       n = c->stream().Recv(buf, sizeof buf);
@@ -283,6 +290,8 @@ void DiskServer::ReadFrom(const ConnPtr& c) {
       return;
     }
     if (*n == 0) return;  // nothing more now; epoll wakes us
+    c->partial_bytes += *n;
+    Hold(*n);
     budget -= std::min(budget, *n);
     if (!Drain(c, bytes)) return;
   }
@@ -292,7 +301,13 @@ void DiskServer::ReadFrom(const ConnPtr& c) {
 bool DiskServer::Drain(const ConnPtr& c, std::string_view bytes) {
   while (true) {
     if (c->reader.ready()) {
-      if (!OnFrame(c, c->reader.Take())) {
+      proto::Frame frame = c->reader.Take();
+      // The frame's bytes leave the partial count; OnFrame holds them again while it is queued
+      // or executing.
+      const uint64_t size = proto::kHeaderSize + frame.body.size() + frame.payload.size();
+      c->partial_bytes -= std::min(c->partial_bytes, size);
+      Release(size);
+      if (!OnFrame(c, std::move(frame))) {
         Close(c);
         return false;
       }
@@ -365,12 +380,9 @@ bool DiskServer::OnFrame(const ConnPtr& c, proto::Frame frame) {
       break;
   }
   const uint64_t bytes = frame.payload.size() + frame.body.size();
+  Hold(bytes);
   if ((c->inflight_bytes += bytes) > options_.max_inflight_bytes_per_connection) {
-    c->reading_paused = true;  // TCP backpressure until the queued requests are answered
-    epoll_event ev{};
-    ev.events = EPOLLRDHUP;
-    ev.data.fd = c->fd();
-    ::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, c->fd(), &ev);
+    PauseReading(c);  // TCP backpressure until the queued requests are answered
   }
   // Parsed here, in arrival order, so that mutations of one inode keep that order (§6).
   auto m = std::make_shared<std::unique_ptr<proto::Message>>();
@@ -426,11 +438,57 @@ void DiskServer::Work(const ConnPtr& c, const proto::Frame& frame, const proto::
     resume_.push_back(c);
     Wake();
   }
+  Release(bytes);
+}
+
+void DiskServer::Hold(uint64_t bytes) {
+  const uint64_t now = buffered_total_ += bytes;
+  uint64_t peak = peak_buffered_.load();
+  while (now > peak && !peak_buffered_.compare_exchange_weak(peak, now)) {
+  }
+}
+
+void DiskServer::Release(uint64_t bytes) {
+  const uint64_t before = buffered_total_.fetch_sub(bytes);
+  if (before <= options_.max_buffered_bytes_total ||
+      before - bytes > options_.max_buffered_bytes_total) {
+    return;
+  }
+  MutexLock lock(&resume_mu_);
+  if (starved_.empty()) return;
+  for (ConnPtr& c : starved_) resume_.push_back(std::move(c));
+  starved_.clear();
+  Wake();
+}
+
+void DiskServer::PauseReading(const ConnPtr& c) {
+  c->reading_paused = true;
+  epoll_event ev{};
+  ev.events = EPOLLRDHUP;
+  ev.data.fd = c->fd();
+  ::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, c->fd(), &ev);
+}
+
+void DiskServer::Starve(const ConnPtr& c) {
+  PauseReading(c);
+  ++starved_count_;
+  MutexLock lock(&resume_mu_);
+  starved_.push_back(c);
+  // Released below the cap between the check and now: nobody else will resume it.
+  if (buffered_total_ <= options_.max_buffered_bytes_total) {
+    for (ConnPtr& s : starved_) resume_.push_back(std::move(s));
+    starved_.clear();
+    Wake();
+  }
 }
 
 void DiskServer::ResumeReading(const ConnPtr& c) {
   if (!c->reading_paused || c->inflight_bytes > options_.max_inflight_bytes_per_connection) return;
   if (conns_.find(c->fd()) == conns_.end()) return;
+  if (buffered_total_ > options_.max_buffered_bytes_total) {
+    Starve(c);
+    return;
+  }
   c->reading_paused = false;
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLRDHUP;

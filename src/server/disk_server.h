@@ -18,7 +18,8 @@
 // Limits (§12): unauthenticated connections must bind a session within auth_deadline_ms and are
 // at most max_unauthenticated_per_peer per source address; at most max_connections in all;
 // authenticated connections silent for 3 leases are closed; a connection's queued request
-// payload is capped (reading pauses beyond it); a peer that does not read its replies for
+// payload is capped (reading pauses beyond it), and so are the request bytes held for all
+// connections together (reading stops beyond it); a peer that does not read its replies for
 // send_timeout_ms is disconnected. So garbage, slow senders, idle sockets and clients that
 // never read cannot stall anyone else or grow memory without bound.
 //
@@ -54,6 +55,9 @@ struct DiskServerOptions {
   uint32_t default_lease_ms = 15000;
   proto::FrameLimits limits = proto::kDefaultLimits;
   uint64_t max_inflight_bytes_per_connection = uint64_t{64} << 20;
+  // Request bytes held in all (received, queued or executing): beyond it no connection is read
+  // until some are answered. Overshoot: at most one receive (1 MiB).
+  uint64_t max_buffered_bytes_total = uint64_t{1} << 30;
   int send_timeout_ms = 10000;
   std::string software = "archil";
   // Each connection is TLS or cleartext by its first byte (docs/protocol.md §2): a TLS
@@ -79,6 +83,10 @@ class DiskServer {
   size_t EndTokenSessions(std::string_view token_id) { return registry_.EndToken(token_id); }
   size_t sessions() const { return registry_.size(); }
   size_t connections() const { return connection_count_.load(); }
+  // Request bytes held now, the most held at once, and how often reading stopped for the total.
+  uint64_t buffered_bytes() const { return buffered_total_.load(); }
+  uint64_t peak_buffered_bytes() const { return peak_buffered_.load(); }
+  uint64_t starved() const { return starved_count_.load(); }
   // Stops accepting, closes every connection, waits for running requests. Idempotent.
   void Stop();
 
@@ -114,6 +122,13 @@ class DiskServer {
   void Close(const ConnPtr& c) ARCHIL_REQUIRES(io_mu_);
   void Sweep() ARCHIL_REQUIRES(io_mu_);
   void ResumeReading(const ConnPtr& c) ARCHIL_REQUIRES(io_mu_);
+  // Stops reading c (epoll reports only its close) until ResumeReading.
+  void PauseReading(const ConnPtr& c) ARCHIL_REQUIRES(io_mu_);
+  // Pauses c because the server holds max_buffered_bytes_total; resumed when some are answered.
+  void Starve(const ConnPtr& c) ARCHIL_REQUIRES(io_mu_) ARCHIL_EXCLUDES(resume_mu_);
+  // `bytes` of request data are no longer held; resumes starved connections below the cap.
+  void Release(uint64_t bytes) ARCHIL_EXCLUDES(resume_mu_);
+  void Hold(uint64_t bytes);
   void Wake();
 
   // The connection and session messages (§5.2), run by the leader.
@@ -165,6 +180,10 @@ class DiskServer {
 
   Mutex resume_mu_;
   std::vector<ConnPtr> resume_ ARCHIL_GUARDED_BY(resume_mu_);
+  std::vector<ConnPtr> starved_ ARCHIL_GUARDED_BY(resume_mu_);  // paused for the total
+  std::atomic<uint64_t> buffered_total_{0};
+  std::atomic<uint64_t> peak_buffered_{0};
+  std::atomic<uint64_t> starved_count_{0};
 
   std::vector<std::thread> threads_;
 };
