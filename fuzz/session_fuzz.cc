@@ -95,7 +95,7 @@ void Run(const uint8_t* data, size_t size) {
     Check(proto::IsKnownWireStatus(static_cast<uint16_t>(r.status)));
     Check(r.payload.empty() || (h.type == proto::kTypeRead && r.status == proto::WireStatus::kOk));
   }
-  Check(registry.End(session).ok());
+  Check(registry.End(session, {"unmounted", true}).ok());
   Check(w->engine->DeleteDisk(disk).ok());
   Check(w->engine->CheckInvariants().ok());
 }

@@ -270,8 +270,12 @@ TEST(DiskServer, DeletingADiskOrRevokingATokenEndsItsSessionsAtOnce) {
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(h.server().EndTokenSessions("00000000000000a1"), 1u);
   h.authority().Remove(kToken);
+  // The server says why before it closes (a GOODBYE push): the client fails at once with EIO,
+  // without trying to bind the session again.
   const Status after = fs.GetAttr(kRootIno).status();
-  EXPECT_FALSE(after.ok()) << after.ToString();
+  EXPECT_EQ(ErrnoFor(after), EIO) << after.ToString();
+  EXPECT_NE(after.message().find("token revoked"), std::string::npos) << after.ToString();
+  EXPECT_EQ(c->stats().reconnects, 0u);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
   EXPECT_EQ(h.server().sessions(), 0u);
 
@@ -281,7 +285,9 @@ TEST(DiskServer, DeletingADiskOrRevokingATokenEndsItsSessionsAtOnce) {
   ASSERT_TRUE(fs2.GetAttr(kRootIno).ok());
   ASSERT_TRUE(h.engine().DeleteDisk(engine::DiskNo(2)).ok());  // what the control plane does
   EXPECT_EQ(h.server().EndDiskSessions(engine::DiskNo(2)), 1u);
-  EXPECT_EQ(Err(fs2.GetAttr(kRootIno)), EIO);  // the client comes back: no such disk
+  const Status gone = fs2.GetAttr(kRootIno).status();
+  EXPECT_EQ(ErrnoFor(gone), EIO) << gone.ToString();
+  EXPECT_NE(gone.message().find("disk deleted"), std::string::npos) << gone.ToString();
 }
 
 // Frames on a raw socket, and the replies read back in order of arrival.

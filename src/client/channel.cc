@@ -8,13 +8,14 @@
 namespace archil::client {
 
 Result<std::unique_ptr<Channel>> Channel::Open(const std::string& address, int timeout_ms,
-                                               const Security& security) {
+                                               const Security& security, PushHandler on_push) {
   ARCHIL_ASSIGN_OR_RETURN(net::Fd fd, net::Connect(address, timeout_ms));
   // The address the name resolved to decides, not how it is spelled ("localhost" is loopback).
   const bool tls = security.force_tls ||
                    (!security.allow_cleartext && !net::IsLoopback(net::PeerHost(fd.get())));
   if (!tls) {
-    return std::unique_ptr<Channel>(new Channel(std::make_unique<net::PlainStream>(std::move(fd))));
+    return std::unique_ptr<Channel>(
+        new Channel(std::make_unique<net::PlainStream>(std::move(fd)), std::move(on_push)));
   }
   if (!security.context) return Status::Internal("channel: TLS needed but no TLS context");
   ARCHIL_ASSIGN_OR_RETURN(std::shared_ptr<net::TlsContext> ctx, security.context());
@@ -24,7 +25,7 @@ Result<std::unique_ptr<Channel>> Channel::Open(const std::string& address, int t
   if (Status hs = s->Handshake(timeout_ms); !hs.ok()) {
     return Status::Unavailable("disk server " + address + ": " + hs.message());
   }
-  return std::unique_ptr<Channel>(new Channel(std::move(s)));
+  return std::unique_ptr<Channel>(new Channel(std::move(s), std::move(on_push)));
 }
 
 Channel::~Channel() { Break("closed"); }
@@ -154,8 +155,11 @@ Status Channel::ReadUntil(const Pending& p, std::chrono::steady_clock::time_poin
 }
 
 void Channel::Deliver(proto::Frame frame) {
+  if (!frame.header.is_reply()) {
+    if (on_push_) on_push_(frame);
+    return;
+  }
   MutexLock lock(&mu_);
-  if (!frame.header.is_reply()) return;  // pushes: the server closes the connection after them
   auto it = pending_.find(frame.header.request_id);
   if (it == pending_.end()) return;  // a call that timed out
   it->second->done = true;

@@ -5,8 +5,9 @@
 // There is no reader thread: a caller waiting for its reply reads the socket itself when no other
 // caller is reading (leader/follower), delivering whatever replies arrive to their callers, and
 // hands the reading on when its own reply is in. A lone caller thus sends and receives on its
-// own thread, as a blocking ping-pong does: no thread wakes another on its path. (Server pushes
-// are read with the next call; the server ends a session by closing its connections.)
+// own thread, as a blocking ping-pong does: no thread wakes another on its path. Server pushes
+// (a GOODBYE before the server closes the connection) are read with the next call and handed
+// to the owner's push handler.
 //
 // A channel that breaks (the server closed it, a send or a frame failed, a call timed out) stays
 // broken: every pending and later call fails with Unavailable, and the owner opens a new one.
@@ -46,11 +47,14 @@ class Channel {
     // The client context, asked for only when a connection needs TLS.
     std::function<Result<std::shared_ptr<net::TlsContext>>()> context;
   };
+  // A push from the server, called on the reading caller's thread (keep it short).
+  using PushHandler = std::function<void(const proto::Frame& push)>;
   // Connects to `address` ("host:port"); under TLS the server's certificate must name the host.
   // Unavailable if no server answers or the TLS handshake fails (the message says why: an
   // untrusted certificate, a server that is not a disk server).
   static Result<std::unique_ptr<Channel>> Open(const std::string& address, int timeout_ms,
-                                               const Security& security);
+                                               const Security& security,
+                                               PushHandler on_push = nullptr);
   ~Channel();  // closes; pending calls fail
 
   // Sends request `type` and waits up to `timeout_ms` for its reply. Unavailable if the channel
@@ -62,7 +66,8 @@ class Channel {
   void Break(std::string_view why) ARCHIL_EXCLUDES(mu_);
 
  private:
-  explicit Channel(std::unique_ptr<net::Stream> stream) : stream_(std::move(stream)) {}
+  Channel(std::unique_ptr<net::Stream> stream, PushHandler on_push)
+      : stream_(std::move(stream)), on_push_(std::move(on_push)) {}
   // A caller waiting for its reply. Each has its own condition variable, so that a reply wakes
   // its caller only, and a released reading turn wakes one waiter (not all of them: with 8
   // callers on 2 vCPUs, waking every waiter per reply cost more than the replies).
@@ -80,6 +85,7 @@ class Channel {
   void Deliver(proto::Frame frame) ARCHIL_EXCLUDES(mu_);
 
   const std::unique_ptr<net::Stream> stream_;
+  const PushHandler on_push_;
   Mutex send_mu_;
   mutable Mutex mu_;
   std::map<uint64_t, Pending*> pending_ ARCHIL_GUARDED_BY(mu_);

@@ -84,7 +84,8 @@ DiskClient::~DiskClient() {
 
 Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
   ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<Channel> opened,
-                          Channel::Open(host_port_, options_.connect_timeout_ms, security_));
+                          Channel::Open(host_port_, options_.connect_timeout_ms, security_,
+                                        [this](const proto::Frame& f) { OnPush(f); }));
   std::shared_ptr<Channel> ch = std::move(opened);
   const int timeout = options_.connect_timeout_ms;
   v1::Hello hello;
@@ -163,6 +164,7 @@ Result<std::shared_ptr<Channel>> DiskClient::Ready(const std::shared_ptr<Channel
   MutexLock reconnecting(&reconnect_mu_);
   {
     MutexLock lock(&mu_);
+    if (!ended_.empty()) return Status::Errno(EIO, "the server ended the session: " + ended_);
     if (channel_ && channel_ != broken && !channel_->broken()) return channel_;
   }
   auto backoff = std::chrono::milliseconds(10);
@@ -186,6 +188,14 @@ Result<std::shared_ptr<Channel>> DiskClient::Ready(const std::shared_ptr<Channel
     std::this_thread::sleep_for(backoff);
     backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
   }
+}
+
+void DiskClient::OnPush(const proto::Frame& push) {
+  if (push.header.type != proto::kTypeGoodbye) return;  // no other push is sent to this client yet
+  v1::Goodbye g;
+  if (!g.ParseFromString(push.body) || !g.end_session()) return;  // not final: reconnect later
+  MutexLock lock(&mu_);
+  ended_ = g.reason().empty() ? "no reason given" : g.reason();
 }
 
 uint32_t DiskClient::AcquireSlot() {

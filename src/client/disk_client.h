@@ -120,6 +120,7 @@ class DiskClient {
   uint32_t AcquireSlot() ARCHIL_EXCLUDES(mu_);
   void ReleaseSlot(uint32_t slot) ARCHIL_EXCLUDES(mu_);
   void KeepAlive() ARCHIL_EXCLUDES(mu_);
+  void OnPush(const proto::Frame& push) ARCHIL_EXCLUDES(mu_);
 
   const DiskClientOptions options_;
   std::string host_port_;  // options_.address without its scheme
@@ -142,6 +143,9 @@ class DiskClient {
   uint32_t lease_ms_ ARCHIL_GUARDED_BY(mu_) = 15000;
   int64_t last_call_ns_ ARCHIL_GUARDED_BY(mu_) = 0;
   bool stop_ ARCHIL_GUARDED_BY(mu_) = false;
+  // Set by the server's final GOODBYE push (disk deleted, token revoked): calls fail with EIO
+  // and no reconnection is tried.
+  std::string ended_ ARCHIL_GUARDED_BY(mu_);
   ClientStats stats_ ARCHIL_GUARDED_BY(mu_);
   std::thread keepalive_;
 };

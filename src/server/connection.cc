@@ -1,6 +1,7 @@
 #include "server/connection.h"
 
 #include "base/log.h"
+#include "proto/messages.h"
 
 namespace archil::server {
 
@@ -26,6 +27,24 @@ void Connection::Reply(const proto::FrameHeader& request, proto::WireStatus stat
     ARCHIL_LOG(kDebug) << "server: " << peer_ << ": " << sent.ToString() << "; closing";
     Shutdown();
   }
+}
+
+void Connection::SayGoodbye(const Session::Ending& why) {
+  v1::Goodbye g;
+  g.set_reason(why.reason);
+  g.set_end_session(why.final);
+  const std::string body = g.SerializeAsString();
+  proto::FrameHeader h;
+  h.flags = proto::kFlagServerOrigin;
+  h.type = proto::kTypeGoodbye;
+  h.request_id = next_push_id_++;
+  std::string header = proto::EncodeHeader(h, body);
+  iovec iov[2] = {{header.data(), header.size()}, {const_cast<char*>(body.data()), body.size()}};
+  {
+    MutexLock lock(&send_mu_);
+    if (!shut_) (void)stream_->SendAll(iov, 100);
+  }
+  Shutdown();
 }
 
 void Connection::Shutdown() {
@@ -60,8 +79,8 @@ void Connection::Bind(const std::shared_ptr<Session>& s) {
   }
   if (old) old->Detach(old_key);
   // The session holds a weak reference: it can close the connection, never keep it alive.
-  const uint64_t key = s->Attach([weak = weak_from_this()] {
-    if (std::shared_ptr<Connection> c = weak.lock()) c->Shutdown();
+  const uint64_t key = s->Attach([weak = weak_from_this()](const Session::Ending& why) {
+    if (std::shared_ptr<Connection> c = weak.lock()) c->SayGoodbye(why);
   });
   MutexLock lock(&mu_);
   attach_key_ = key;

@@ -47,6 +47,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // does not read) the connection is shut down.
   void Reply(const proto::FrameHeader& request, proto::WireStatus status, std::string_view body,
              std::string_view payload = {}, uint8_t extra_flags = 0) ARCHIL_EXCLUDES(send_mu_);
+  // Sends a GOODBYE push (protocol.md §11: the session ended, and why; end_session when it is
+  // final) without waiting more than 100 ms for a peer that does not read, then shuts down.
+  void SayGoodbye(const Session::Ending& why) ARCHIL_EXCLUDES(send_mu_);
   // Safe from any thread; idempotent.
   void Shutdown();
 
@@ -80,6 +83,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const int64_t created_ns_;
   const int send_timeout_ms_;
   std::atomic<bool> shut_{false};
+  std::atomic<uint64_t> next_push_id_{1};
 
   Mutex send_mu_;
 

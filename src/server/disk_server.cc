@@ -634,7 +634,8 @@ void DiskServer::SessionCreate(const ConnPtr& c, const proto::FrameHeader& h,
         return c->Reply(h, WireStatus::kClientIdInUse, e.SerializeAsString());
       }
       r.set_replaced_holder_id(Bytes(old->identity().holder_id.data(), 8));
-      if (Status ended = registry_.End(old); !ended.ok()) {
+      if (Status ended = registry_.End(old, {"replaced by a new connection of this mount", true});
+          !ended.ok()) {
         ARCHIL_LOG(kWarn) << "server: ending a replaced session: " << ended.ToString();
       }
     }
@@ -692,7 +693,7 @@ void DiskServer::Goodbye(const ConnPtr& c, const proto::FrameHeader& h, const pr
   c->Reply(h, WireStatus::kOk, v1::GoodbyeReply().SerializeAsString());
   std::shared_ptr<Session> s = c->session();
   if (m.end_session() && s) {
-    if (Status st = registry_.End(s); !st.ok()) {
+    if (Status st = registry_.End(s, {"unmounted", true}); !st.ok()) {
       ARCHIL_LOG(kWarn) << "server: ending a session: " << st.ToString();
     }
   }

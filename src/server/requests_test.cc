@@ -205,15 +205,19 @@ TEST_F(RequestsTest, ReadsWritesAndDirectories) {
 }
 
 TEST_F(RequestsTest, EndingASessionDeletesItsRecordsAndClosesItsConnections) {
-  int closed = 0;
-  session_->Attach([&] { ++closed; });
+  std::vector<std::string> told;
+  auto closer = [&](const Session::Ending& why) {
+    told.push_back(why.reason + (why.final ? " (final)" : ""));
+  };
+  session_->Attach(closer);
   EXPECT_EQ(registry_->EndToken("00000000000000aa"), 1u);
-  EXPECT_EQ(closed, 1);
+  EXPECT_EQ(told, std::vector<std::string>{"token revoked (final)"});
   EXPECT_TRUE(session_->closed());
   EXPECT_EQ(registry_->size(), 0u);
   EXPECT_TRUE(engine_->Sessions(DiskNo(7))->empty());
-  session_->Attach([&] { ++closed; });  // a connection binding late is closed at once
-  EXPECT_EQ(closed, 2);
+  session_->Attach(closer);  // a connection binding late is closed at once, told the same
+  EXPECT_EQ(told.size(), 2u);
+  EXPECT_EQ(told.back(), "token revoked (final)");
 }
 
 }  // namespace

@@ -11,15 +11,17 @@ posix::HolderId Session::holder() const {
       DecodeFixed64LE(reinterpret_cast<const char*>(identity_.holder_id.data())));
 }
 
-uint64_t Session::Attach(std::function<void()> close) {
+uint64_t Session::Attach(std::function<void(const Ending&)> close) {
+  Ending why;
   {
     MutexLock lock(&mu_);
     if (!closed_) {
       closers_[next_key_] = std::move(close);
       return next_key_++;
     }
+    why = ending_;
   }
-  close();
+  close(why);
   return 0;
 }
 
@@ -33,15 +35,16 @@ size_t Session::connections() const {
   return closers_.size();
 }
 
-void Session::Close() {
-  std::vector<std::function<void()>> closers;
+void Session::Close(const Ending& why) {
+  std::vector<std::function<void(const Ending&)>> closers;
   {
     MutexLock lock(&mu_);
+    if (!closed_) ending_ = why;
     closed_ = true;
     for (auto& [key, fn] : closers_) closers.push_back(std::move(fn));
     closers_.clear();
   }
-  for (auto& fn : closers) fn();
+  for (auto& fn : closers) fn(why);
 }
 
 bool Session::closed() const {

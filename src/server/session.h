@@ -44,13 +44,20 @@ class Session {
   // The holder id the engine's open-file table knows this session by.
   posix::HolderId holder() const;
 
+  // Why a session's connections close: said to the client in a GOODBYE push (protocol.md §11).
+  struct Ending {
+    std::string reason;  // "disk deleted", "token revoked", "shutting down", ...
+    bool final = true;   // the session is gone: the client must not bind it again
+  };
   // Connections register a way to close themselves; Close() runs them all (the session ended:
-  // GOODBYE, disk deleted, token revoked, or replaced). Returns a key for Detach.
-  uint64_t Attach(std::function<void()> close) ARCHIL_EXCLUDES(mu_);
+  // GOODBYE, disk deleted, token revoked, or replaced; or the server stops). Returns a key for
+  // Detach.
+  uint64_t Attach(std::function<void(const Ending&)> close) ARCHIL_EXCLUDES(mu_);
   void Detach(uint64_t key) ARCHIL_EXCLUDES(mu_);
   size_t connections() const ARCHIL_EXCLUDES(mu_);
-  // Marks the session ended and closes every attached connection; later Attach calls close at once.
-  void Close() ARCHIL_EXCLUDES(mu_);
+  // Marks the session ended and closes every attached connection, telling each `why`; later
+  // Attach calls close at once.
+  void Close(const Ending& why) ARCHIL_EXCLUDES(mu_);
   bool closed() const ARCHIL_EXCLUDES(mu_);
 
  private:
@@ -62,7 +69,8 @@ class Session {
   mutable Mutex mu_;
   bool closed_ ARCHIL_GUARDED_BY(mu_) = false;
   uint64_t next_key_ ARCHIL_GUARDED_BY(mu_) = 1;
-  std::map<uint64_t, std::function<void()>> closers_ ARCHIL_GUARDED_BY(mu_);
+  std::map<uint64_t, std::function<void(const Ending&)>> closers_ ARCHIL_GUARDED_BY(mu_);
+  Ending ending_ ARCHIL_GUARDED_BY(mu_);
 };
 
 }  // namespace archil::server

@@ -85,14 +85,14 @@ std::shared_ptr<Session> SessionRegistry::FindByClient(engine::DiskNo disk,
   return nullptr;
 }
 
-Status SessionRegistry::End(const std::shared_ptr<Session>& session) {
+Status SessionRegistry::End(const std::shared_ptr<Session>& session, const Session::Ending& why) {
   {
     MutexLock lock(&mu_);
     auto it = sessions_.find(session->identity().id);
     if (it == sessions_.end() || it->second != session) return Status::Ok();  // already ended
     sessions_.erase(it);
   }
-  session->Close();
+  session->Close(why);
   const SessionIdentity& id = session->identity();
   if (engine_->Disk(id.disk).ok()) {
     Status dropped = session->fs().DropHolder(session->holder());
@@ -119,7 +119,7 @@ size_t SessionRegistry::EndDisk(engine::DiskNo disk) {
     loaded_.erase(disk.value());
   }
   // The disk is gone with its records; only the connections are left to close.
-  for (const auto& s : ending) s->Close();
+  for (const auto& s : ending) s->Close({"disk deleted", true});
   return ending.size();
 }
 
@@ -133,7 +133,7 @@ size_t SessionRegistry::EndToken(std::string_view token_id) {
   }
   size_t n = 0;
   for (const auto& s : ending) {
-    Status st = End(s);
+    Status st = End(s, {"token revoked", true});
     if (!st.ok())
       ARCHIL_LOG(kWarn) << "server: ending a revoked token's session: " << st.ToString();
     ++n;
@@ -147,7 +147,7 @@ void SessionRegistry::CloseAll() {
     MutexLock lock(&mu_);
     for (const auto& [id, s] : sessions_) all.push_back(s);
   }
-  for (const auto& s : all) s->Close();
+  for (const auto& s : all) s->Close({"shutting down", false});
 }
 
 size_t SessionRegistry::size() const {

@@ -36,13 +36,16 @@ class SessionRegistry {
   // The live session of `disk` whose client has this id (same-host reclaim), or nullptr.
   std::shared_ptr<Session> FindByClient(engine::DiskNo disk, const engine::Id16& client_id)
       ARCHIL_EXCLUDES(mu_);
-  // Ends a session: its connections close, its open-file holds go, its records are deleted.
-  Status End(const std::shared_ptr<Session>& session) ARCHIL_EXCLUDES(mu_);
+  // Ends a session: its connections close (told `why`), its open-file holds go, its records
+  // are deleted.
+  Status End(const std::shared_ptr<Session>& session, const Session::Ending& why)
+      ARCHIL_EXCLUDES(mu_);
   // Ends every session of `disk` (deleted), or opened by token `token_id` (revoked). Returns
   // how many ended.
   size_t EndDisk(engine::DiskNo disk) ARCHIL_EXCLUDES(mu_);
   size_t EndToken(std::string_view token_id) ARCHIL_EXCLUDES(mu_);
-  // Closes the connections of every session (server shutdown); records stay for the next run.
+  // Closes the connections of every session (server shutdown: not final, the clients bind again
+  // after a restart); records stay for the next run.
   void CloseAll() ARCHIL_EXCLUDES(mu_);
   size_t size() const ARCHIL_EXCLUDES(mu_);
 
