@@ -146,7 +146,10 @@ class CliTest : public ::testing::Test {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     std::string log = (dir_ / "server.log").string();
+    // Both outputs to the log: a server left running by a test that crashed must not hold the
+    // test's stdout open, or ctest waits for it until its timeout.
     posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 2, 1);
     ASSERT_EQ(posix_spawn(&server_, argv[0].c_str(), &fa, nullptr, args.data(), envp.data()), 0);
     posix_spawn_file_actions_destroy(&fa);
     fs::path advert = dir_ / "run" / "test-1.json";

@@ -453,7 +453,9 @@ TEST(DiskServer, CheckpointsOverTheWireAreExactlyOnce) {
     proto::Frame f = raw.Receive();
     EXPECT_EQ(f.header.status, proto::WireStatus::kOk);
     v1::SessionCreateReply r;
-    if (bind_id.empty()) EXPECT_TRUE(r.ParseFromString(f.body));
+    if (bind_id.empty()) {
+      EXPECT_TRUE(r.ParseFromString(f.body));
+    }
     return r.session_id();
   };
   auto checkpoint = [](RawConnection& raw, uint64_t seq, const std::string& name) {

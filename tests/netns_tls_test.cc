@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <sstream>
 
 #include "api/endpoints.h"
 #include "cli_harness.h"
@@ -46,7 +48,9 @@ class InNetns {
     if (target >= 0) ::close(target);
   }
   ~InNetns() {
-    if (ok_) EXPECT_EQ(::setns(self_, CLONE_NEWNET), 0);
+    if (ok_) {
+      EXPECT_EQ(::setns(self_, CLONE_NEWNET), 0);
+    }
     if (self_ >= 0) ::close(self_);
   }
   bool ok() const { return ok_; }
@@ -67,6 +71,16 @@ class NetnsTest : public CliTest {
         FAIL() << "ARCHIL_REQUIRE_NETNS=1 but this is not root with iproute2's ip";
       }
       GTEST_SKIP() << "needs root and iproute2's ip";
+    }
+    // Namespaces of earlier runs that died before their TearDown (their pid is gone) go first.
+    Ran list = RunCommand({ip_, "netns", "list"}, {});
+    std::istringstream names(list.out);
+    for (std::string name; names >> name;) {
+      if (name.rfind("archil-", 0) != 0 || name.size() < 10) continue;
+      const pid_t owner = static_cast<pid_t>(std::atoi(name.c_str() + 9));
+      if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH) {
+        RunCommand({ip_, "netns", "del", name}, {});
+      }
     }
     const std::string id = std::to_string(::getpid());
     server_ns_ = "archil-s-" + id;

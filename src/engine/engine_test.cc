@@ -69,7 +69,9 @@ TEST_F(EngineTest, AgreesWithTheModel) {
     posix::FsOutcome got = posix::Apply(fs, op, &he);
     ASSERT_EQ(got.err, want.err) << "op " << i << ": " << posix::Describe(op);
     ASSERT_TRUE(got.data == want.data) << "op " << i << ": " << posix::Describe(op);
-    if (i % 100 == 99) ASSERT_TRUE(engine_->SyncIntents().ok());
+    if (i % 100 == 99) {
+      ASSERT_TRUE(engine_->SyncIntents().ok());
+    }
     clock_.Advance(7);
   }
   Status same = posix::CompareTrees(&model, fs, {.times = true});
@@ -186,7 +188,9 @@ void WriteSchema(io::Env* env, const std::string& dir, uint32_t min_reader, bool
   } else {
     ASSERT_TRUE(db->Delete({}, h[0], DefaultKey(DefaultRecordType::kSchema)).ok());
   }
-  if (with_meta) ASSERT_TRUE(db->Put({}, h[1], MetaKey(DiskNo(1), MetaType::kCounters), "x").ok());
+  if (with_meta) {
+    ASSERT_TRUE(db->Put({}, h[1], MetaKey(DiskNo(1), MetaType::kCounters), "x").ok());
+  }
   for (auto* x : h) db->DestroyColumnFamilyHandle(x);
   delete db;
 }

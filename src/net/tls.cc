@@ -288,6 +288,7 @@ Status TlsStream::SendAll(std::span<iovec> iov, int timeout_ms) {
     char joined[kCoalesce];
     size_t at = 0;
     for (const iovec& v : iov) {
+      if (v.iov_len == 0) continue;  // an empty piece may have no buffer at all
       std::memcpy(joined + at, v.iov_base, v.iov_len);
       at += v.iov_len;
     }
