@@ -77,7 +77,7 @@ class NetnsTest : public CliTest {
     std::istringstream names(list.out);
     for (std::string name; names >> name;) {
       if (name.rfind("archil-", 0) != 0 || name.size() < 10) continue;
-      const pid_t owner = static_cast<pid_t>(std::atoi(name.c_str() + 9));
+      const pid_t owner = static_cast<pid_t>(std::strtol(name.c_str() + 9, nullptr, 10));
       if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH) {
         RunCommand({ip_, "netns", "del", name}, {});
       }
