@@ -60,15 +60,11 @@ Result<RawReply> Channel::Call(uint16_t type, std::string_view body, std::string
     h.request_id = next_id_++;
     pending_[h.request_id] = &p;
   }
-  h.payload_len = static_cast<uint32_t>(payload.size());
-  std::string header = proto::EncodeHeader(h, body);
-  iovec iov[3] = {{header.data(), header.size()},
-                  {const_cast<char*>(body.data()), body.size()},
-                  {const_cast<char*>(payload.data()), payload.size()}};
+  proto::OutFrame frame(h, body, payload);
   Status sent;
   {
     MutexLock lock(&send_mu_);
-    sent = stream_->SendAll(iov, timeout_ms);
+    sent = stream_->SendAll(frame.pieces(), timeout_ms);
   }
   if (!sent.ok()) Break(sent.message());
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -138,11 +134,7 @@ Status Channel::ReadUntil(const Pending& p, std::chrono::steady_clock::time_poin
       n = stream_->Recv(buf_.data(), buf_.size());
       if (n.ok()) bytes = std::string_view(buf_.data(), *n);
     }
-    if (!n.ok()) {
-      return Status::Unavailable(n.status().message() == "closed by the peer"
-                                     ? "closed by the server"
-                                     : n.status().message());
-    }
+    if (!n.ok()) return n.status();
     while (!reader_.error()) {
       if (reader_.ready()) {
         Deliver(reader_.Take());

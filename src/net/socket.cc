@@ -20,9 +20,6 @@ namespace {
 
 Status Sys(std::string_view what) { return Status::FromErrno(errno, what); }
 
-// strerror is not thread-safe; this is.
-std::string ErrorText(int err) { return std::generic_category().message(err); }
-
 Result<sockaddr_storage> Resolve(const HostPort& hp, socklen_t* len) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -109,6 +106,8 @@ Result<HostPort> ParseHostPort(std::string_view a) {
   return hp;
 }
 
+std::string ErrorText(int err) { return std::generic_category().message(err); }
+
 Result<ServerAddress> ParseServerAddress(std::string_view address) {
   ServerAddress out;
   constexpr std::string_view kTls = "tls://";
@@ -116,13 +115,11 @@ Result<ServerAddress> ParseServerAddress(std::string_view address) {
     out.tls = true;
     address.remove_prefix(kTls.size());
   }
-  Result<HostPort> hp = ParseHostPort(address);
-  if (!hp.ok()) {
+  if (!ParseHostPort(address).ok()) {
     return Status::InvalidArgument("disk server address \"" + std::string(address) +
                                    "\": expected host:port or tls://host:port");
   }
   out.host_port = std::string(address);
-  out.parsed = std::move(*hp);
   return out;
 }
 

@@ -43,7 +43,6 @@ Result<HostPort> ParseHostPort(std::string_view address);
 struct ServerAddress {
   bool tls = false;
   std::string host_port;  // "host:port", for Connect
-  HostPort parsed;
 };
 Result<ServerAddress> ParseServerAddress(std::string_view address);
 
@@ -54,6 +53,8 @@ Result<Fd> Listen(const std::string& address, int backlog = 1024);
 Result<std::string> LocalAddress(int fd);
 // The peer's address without the port ("127.0.0.1", "::1").
 std::string PeerHost(int fd);
+// The text of errno value `err` (thread-safe, unlike strerror).
+std::string ErrorText(int err);
 // True for 127.0.0.0/8 and ::1 (and ::ffff:127.x).
 bool IsLoopback(std::string_view host);
 

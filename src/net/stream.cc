@@ -3,7 +3,6 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <system_error>
 
 namespace archil::net {
 
@@ -16,7 +15,7 @@ Result<size_t> PlainStream::Recv(char* buf, size_t n) {
     if (got == 0) return Status::Unavailable("closed by the peer");
     if (errno == EINTR) continue;
     if (errno == EAGAIN) return size_t{0};
-    return Status::Unavailable("receive: " + std::generic_category().message(errno));
+    return Status::Unavailable("receive: " + ErrorText(errno));
   }
 }
 

@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <system_error>
 
 namespace archil::net {
 namespace {
@@ -53,7 +52,7 @@ Status Classify(SSL* ssl, int ret, short* events, const char* what) {
       if (sys == 0 || sys == ECONNRESET || sys == EPIPE) {
         return Status::Unavailable("closed by the peer");
       }
-      return Status::Unavailable(std::string(what) + ": " + std::generic_category().message(sys));
+      return Status::Unavailable(std::string(what) + ": " + ErrorText(sys));
     }
     default:
       return Status::Unavailable(std::string(what) + ": " + OpenSslErrors());

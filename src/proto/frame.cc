@@ -33,6 +33,14 @@ std::string EncodeHeader(const FrameHeader& h, std::string_view body) {
   return out;
 }
 
+OutFrame::OutFrame(FrameHeader h, std::string_view body, std::string_view payload) {
+  h.payload_len = static_cast<uint32_t>(payload.size());
+  header_ = EncodeHeader(h, body);
+  iov_[0] = {header_.data(), header_.size()};
+  iov_[1] = {const_cast<char*>(body.data()), body.size()};
+  iov_[2] = {const_cast<char*>(payload.data()), payload.size()};
+}
+
 std::string EncodeFrame(FrameHeader h, std::string_view body, std::string_view payload) {
   h.payload_len = static_cast<uint32_t>(payload.size());
   std::string out = EncodeHeader(h, body);

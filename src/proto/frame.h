@@ -12,9 +12,12 @@
 // Thread-safety: functions are pure; a FrameReader belongs to one connection's reader.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -70,6 +73,20 @@ struct FrameError {
 // The 32 header bytes of a frame with this header and body; crc32c is computed (h.crc32c is
 // ignored), body_len is the body's size. REQUIRES: body and h.payload_len fit in u32.
 std::string EncodeHeader(const FrameHeader& h, std::string_view body);
+// A frame ready for one gathered send (net::Stream::SendAll): its encoded header, then body and
+// payload where they are, not copied; payload_len is the payload's size. The views must outlive
+// it.
+class OutFrame {
+ public:
+  OutFrame(FrameHeader h, std::string_view body, std::string_view payload);
+  OutFrame(const OutFrame&) = delete;  // the pieces point into it
+  OutFrame& operator=(const OutFrame&) = delete;
+  std::span<iovec> pieces() { return iov_; }
+
+ private:
+  std::string header_;
+  iovec iov_[3];
+};
 // Header, body and payload in one buffer (tests, small frames); payload_len is the payload's size.
 std::string EncodeFrame(FrameHeader h, std::string_view body, std::string_view payload = {});
 // The CRC a header with these first 28 bytes and this body must carry.

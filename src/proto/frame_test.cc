@@ -38,6 +38,21 @@ TEST(Frame, MatchesTheDocumentedTestVector) {
 }
 
 // The frame CRC is the standard CRC-32C: over no header bytes, "123456789" gives the check value.
+TEST(Frame, AnOutFrameIsTheEncodedFrameInThreePieces) {
+  FrameHeader h;
+  h.type = 0x0302;
+  h.request_id = 77;
+  h.payload_len = 999;  // replaced by the payload's size
+  const std::string body = "body bytes", payload(5000, 'p');
+  OutFrame out(h, body, payload);
+  std::string joined;
+  for (const iovec& v : out.pieces()) joined.append(static_cast<char*>(v.iov_base), v.iov_len);
+  EXPECT_EQ(joined, EncodeFrame(h, body, payload));
+  EXPECT_EQ(out.pieces()[2].iov_base, payload.data()) << "the payload is not copied";
+  OutFrame empty(h, "", "");
+  EXPECT_EQ(empty.pieces()[1].iov_len + empty.pieces()[2].iov_len, 0u);
+}
+
 TEST(Frame, CrcIsTheStandardCrc32c) {
   EXPECT_EQ(FrameCrc("", "123456789"), 0xE3069283u);
   EXPECT_EQ(FrameCrc("1234", "56789"), 0xE3069283u);

@@ -12,38 +12,30 @@ void Connection::Reply(const proto::FrameHeader& request, proto::WireStatus stat
   h.type = request.type;
   h.request_id = request.request_id;
   h.status = status;
-  h.payload_len = static_cast<uint32_t>(payload.size());
-  std::string header = proto::EncodeHeader(h, body);
-  iovec iov[3] = {{header.data(), header.size()},
-                  {const_cast<char*>(body.data()), body.size()},
-                  {const_cast<char*>(payload.data()), payload.size()}};
-  Status sent;
-  {
-    MutexLock lock(&send_mu_);
-    if (shut_) return;
-    sent = stream_->SendAll(iov, send_timeout_ms_);
-  }
+  const Status sent = Send(h, body, payload, send_timeout_ms_);
   if (!sent.ok()) {
     ARCHIL_LOG(kDebug) << "server: " << peer_ << ": " << sent.ToString() << "; closing";
     Shutdown();
   }
 }
 
+Status Connection::Send(proto::FrameHeader h, std::string_view body, std::string_view payload,
+                        int timeout_ms) {
+  proto::OutFrame frame(h, body, payload);
+  MutexLock lock(&send_mu_);
+  if (shut_) return Status::Unavailable("the connection is shut down");
+  return stream_->SendAll(frame.pieces(), timeout_ms);
+}
+
 void Connection::SayGoodbye(const Session::Ending& why) {
   v1::Goodbye g;
   g.set_reason(why.reason);
   g.set_end_session(why.final);
-  const std::string body = g.SerializeAsString();
   proto::FrameHeader h;
   h.flags = proto::kFlagServerOrigin;
   h.type = proto::kTypeGoodbye;
   h.request_id = next_push_id_++;
-  std::string header = proto::EncodeHeader(h, body);
-  iovec iov[2] = {{header.data(), header.size()}, {const_cast<char*>(body.data()), body.size()}};
-  {
-    MutexLock lock(&send_mu_);
-    if (!shut_) (void)stream_->SendAll(iov, 100);
-  }
+  (void)Send(h, g.SerializeAsString(), {}, /*timeout_ms=*/100);
   Shutdown();
 }
 

@@ -78,6 +78,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint64_t partial_bytes = 0;
 
  private:
+  // Sends one frame whole under the send mutex; Unavailable if shut down or the send failed.
+  Status Send(proto::FrameHeader h, std::string_view body, std::string_view payload, int timeout_ms)
+      ARCHIL_EXCLUDES(send_mu_);
+
   const std::unique_ptr<net::Stream> stream_;
   const std::string peer_;
   const int64_t created_ns_;

@@ -139,7 +139,7 @@ std::vector<std::function<void()>> DiskServer::Lead() {
   // Connections whose stream holds received bytes back get no epoll event: read them first.
   std::vector<ConnPtr> again = std::exchange(again_, {});
   for (const ConnPtr& c : again) {
-    if (conns_.contains(c->fd()) && conns_.at(c->fd()) == c) ReadFrom(c);
+    if (auto it = conns_.find(c->fd()); it != conns_.end() && it->second == c) ReadFrom(c);
   }
   const int n = ::epoll_wait(epoll_.get(), events, 64, again_.empty() ? 250 : 0);
   for (int i = 0; i < n; ++i) {
