@@ -13,6 +13,8 @@ find_package(CLI11 REQUIRED)
 find_package(GTest REQUIRED)
 
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+# libfuse 3 (Debian's libfuse3-dev) for the mount daemon, archil-mount (docs/adr/0013).
+pkg_check_modules(FUSE3 REQUIRED IMPORTED_TARGET fuse3)
 
 # Static OpenSSL for the client binary: a dynamic libssl/libcrypto costs ~1.5 ms of loader time.
 find_library(ARCHIL_LIBSSL_STATIC NAMES libssl.a REQUIRED)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# One command from a fresh machine to a running system: installs and builds (scripts/setup.sh),
-# starts `archil server` with embedded defaults in the background, and creates a disk.
+# One command from a fresh machine to a usable disk: installs and builds (scripts/setup.sh),
+# starts `archil server` with embedded defaults in the background, creates disk `demo`, keeps a
+# token for it in /etc/archil/demo.token (0600), and mounts it at /mnt/demo (ARCHIL_MNT).
 #
-#   scripts/quickstart.sh          start (idempotent: reuses a running server and the disk)
-#   scripts/quickstart.sh --stop   stop the server
+#   scripts/quickstart.sh          start (idempotent: reuses a running server, the disk, the mount)
+#   scripts/quickstart.sh --stop   unmount /mnt/demo and stop the server
 #
 # ARCHIL_DATA_DIR (default /var/lib/archil) holds the catalog, the admin key and disk data.
 set -euo pipefail
@@ -12,8 +13,12 @@ root=$(pwd)
 data=${ARCHIL_DATA_DIR:-/var/lib/archil}
 bin="$root/build/release/bin"
 pidfile="$data/server.pid"
+mnt=${ARCHIL_MNT:-/mnt/demo}
 
 if [ "${1:-}" = "--stop" ]; then
+  if [ -x "$bin/archil" ] && grep -qs " $mnt fuse.archil " /proc/self/mounts; then
+    "$bin/archil" unmount "$mnt" || "$bin/archil" unmount -f "$mnt" || true
+  fi
   if [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null; then
     while kill -0 "$(cat "$pidfile")" 2>/dev/null; do sleep 0.1; done
     rm -f "$pidfile"
@@ -49,15 +54,33 @@ else
   echo "archil server started (pid $(cat "$pidfile")), log in $data/server.log"
 fi
 
-"$bin/archil" disks create demo
+"$bin/archil" -q disks create demo
+
+# A disk token for the mount, kept where `archil mount` looks for it (/etc/archil/DISK.token).
+mkdir -p /etc/archil
+if [ ! -s /etc/archil/demo.token ]; then
+  (umask 077 && "$bin/archil" --json users add demo --nickname quickstart | jq -r .token \
+    > /etc/archil/demo.token)
+fi
+# mount -t archil and fstab lines run /sbin/mount.archil.
+ln -sf "$bin/archil-mount" /sbin/mount.archil
+
+mkdir -p "$mnt"
+if grep -qs " $mnt fuse.archil " /proc/self/mounts; then
+  echo "disk demo already mounted at $mnt"
+else
+  "$bin/archil" mount demo "$mnt"
+fi
 
 cat <<TXT
 
+Disk demo is mounted at $mnt: every local user can use it by their own permissions.
+  cd $mnt && echo hello > hello.txt
+  $bin/archil status
+  $bin/archil unmount $mnt          # and: $bin/archil mount demo $mnt
+In /etc/fstab:  demo $mnt archil _netdev,token_file=/etc/archil/demo.token 0 0
 The control plane runs at $(jq -r .api /run/archil/local.json) (region local).
-Try:
   $bin/archil disks list
-  $bin/archil keys create my-laptop
   curl -H "Authorization: Bearer \$(cat $data/admin-api-key)" $(jq -r .api /run/archil/local.json)/api/disks
-Mounting (archil mount) arrives with the data path; see docs/architecture.md.
-Stop the server with: scripts/quickstart.sh --stop
+Stop everything with: scripts/quickstart.sh --stop
 TXT

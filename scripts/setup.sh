@@ -5,6 +5,9 @@
 #   scripts/setup.sh [--preset release|debug|asan|tsan|clang-tsa|fuzz] [--no-build]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache keys on paths relative to the checkout and ignores the build directory's own path, so
+# every clone (CI's included) shares one cache.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 
 preset=release
 build=1

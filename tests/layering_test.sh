@@ -21,10 +21,13 @@ declare -A allowed=(
   [net]="net base"
   [server]="server net proto engine posix io base"
   [client]="client net proto posix base"
+  [fs]="fs posix base"
+  [fuse]="fuse fs posix base"
+  [mount]="mount fuse fs client api net proto posix base"
 )
 # Libraries linked into the client binary, and the third-party headers they must never see
 # (docs/adr/0001-binary-split.md).
-client_libs=" base posix api cli proto net client "
+client_libs=" base posix api cli proto net client fs fuse mount "
 client_forbidden='^(httplib\.h|sqlite3\.h|rocksdb/|spdlog/)'
 
 failures=0

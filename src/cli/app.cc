@@ -12,6 +12,11 @@ int RunCli(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", ErrorLine(s).c_str());
     return ExitCodeFor(s.code());
   }
+  if (argc >= 2 && std::string_view(argv[1]) == "mount") {
+    Status s = ExecBeside("archil-mount", std::vector<std::string>(argv + 2, argv + argc));
+    std::fprintf(stderr, "%s\n", ErrorLine(s).c_str());
+    return ExitCodeFor(s.code());
+  }
   CliContext ctx;
   GlobalOptions& g = ctx.options;
   CLI::App app{"archil: network disks with checkpoints and branches", "archil"};
@@ -34,6 +39,7 @@ int RunCli(int argc, char** argv) {
   AddUsersCommand(app, &ctx);
   AddServerCommand(app, &ctx);
   AddVersionCommand(app, &ctx);
+  AddMountCommands(app, &ctx);
 
   try {
     app.parse(argc, argv);

@@ -1,5 +1,5 @@
 // archil server ...: execs the archil-server binary installed beside this one, with the same
-// arguments (docs/adr/0001-binary-split.md).
+// arguments (docs/adr/0001-binary-split.md); `archil mount` execs archil-mount the same way.
 #include <limits.h>
 #include <unistd.h>
 
@@ -22,22 +22,25 @@ std::string SelfDir() {
 }  // namespace
 
 Status ExecServer(const std::vector<std::string>& args) {
+  return ExecBeside("archil-server", args);
+}
+
+Status ExecBeside(const std::string& binary, const std::vector<std::string>& args) {
   std::string dir = SelfDir();
   std::vector<char*> argv;
-  std::string arg0 = "archil-server";
+  std::string arg0 = binary;
   argv.push_back(arg0.data());
   std::vector<std::string> copy = args;
   for (std::string& a : copy) argv.push_back(a.data());
   argv.push_back(nullptr);
-  for (const std::string& candidate :
-       {dir + "/archil-server", dir + "/../libexec/archil/archil-server"}) {
+  for (const std::string& candidate : {dir + "/" + binary, dir + "/../libexec/archil/" + binary}) {
     execv(candidate.c_str(), argv.data());
     if (errno != ENOENT) {
       return Status::FromErrno(errno, "start " + candidate);
     }
   }
-  return Status::NotFound("archil-server is not installed next to " + dir +
-                          "/archil: reinstall (scripts/setup.sh builds both binaries)");
+  return Status::NotFound(binary + " is not installed next to " + dir +
+                          "/archil: reinstall (scripts/setup.sh builds every binary)");
 }
 
 void AddServerCommand(CLI::App& app, CliContext* ctx) {

@@ -14,10 +14,14 @@ void AddKeysCommand(CLI::App& app, CliContext* ctx);
 void AddUsersCommand(CLI::App& app, CliContext* ctx);
 void AddServerCommand(CLI::App& app, CliContext* ctx);
 void AddVersionCommand(CLI::App& app, CliContext* ctx);
+void AddMountCommands(CLI::App& app, CliContext* ctx);  // mount (listed), unmount, status
 
 // Replaces this process with archil-server (installed beside this binary) and `args`.
 // Returns only on failure.
 Status ExecServer(const std::vector<std::string>& args);
+// Replaces this process with `binary` (installed beside this one) and `args` (archil-mount for
+// `archil mount`, docs/adr/0013-mount-daemon-binary.md). Returns only on failure.
+Status ExecBeside(const std::string& binary, const std::vector<std::string>& args);
 
 // Runs the CLI; returns the process exit code.
 int RunCli(int argc, char** argv);

@@ -135,6 +135,9 @@ Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
   m.set_slots(options_.slots);
   m.set_lease_ms(options_.lease_ms);
   m.set_software(options_.software);
+  // --force takes the disk over once, at mount; a session created again later (the server lost
+  // this one) must not take it back from a mount that displaced this one.
+  m.set_force(options_.force && !bind);
   ARCHIL_ASSIGN_OR_RETURN(RawReply raw,
                           ch->Call(proto::kTypeSessionCreate, m.SerializeAsString(), {}, timeout));
   Reply r = ToReply(std::move(raw));

@@ -46,6 +46,9 @@ struct DiskClientOptions {
   std::string hostname;
   std::string mount_path;
   std::array<uint8_t, 16> client_id{};  // this host's mount point (protocol.md §10.2); zeros = none
+  // With a client id: take the disk over from a mount elsewhere (fencing it) at the first
+  // session; without, a disk mounted elsewhere is refused (DELEG_CONFLICT, EBUSY).
+  bool force = false;
   uint32_t slots = 64;
   uint32_t lease_ms = 0;  // 0: the server's default
   int connect_timeout_ms = 2000;

@@ -640,6 +640,34 @@ void DiskServer::SessionCreate(const ConnPtr& c, const proto::FrameHeader& h,
       }
     }
   }
+  if (has_client_id) {
+    // One mount per disk (exclusive mode, protocol.md §10.2): a connected mount elsewhere is
+    // refused unless `force`, which fences it (a final GOODBYE: its calls fail, it never binds
+    // again, and a new session it asks for meets this same check). A mount with no connection
+    // left (its daemon was killed, or it is cut off) is displaced the same way.
+    for (const std::shared_ptr<Session>& other : registry_.OtherMounts(id.disk, id.client_id)) {
+      const SessionIdentity& o = other->identity();
+      if (other->connections() > 0 && !m.force()) {
+        v1::ErrorReply e;
+        e.set_message("the disk is mounted at " + o.mount_path + " on " + o.hostname +
+                      " (archil mount --force takes it over)");
+        v1::Holder* holder = e.mutable_holder();
+        holder->set_hostname(o.hostname);
+        holder->set_mount_path(o.mount_path);
+        holder->set_holder_id(Bytes(o.holder_id.data(), 8));
+        return c->Reply(h, WireStatus::kDelegConflict, e.SerializeAsString());
+      }
+      ARCHIL_LOG(kInfo) << "server: a mount at " << id.hostname << ":" << id.mount_path
+                        << " takes disk " << grant->disk_id << " over from " << o.hostname << ":"
+                        << o.mount_path << (other->connections() > 0 ? " (forced)" : "");
+      if (Status ended = registry_.End(other, {"the disk was taken over by a mount at " +
+                                                   id.mount_path + " on " + id.hostname,
+                                               true});
+          !ended.ok()) {
+        ARCHIL_LOG(kWarn) << "server: ending a displaced mount: " << ended.ToString();
+      }
+    }
+  }
   const uint32_t slots = m.slots() == 0 ? kDefaultSlots : std::clamp(m.slots(), 1u, kMaxSlots);
   Result<std::shared_ptr<Session>> s = registry_.Create(std::move(id), slots);
   if (!s.ok()) {

@@ -85,6 +85,20 @@ std::shared_ptr<Session> SessionRegistry::FindByClient(engine::DiskNo disk,
   return nullptr;
 }
 
+std::vector<std::shared_ptr<Session>> SessionRegistry::OtherMounts(engine::DiskNo disk,
+                                                                   const engine::Id16& client_id) {
+  std::vector<std::shared_ptr<Session>> out;
+  MutexLock lock(&mu_);
+  if (!LoadDisk(disk).ok()) return out;
+  for (const auto& [id, s] : sessions_) {
+    const engine::Id16& other = s->identity().client_id;
+    if (s->identity().disk == disk && other != engine::Id16{} && other != client_id) {
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
 Status SessionRegistry::End(const std::shared_ptr<Session>& session, const Session::Ending& why) {
   {
     MutexLock lock(&mu_);

@@ -36,6 +36,11 @@ class SessionRegistry {
   // The live session of `disk` whose client has this id (same-host reclaim), or nullptr.
   std::shared_ptr<Session> FindByClient(engine::DiskNo disk, const engine::Id16& client_id)
       ARCHIL_EXCLUDES(mu_);
+  // The live sessions of `disk` that belong to a mount (a client id) other than `client_id`:
+  // the holders an exclusive mount must displace (docs/protocol.md §10.2).
+  std::vector<std::shared_ptr<Session>> OtherMounts(engine::DiskNo disk,
+                                                    const engine::Id16& client_id)
+      ARCHIL_EXCLUDES(mu_);
   // Ends a session: its connections close (told `why`), its open-file holds go, its records
   // are deleted.
   Status End(const std::shared_ptr<Session>& session, const Session::Ending& why)

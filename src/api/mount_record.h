@@ -1,0 +1,73 @@
+// Mount records: what a running mount daemon tells `archil status` and `archil unmount` about
+// itself, one JSON file per mount point under <run dir>/mounts/ (ARCHIL_RUN_DIR, default
+// /run/archil), rewritten atomically by the daemon every second and removed when it ends.
+//
+//   {"mountpoint": "/mnt/demo", "disk": "demo", "disk_id": "dsk-...", "server": "127.0.0.1:8421",
+//    "pid": 1234, "read_only": false, "started_unix_ms": ..., "mount_ms": 7.5,
+//    "updated_unix_ms": ..., "state": "connected", "requests": ..., "in_flight": ...,
+//    "errors": ..., "bytes_read": ..., "bytes_written": ..., "open_files": ...,
+//    "held_orphans": ..., "reconnects": ..., "retries": ..., "recreated": ...}
+//
+// A record whose pid is not alive belongs to a daemon that was killed: `archil mount` over that
+// mount point clears it, and `archil status` reports it as dead.
+//
+// Thread-safety: free functions over the file system.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace archil {
+
+struct MountRecord {
+  std::string mountpoint;  // absolute, as mounted
+  std::string disk;        // as the user named it (DISK or DISK:/SUBDIR)
+  std::string disk_id;
+  std::string server;  // the disk server's host:port
+  pid_t pid = 0;
+  bool read_only = false;
+  int64_t started_unix_ms = 0;
+  double mount_ms = 0;  // from the daemon's start to the kernel's INIT answered
+  int64_t updated_unix_ms = 0;
+  std::string state = "connected";  // or "reconnecting"
+  uint64_t requests = 0;
+  uint64_t in_flight = 0;  // FUSE requests being served, writes included: acknowledged = durable
+  uint64_t errors = 0;
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+  uint64_t open_files = 0;
+  uint64_t held_orphans = 0;
+  uint64_t reconnects = 0;
+  uint64_t retries = 0;
+  uint64_t recreated = 0;
+};
+
+std::string MountRecordsDir(const std::string& run_dir);
+// The record's file for `mountpoint` (its path, escaped into one file name).
+std::string MountRecordPath(const std::string& run_dir, const std::string& mountpoint);
+
+std::string MountRecordJson(const MountRecord& r);
+// Corruption if `json` is not a record.
+Result<MountRecord> ParseMountRecord(const std::string& json);
+
+// Writes the record atomically (a temporary file renamed over it).
+Status WriteMountRecord(const std::string& run_dir, const MountRecord& r);
+// NotFound if there is none for `mountpoint`.
+Result<MountRecord> ReadMountRecord(const std::string& run_dir, const std::string& mountpoint);
+// Every record that parses, sorted by mount point.
+std::vector<MountRecord> ListMountRecords(const std::string& run_dir);
+void RemoveMountRecord(const std::string& run_dir, const std::string& mountpoint);
+
+// `path` made absolute against the working directory and normalized lexically, with no system
+// call on any of its components (one of them may be a mount whose daemon died).
+std::string NormalizeMountpoint(const std::string& path);
+
+// Whether a process with this pid is alive (kill(pid, 0), and not a zombie).
+bool ProcessAlive(pid_t pid);
+
+}  // namespace archil

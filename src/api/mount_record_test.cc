@@ -1,0 +1,62 @@
+#include "api/mount_record.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+namespace archil {
+namespace {
+
+TEST(MountRecord, RoundTripsThroughItsFile) {
+  std::string dir = "/tmp/archil-mount-record-" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  MountRecord r;
+  r.mountpoint = "/mnt/a-b/c";
+  r.disk = "demo:/src";
+  r.disk_id = "dsk-1";
+  r.server = "127.0.0.1:8421";
+  r.pid = getpid();
+  r.mount_ms = 7.25;
+  r.bytes_written = 1 << 20;
+  ASSERT_TRUE(WriteMountRecord(dir, r).ok());
+  Result<MountRecord> back = ReadMountRecord(dir, "/mnt/a-b/c");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back.value().disk, "demo:/src");
+  EXPECT_EQ(back.value().mount_ms, 7.25);
+  EXPECT_EQ(back.value().bytes_written, uint64_t{1} << 20);
+  EXPECT_EQ(ListMountRecords(dir).size(), 1u);
+  EXPECT_FALSE(ReadMountRecord(dir, "/mnt/a/b-c").ok());  // a different file
+  RemoveMountRecord(dir, "/mnt/a-b/c");
+  EXPECT_TRUE(ListMountRecords(dir).empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(MountRecord, PathsNeverShareAFile) {
+  EXPECT_NE(MountRecordPath("/r", "/mnt/a-b"), MountRecordPath("/r", "/mnt/a/b"));
+  EXPECT_NE(MountRecordPath("/r", "/a%2Db"), MountRecordPath("/r", "/a-b"));
+}
+
+TEST(MountRecord, BadRecordsAreRefused) {
+  EXPECT_FALSE(ParseMountRecord("").ok());
+  EXPECT_FALSE(ParseMountRecord("[]").ok());
+  EXPECT_FALSE(ParseMountRecord(R"({"mountpoint":"/m"})").ok());
+  EXPECT_FALSE(
+      ParseMountRecord(R"({"mountpoint":"rel","disk":"d","disk_id":"i","server":"s","pid":1})")
+          .ok());
+  EXPECT_FALSE(
+      ParseMountRecord(R"({"mountpoint":"/m","disk":"d","disk_id":"i","server":"s","pid":"x"})")
+          .ok());
+  EXPECT_TRUE(
+      ParseMountRecord(R"({"mountpoint":"/m","disk":"d","disk_id":"i","server":"s","pid":1})")
+          .ok());
+}
+
+TEST(MountRecord, NormalizesWithoutTouchingThePath) {
+  EXPECT_EQ(NormalizeMountpoint("/mnt//x/./y/../z/"), "/mnt/x/z");
+  EXPECT_EQ(NormalizeMountpoint("/"), "/");
+  EXPECT_EQ(NormalizeMountpoint("rel")[0], '/');
+}
+
+}  // namespace
+}  // namespace archil

@@ -1,0 +1,260 @@
+#include "fs/mount_core.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+
+namespace archil::fs {
+
+namespace {
+// A bound on the directories whose mode and gid are remembered (a few MB at most); past it the
+// memory starts again empty, and a create in a forgotten directory costs one GETATTR.
+constexpr size_t kMaxRememberedDirs = 1 << 16;
+constexpr uint64_t kDotOffset = 1;
+constexpr uint64_t kDotDotOffset = 2;
+}  // namespace
+
+MountCore::MountCore(posix::FileSystem* fs, Ino root, MountOptions options)
+    : fs_(fs), root_(root), options_(options) {}
+
+NodeId MountCore::NodeOf(Ino ino) const {
+  if (ino == root_) return kRootNode;
+  if (ino.value() == kRootNode) return root_.value();
+  return ino.value();
+}
+
+Ino MountCore::InoOf(NodeId node) const {
+  if (node == kRootNode) return root_;
+  if (node == root_.value()) return Ino(kRootNode);
+  return Ino(node);
+}
+
+Status MountCore::Writable() const {
+  if (options_.read_only) return Status::Errno(EROFS, "the disk is mounted read-only");
+  return Status::Ok();
+}
+
+NodeAttr MountCore::Seen(const Attr& attr) {
+  if (S_ISDIR(attr.mode)) {
+    MutexLock lock(&mu_);
+    if (dirs_.size() >= kMaxRememberedDirs) dirs_.clear();
+    dirs_[attr.ino.value()] = Parent{attr.mode, attr.gid};
+  }
+  return NodeAttr{NodeOf(attr.ino), attr};
+}
+
+Result<NodeAttr> MountCore::SeenOr(Result<Attr> r) {
+  if (!r.ok()) return r.status();
+  return Seen(r.value());
+}
+
+Result<MountCore::Parent> MountCore::ParentOf(Ino parent) {
+  {
+    MutexLock lock(&mu_);
+    auto it = dirs_.find(parent.value());
+    if (it != dirs_.end()) return it->second;
+  }
+  ARCHIL_ASSIGN_OR_RETURN(Attr a, fs_->GetAttr(parent));
+  Seen(a);
+  return Parent{a.mode, a.gid};
+}
+
+Result<posix::Owner> MountCore::OwnerFor(Ino parent, Caller caller, uint32_t* mode) {
+  ARCHIL_ASSIGN_OR_RETURN(Parent p, ParentOf(parent));
+  posix::Owner owner{caller.uid, caller.gid};
+  if (p.mode & S_ISGID) {
+    owner.gid = p.gid;
+    if (S_ISDIR(*mode)) *mode |= S_ISGID;
+  }
+  return owner;
+}
+
+Result<NodeAttr> MountCore::Lookup(NodeId parent, std::string_view name) {
+  return SeenOr(fs_->Lookup(InoOf(parent), name));
+}
+
+Result<NodeAttr> MountCore::GetAttr(NodeId node) { return SeenOr(fs_->GetAttr(InoOf(node))); }
+
+Result<NodeAttr> MountCore::SetAttr(NodeId node, const posix::SetAttrRequest& request) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
+  return SeenOr(fs_->SetAttr(InoOf(node), request));
+}
+
+Result<std::string> MountCore::Readlink(NodeId node) { return fs_->Readlink(InoOf(node)); }
+
+Result<NodeAttr> MountCore::Mknod(NodeId parent, std::string_view name, uint32_t mode,
+                                  uint32_t rdev, Caller caller) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
+  Ino p = InoOf(parent);
+  ARCHIL_ASSIGN_OR_RETURN(posix::Owner owner, OwnerFor(p, caller, &mode));
+  return SeenOr(fs_->Mknod(p, name, mode, rdev, owner));
+}
+
+Result<NodeAttr> MountCore::Mkdir(NodeId parent, std::string_view name, uint32_t mode,
+                                  Caller caller) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
+  Ino p = InoOf(parent);
+  uint32_t full = S_IFDIR | (mode & 07777);
+  ARCHIL_ASSIGN_OR_RETURN(posix::Owner owner, OwnerFor(p, caller, &full));
+  return SeenOr(fs_->Mkdir(p, name, full & 07777, owner));
+}
+
+Result<NodeAttr> MountCore::Symlink(NodeId parent, std::string_view name, std::string_view target,
+                                    Caller caller) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
+  Ino p = InoOf(parent);
+  uint32_t mode = S_IFLNK | 0777;
+  ARCHIL_ASSIGN_OR_RETURN(posix::Owner owner, OwnerFor(p, caller, &mode));
+  return SeenOr(fs_->Symlink(p, name, target, owner));
+}
+
+Result<NodeAttr> MountCore::Link(NodeId node, NodeId new_parent, std::string_view new_name) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
+  return SeenOr(fs_->Link(InoOf(node), InoOf(new_parent), new_name));
+}
+
+Status MountCore::HoldIfOpen(Ino parent, std::string_view name) {
+  {
+    MutexLock lock(&mu_);
+    if (open_.empty()) return Status::Ok();
+  }
+  Result<Attr> victim = fs_->Lookup(parent, name);
+  if (!victim.ok()) return Status::Ok();  // the removal itself will say what is wrong
+  const uint64_t ino = victim.value().ino.value();
+  {
+    MutexLock lock(&mu_);
+    auto it = open_.find(ino);
+    if (it == open_.end() || it->second.held) return Status::Ok();
+    it->second.held = true;
+    ++held_;
+  }
+  Status s = fs_->Open(victim.value().ino, posix::HolderId(0));
+  if (!s.ok()) {
+    MutexLock lock(&mu_);
+    auto it = open_.find(ino);
+    if (it != open_.end() && it->second.held) {
+      it->second.held = false;
+      --held_;
+    }
+  }
+  return s;
+}
+
+Status MountCore::Unlink(NodeId parent, std::string_view name) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
+  Ino p = InoOf(parent);
+  ARCHIL_RETURN_IF_ERROR(HoldIfOpen(p, name));
+  return fs_->Unlink(p, name);
+}
+
+Status MountCore::Rmdir(NodeId parent, std::string_view name) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
+  Ino p = InoOf(parent);
+  ARCHIL_RETURN_IF_ERROR(HoldIfOpen(p, name));
+  // What is remembered of the directory stays: inode numbers are never reused.
+  return fs_->Rmdir(p, name);
+}
+
+Status MountCore::Rename(NodeId parent, std::string_view name, NodeId new_parent,
+                         std::string_view new_name, uint32_t flags) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
+  Ino np = InoOf(new_parent);
+  // An exchange removes no name; a plain rename may replace (and so remove) the target.
+  if (!(flags & posix::kRenameExchange)) ARCHIL_RETURN_IF_ERROR(HoldIfOpen(np, new_name));
+  return fs_->Rename(InoOf(parent), name, np, new_name, flags);
+}
+
+uint64_t MountCore::Open(NodeId node) {
+  MutexLock lock(&mu_);
+  ++open_[InoOf(node).value()].handles;
+  return next_handle_++;
+}
+
+Result<NodeAttr> MountCore::Create(NodeId parent, std::string_view name, uint32_t mode,
+                                   Caller caller, uint64_t* handle) {
+  ARCHIL_ASSIGN_OR_RETURN(NodeAttr a, Mknod(parent, name, S_IFREG | (mode & 07777), 0, caller));
+  *handle = Open(a.node);
+  return a;
+}
+
+Status MountCore::Release(NodeId node) {
+  const Ino ino = InoOf(node);
+  bool release = false;
+  {
+    MutexLock lock(&mu_);
+    auto it = open_.find(ino.value());
+    if (it == open_.end()) return Status::Ok();
+    if (--it->second.handles > 0) return Status::Ok();
+    release = it->second.held;
+    if (release) --held_;
+    open_.erase(it);
+  }
+  if (!release) return Status::Ok();
+  return fs_->Release(ino, posix::HolderId(0));
+}
+
+Result<std::string> MountCore::Read(NodeId node, uint64_t offset, size_t length) {
+  return fs_->Read(InoOf(node), offset, length);
+}
+
+Result<NodeAttr> MountCore::Write(NodeId node, uint64_t offset, std::string_view data) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
+  return SeenOr(fs_->Write(InoOf(node), offset, data));
+}
+
+Status MountCore::Fallocate(NodeId node, uint32_t mode, uint64_t offset, uint64_t length) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
+  return fs_->Fallocate(InoOf(node), mode, offset, length);
+}
+
+Result<std::vector<DirItem>> MountCore::ReadDir(NodeId dir, uint64_t offset, size_t max,
+                                                bool* eof) {
+  std::vector<DirItem> items;
+  *eof = false;
+  const Ino ino = InoOf(dir);
+  if (max == 0) return items;
+  if (offset < kDotOffset) items.push_back({".", ino.value(), S_IFDIR, kDotOffset});
+  if (offset < kDotDotOffset && items.size() < max) {
+    // d_ino of "..": the directory's own number (readdir(3) skips entries whose d_ino is 0).
+    items.push_back({"..", ino.value(), S_IFDIR, kDotDotOffset});
+  }
+  if (items.size() == max) return items;
+  // Entry cookies start above 2 (docs/formats.md §4.3), so they serve as the kernel's offsets.
+  uint64_t after = offset <= kDotDotOffset ? 0 : offset;
+  ARCHIL_ASSIGN_OR_RETURN(posix::DirPage page, fs_->ReadDir(ino, after, max - items.size()));
+  for (posix::DirEntry& e : page.entries) {
+    items.push_back({std::move(e.name), e.ino.value(), e.type, e.cookie});
+  }
+  *eof = page.eof;
+  return items;
+}
+
+Result<std::string> MountCore::GetXattr(NodeId node, std::string_view name) {
+  return fs_->GetXattr(InoOf(node), name);
+}
+
+Status MountCore::SetXattr(NodeId node, std::string_view name, std::string_view value,
+                           uint32_t flags) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
+  return fs_->SetXattr(InoOf(node), name, value, flags);
+}
+
+Result<std::vector<std::string>> MountCore::ListXattr(NodeId node) {
+  return fs_->ListXattr(InoOf(node));
+}
+
+Status MountCore::RemoveXattr(NodeId node, std::string_view name) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
+  return fs_->RemoveXattr(InoOf(node), name);
+}
+
+Result<posix::StatFs> MountCore::Statfs() { return fs_->Statfs(); }
+
+CoreStats MountCore::stats() const {
+  MutexLock lock(&mu_);
+  uint64_t handles = 0;
+  for (const auto& [ino, o] : open_) handles += o.handles;
+  return CoreStats{handles, held_};
+}
+
+}  // namespace archil::fs

@@ -1,0 +1,153 @@
+// MountCore: what a mount does between the kernel's requests and a disk (docs/semantics.md §5),
+// knowing nothing of FUSE. The FUSE adapter (src/fuse) makes one call here per request; tests
+// drive it directly over the reference model.
+//
+// What it adds to a posix::FileSystem:
+//  - node ids: the kernel's node 1 is the mounted root (the disk's root, or DISK:/SUBDIR's
+//    directory); the two numbers swap, every other node id is the disk's inode number;
+//  - ownership of new nodes (semantics.md §5.9): the caller's uid, and the caller's gid unless
+//    the parent is set-group-ID, in which case the parent's gid (and a new directory inherits
+//    S_ISGID). The parent's mode and gid come from attributes this mount has seen, so a create
+//    costs no extra round trip once the parent was looked up;
+//  - open files, locally: an open costs no request. Only when this mount removes the last name
+//    of an inode it has open (unlink, rmdir, rename over) does it first hold the inode on the
+//    server (Open), so the file outlives its name until the last local close (Release);
+//  - read-only mounts: every mutation is EROFS.
+//
+// Errors are the disk's errno (ErrnoFor), which the adapter returns to the kernel as they are.
+//
+// Thread-safety: safe for concurrent use; calls for different inodes run in parallel. The
+// FileSystem's own atomicity is relied on for each operation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/mutex.h"
+#include "base/status.h"
+#include "posix/file_system.h"
+
+namespace archil::fs {
+
+using posix::Attr;
+using posix::Ino;
+
+// The kernel's node id (FUSE nodeid); 1 is the mount's root.
+using NodeId = uint64_t;
+inline constexpr NodeId kRootNode = 1;
+
+// Who asks (fuse_req_ctx): the owner of what it creates.
+struct Caller {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+};
+
+struct MountOptions {
+  bool read_only = false;
+};
+
+// Attributes as the kernel gets them: `node` is the node id (the root swap applied); `attr.ino`
+// stays the disk's number, which st_ino reports.
+struct NodeAttr {
+  NodeId node = 0;
+  Attr attr;
+};
+
+struct DirItem {
+  std::string name;
+  uint64_t ino = 0;     // d_ino: the disk's number (for "..", the directory's own)
+  uint32_t type = 0;    // S_IFMT bits
+  uint64_t offset = 0;  // the kernel's offset to resume after this entry
+};
+
+struct CoreStats {
+  uint64_t open_files = 0;    // local handles of files and directories
+  uint64_t held_orphans = 0;  // inodes held on the server because their last name went
+};
+
+class MountCore {
+ public:
+  // REQUIRES: `fs` outlives this. `root`: the disk inode the mount shows as its root.
+  MountCore(posix::FileSystem* fs, Ino root, MountOptions options);
+
+  NodeId NodeOf(Ino ino) const;
+  Ino InoOf(NodeId node) const;
+
+  Result<NodeAttr> Lookup(NodeId parent, std::string_view name) ARCHIL_EXCLUDES(mu_);
+  Result<NodeAttr> GetAttr(NodeId node) ARCHIL_EXCLUDES(mu_);
+  Result<NodeAttr> SetAttr(NodeId node, const posix::SetAttrRequest& request) ARCHIL_EXCLUDES(mu_);
+  Result<std::string> Readlink(NodeId node);
+
+  // `mode`: type bits | permission bits, the umask already applied by the kernel.
+  Result<NodeAttr> Mknod(NodeId parent, std::string_view name, uint32_t mode, uint32_t rdev,
+                         Caller caller) ARCHIL_EXCLUDES(mu_);
+  Result<NodeAttr> Mkdir(NodeId parent, std::string_view name, uint32_t mode, Caller caller)
+      ARCHIL_EXCLUDES(mu_);
+  Result<NodeAttr> Symlink(NodeId parent, std::string_view name, std::string_view target,
+                           Caller caller) ARCHIL_EXCLUDES(mu_);
+  Result<NodeAttr> Link(NodeId node, NodeId new_parent, std::string_view new_name)
+      ARCHIL_EXCLUDES(mu_);
+  Status Unlink(NodeId parent, std::string_view name) ARCHIL_EXCLUDES(mu_);
+  Status Rmdir(NodeId parent, std::string_view name) ARCHIL_EXCLUDES(mu_);
+  Status Rename(NodeId parent, std::string_view name, NodeId new_parent, std::string_view new_name,
+                uint32_t flags) ARCHIL_EXCLUDES(mu_);
+
+  // A local handle of a file or directory; no request. Returns the handle's number.
+  uint64_t Open(NodeId node) ARCHIL_EXCLUDES(mu_);
+  // Create: Mknod of a regular file, then Open.
+  Result<NodeAttr> Create(NodeId parent, std::string_view name, uint32_t mode, Caller caller,
+                          uint64_t* handle) ARCHIL_EXCLUDES(mu_);
+  // Closes a handle; the last local close of a held inode releases it on the server.
+  Status Release(NodeId node) ARCHIL_EXCLUDES(mu_);
+
+  Result<std::string> Read(NodeId node, uint64_t offset, size_t length);
+  Result<NodeAttr> Write(NodeId node, uint64_t offset, std::string_view data) ARCHIL_EXCLUDES(mu_);
+  Status Fallocate(NodeId node, uint32_t mode, uint64_t offset, uint64_t length);
+
+  // Entries after `offset` (0: the start; "." and ".." are offsets 1 and 2), at most `max`.
+  // `eof` is set when the listing ended.
+  Result<std::vector<DirItem>> ReadDir(NodeId dir, uint64_t offset, size_t max, bool* eof);
+
+  Result<std::string> GetXattr(NodeId node, std::string_view name);
+  Status SetXattr(NodeId node, std::string_view name, std::string_view value, uint32_t flags);
+  Result<std::vector<std::string>> ListXattr(NodeId node);
+  Status RemoveXattr(NodeId node, std::string_view name);
+  Result<posix::StatFs> Statfs();
+
+  CoreStats stats() const ARCHIL_EXCLUDES(mu_);
+  bool read_only() const { return options_.read_only; }
+
+ private:
+  struct Parent {
+    uint32_t mode = 0;
+    uint32_t gid = 0;
+  };
+  struct OpenInode {
+    uint32_t handles = 0;
+    bool held = false;  // Open sent to the server: its last name went while open here
+  };
+
+  Status Writable() const;
+  // Records what the mount knows of `attr` and returns it as the kernel sees it.
+  NodeAttr Seen(const Attr& attr) ARCHIL_EXCLUDES(mu_);
+  Result<NodeAttr> SeenOr(Result<Attr> r) ARCHIL_EXCLUDES(mu_);
+  Result<Parent> ParentOf(Ino parent) ARCHIL_EXCLUDES(mu_);
+  Result<posix::Owner> OwnerFor(Ino parent, Caller caller, uint32_t* mode) ARCHIL_EXCLUDES(mu_);
+  // Before a removal of (parent, name): if the victim is open here and not yet held, hold it.
+  Status HoldIfOpen(Ino parent, std::string_view name) ARCHIL_EXCLUDES(mu_);
+
+  posix::FileSystem* const fs_;
+  const Ino root_;
+  const MountOptions options_;
+
+  mutable Mutex mu_;
+  std::unordered_map<uint64_t, Parent> dirs_ ARCHIL_GUARDED_BY(mu_);  // by disk ino
+  std::unordered_map<uint64_t, OpenInode> open_ ARCHIL_GUARDED_BY(mu_);
+  uint64_t next_handle_ ARCHIL_GUARDED_BY(mu_) = 1;
+  uint64_t held_ ARCHIL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace archil::fs

@@ -1,0 +1,185 @@
+// MountCore over the reference model: node ids, ownership of new nodes, local opens and the hold
+// that keeps an open file alive past its last name, read-only mounts, and readdir offsets.
+#include "fs/mount_core.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <set>
+
+#include "base/clock.h"
+#include "posix/model_fs.h"
+
+namespace archil::fs {
+namespace {
+
+class MountCoreTest : public ::testing::Test {
+ protected:
+  posix::ModelFs model_{&SystemClock::Instance(), 0755};
+  MountCore core_{&model_, posix::kRootIno, MountOptions{}};
+};
+
+int Err(const Status& s) { return ErrnoFor(s); }
+template <typename T>
+int Err(const Result<T>& r) {
+  return r.ok() ? 0 : ErrnoFor(r.status());
+}
+
+TEST_F(MountCoreTest, NewNodesBelongToTheCaller) {
+  Result<NodeAttr> f = core_.Mknod(kRootNode, "f", S_IFREG | 0640, 0, Caller{1000, 100});
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f.value().attr.uid, 1000u);
+  EXPECT_EQ(f.value().attr.gid, 100u);
+  EXPECT_EQ(f.value().attr.mode, S_IFREG | 0640u);
+  Result<NodeAttr> d = core_.Mkdir(kRootNode, "d", 0750, Caller{1001, 101});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d.value().attr.uid, 1001u);
+  EXPECT_EQ(d.value().attr.gid, 101u);
+  EXPECT_EQ(d.value().attr.mode & 07777, 0750u);
+}
+
+TEST_F(MountCoreTest, SetGroupIdDirectoryGivesItsGroupAndBitToNewNodes) {
+  Result<NodeAttr> d = core_.Mkdir(kRootNode, "shared", 0775, Caller{0, 0});
+  ASSERT_TRUE(d.ok());
+  posix::SetAttrRequest chgrp;
+  chgrp.gid = 500;
+  chgrp.mode = 02775;
+  ASSERT_TRUE(core_.SetAttr(d.value().node, chgrp).ok());
+  Result<NodeAttr> f = core_.Mknod(d.value().node, "f", S_IFREG | 0644, 0, Caller{1000, 100});
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f.value().attr.gid, 500u);
+  EXPECT_EQ(f.value().attr.mode & S_ISGID, 0u);  // files do not inherit the bit
+  Result<NodeAttr> sub = core_.Mkdir(d.value().node, "sub", 0755, Caller{1000, 100});
+  ASSERT_TRUE(sub.ok());
+  EXPECT_EQ(sub.value().attr.gid, 500u);
+  EXPECT_EQ(sub.value().attr.mode & 07777, 02755u);  // directories do
+  Result<NodeAttr> l = core_.Symlink(d.value().node, "l", "f", Caller{1000, 100});
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l.value().attr.gid, 500u);
+  // Clearing the bit through the mount is seen at once.
+  posix::SetAttrRequest clear;
+  clear.mode = 0775;
+  ASSERT_TRUE(core_.SetAttr(d.value().node, clear).ok());
+  Result<NodeAttr> g = core_.Mknod(d.value().node, "g", S_IFREG | 0644, 0, Caller{1000, 100});
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g.value().attr.gid, 100u);
+}
+
+TEST_F(MountCoreTest, OpenFileOutlivesItsLastName) {
+  uint64_t handle = 0;
+  Result<NodeAttr> f = core_.Create(kRootNode, "f", 0644, Caller{}, &handle);
+  ASSERT_TRUE(f.ok());
+  ASSERT_TRUE(core_.Write(f.value().node, 0, "hello").ok());
+  EXPECT_EQ(core_.stats().open_files, 1u);
+  ASSERT_TRUE(core_.Unlink(kRootNode, "f").ok());
+  EXPECT_EQ(core_.stats().held_orphans, 1u);
+  EXPECT_EQ(Err(core_.Lookup(kRootNode, "f")), ENOENT);
+  Result<std::string> r = core_.Read(f.value().node, 0, 100);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r.value(), "hello");
+  ASSERT_TRUE(core_.GetAttr(f.value().node).ok());
+  ASSERT_TRUE(core_.Release(f.value().node).ok());
+  EXPECT_EQ(core_.stats().held_orphans, 0u);
+  EXPECT_EQ(core_.stats().open_files, 0u);
+  EXPECT_EQ(Err(core_.GetAttr(f.value().node)), ENOENT);  // gone with its last close
+}
+
+TEST_F(MountCoreTest, FileReplacedByRenameStaysReadableWhileOpen) {
+  uint64_t h = 0;
+  Result<NodeAttr> a = core_.Create(kRootNode, "a", 0644, Caller{}, &h);
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(core_.Write(a.value().node, 0, "old").ok());
+  Result<NodeAttr> b = core_.Create(kRootNode, "b", 0644, Caller{}, &h);
+  ASSERT_TRUE(b.ok());
+  ASSERT_TRUE(core_.Release(b.value().node).ok());
+  ASSERT_TRUE(core_.Rename(kRootNode, "b", kRootNode, "a", 0).ok());
+  Result<std::string> r = core_.Read(a.value().node, 0, 10);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value(), "old");
+  ASSERT_TRUE(core_.Release(a.value().node).ok());
+  EXPECT_EQ(Err(core_.GetAttr(a.value().node)), ENOENT);
+}
+
+TEST_F(MountCoreTest, UnopenedFilesAreRemovedWithoutAHold) {
+  uint64_t h = 0;
+  Result<NodeAttr> open = core_.Create(kRootNode, "open", 0644, Caller{}, &h);
+  ASSERT_TRUE(open.ok());
+  Result<NodeAttr> other = core_.Mknod(kRootNode, "other", S_IFREG | 0644, 0, Caller{});
+  ASSERT_TRUE(other.ok());
+  ASSERT_TRUE(core_.Unlink(kRootNode, "other").ok());
+  EXPECT_EQ(core_.stats().held_orphans, 0u);
+  EXPECT_EQ(Err(core_.GetAttr(other.value().node)), ENOENT);
+  ASSERT_TRUE(core_.Release(open.value().node).ok());
+}
+
+TEST_F(MountCoreTest, OpenDirectoryOutlivesRmdir) {
+  Result<NodeAttr> d = core_.Mkdir(kRootNode, "d", 0755, Caller{});
+  ASSERT_TRUE(d.ok());
+  core_.Open(d.value().node);
+  ASSERT_TRUE(core_.Rmdir(kRootNode, "d").ok());
+  EXPECT_TRUE(core_.GetAttr(d.value().node).ok());
+  ASSERT_TRUE(core_.Release(d.value().node).ok());
+  EXPECT_EQ(Err(core_.GetAttr(d.value().node)), ENOENT);
+}
+
+TEST_F(MountCoreTest, ReadOnlyMountRefusesEveryMutation) {
+  ASSERT_TRUE(model_.Mkdir(posix::kRootIno, "d", 0755, {}).ok());
+  MountCore ro(&model_, posix::kRootIno, MountOptions{true});
+  EXPECT_EQ(Err(ro.Mknod(kRootNode, "f", S_IFREG | 0644, 0, Caller{})), EROFS);
+  EXPECT_EQ(Err(ro.Mkdir(kRootNode, "e", 0755, Caller{})), EROFS);
+  EXPECT_EQ(Err(ro.Rmdir(kRootNode, "d")), EROFS);
+  EXPECT_EQ(Err(ro.Rename(kRootNode, "d", kRootNode, "x", 0)), EROFS);
+  EXPECT_EQ(Err(ro.SetXattr(kRootNode, "user.a", "1", 0)), EROFS);
+  posix::SetAttrRequest chmod;
+  chmod.mode = 0700;
+  EXPECT_EQ(Err(ro.SetAttr(kRootNode, chmod)), EROFS);
+  EXPECT_TRUE(ro.Lookup(kRootNode, "d").ok());
+}
+
+TEST_F(MountCoreTest, SubdirectoryMountSwapsNodeIdOne) {
+  Result<posix::Attr> sub = model_.Mkdir(posix::kRootIno, "sub", 0755, {});
+  ASSERT_TRUE(sub.ok());
+  MountCore core(&model_, sub.value().ino, MountOptions{});
+  EXPECT_EQ(core.NodeOf(sub.value().ino), kRootNode);
+  EXPECT_EQ(core.InoOf(kRootNode), sub.value().ino);
+  EXPECT_EQ(core.NodeOf(posix::kRootIno), sub.value().ino.value());
+  Result<NodeAttr> f = core.Mknod(kRootNode, "f", S_IFREG | 0644, 0, Caller{});
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE(model_.Lookup(sub.value().ino, "f").ok());  // created in the subdirectory
+  Result<NodeAttr> root = core.GetAttr(kRootNode);
+  ASSERT_TRUE(root.ok());
+  EXPECT_EQ(root.value().attr.ino, sub.value().ino);  // st_ino stays the disk's
+}
+
+TEST_F(MountCoreTest, ReadDirResumesAtEveryOffset) {
+  std::set<std::string> made;
+  for (int i = 0; i < 50; ++i) {
+    std::string name = "f" + std::to_string(i);
+    ASSERT_TRUE(core_.Mknod(kRootNode, name, S_IFREG | 0644, 0, Caller{}).ok());
+    made.insert(name);
+  }
+  // Pages of 7: every name once, "." and ".." first.
+  std::vector<std::string> seen;
+  uint64_t offset = 0;
+  bool eof = false;
+  for (int pages = 0; !eof && pages < 100; ++pages) {
+    Result<std::vector<DirItem>> r = core_.ReadDir(kRootNode, offset, 7, &eof);
+    ASSERT_TRUE(r.ok());
+    if (r.value().empty()) break;
+    for (const DirItem& item : r.value()) {
+      seen.push_back(item.name);
+      EXPECT_GT(item.offset, offset);
+      offset = item.offset;
+    }
+  }
+  ASSERT_GE(seen.size(), 2u);
+  EXPECT_EQ(seen[0], ".");
+  EXPECT_EQ(seen[1], "..");
+  std::set<std::string> names(seen.begin() + 2, seen.end());
+  EXPECT_EQ(names, made);
+  EXPECT_EQ(seen.size(), made.size() + 2);
+}
+
+}  // namespace
+}  // namespace archil::fs

@@ -1,0 +1,319 @@
+#include "mount/daemon.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "api/mount_record.h"
+#include "base/siphash.h"
+#include "base/status.h"
+#include "client/disk_client.h"
+#include "client/remote_fs.h"
+#include "fs/mount_core.h"
+#include "fuse/fuse_adapter.h"
+#include "mount/journal.h"
+#include "mount/mountinfo.h"
+
+extern char** environ;
+
+namespace archil::mount {
+
+int64_t MonotonicNanos() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+namespace {
+
+int64_t UnixMillis() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+void WriteReady(int* fd, const std::string& line) {
+  if (*fd < 0) return;
+  (void)!write(*fd, line.data(), line.size());
+  close(*fd);
+  *fd = -1;
+}
+
+// Why the session could not be opened, in the user's words.
+std::string ConnectError(const Status& s, const DaemonOptions& o) {
+  switch (ErrnoFor(s)) {
+    case EACCES:
+      return "the disk token was refused by " + o.server + " (" + s.message() +
+             "): check ARCHIL_MOUNT_TOKEN or --token-file";
+    case ENOENT:
+      return "disk " + o.disk_ref + " does not exist on " + o.server + " (" + s.message() + ")";
+    case EBUSY:
+      return "disk " + o.disk_ref + " is busy: " + s.message();
+    case ENOTDIR:
+      return "subdirectory " + o.subdir + " of disk " + o.disk + " is not a directory";
+    default:
+      break;
+  }
+  if (s.code() == Status::Code::kUnavailable) {
+    return "the disk server at " + o.server + " is unreachable (" + s.message() +
+           "); is `archil server` running?";
+  }
+  return "could not open disk " + o.disk_ref + ": " + s.message();
+}
+
+void WriteSysfs(const std::string& path, const std::string& value) {
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)!write(fd, value.data(), value.size());
+  close(fd);
+}
+
+// Asks the kernel to end the FUSE connection: every request fails, the loop ends.
+void AbortConnection(unsigned minor) {
+  WriteSysfs("/sys/fs/fuse/connections/" + std::to_string(minor) + "/abort", "1");
+}
+
+// `sync -f MOUNTPOINT` in a child process (see daemon.h); returns its pid, or 0.
+pid_t SpawnSync(const std::string& mountpoint) {
+  std::vector<std::string> args = {"sync", "-f", mountpoint};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, "/bin/sync", nullptr, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  return rc == 0 ? pid : 0;
+}
+
+// This host's mount point as the server knows it (protocol.md §10.2): the same mount point
+// remounting after its daemon died takes its old session back; any other is another mount.
+std::array<uint8_t, 16> ClientId(const std::string& host, const std::string& mountpoint) {
+  const std::string who = host + '\0' + mountpoint;
+  std::array<uint8_t, 16> id{};
+  for (int half = 0; half < 2; ++half) {
+    SipHashKey key{'a', 'r', 'c', 'h', 'i', 'l', '-', 'm',
+                   'o', 'u', 'n', 't', 0,   0,   0,   static_cast<uint8_t>(half)};
+    uint64_t h = SipHash24(key, who);
+    for (int i = 0; i < 8; ++i) id[half * 8 + i] = static_cast<uint8_t>(h >> (8 * i));
+  }
+  return id;
+}
+
+}  // namespace
+
+std::string ReadyOk(double mount_ms) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "OK %.3f\n", mount_ms);
+  return buf;
+}
+
+std::string ReadyErr(int exit_code, const std::string& message) {
+  std::string m = message;
+  for (char& c : m) {
+    if (c == '\n') c = ' ';
+  }
+  return "ERR " + std::to_string(exit_code) + " " + m + "\n";
+}
+
+bool ParseReady(const std::string& line, ReadyLine* out) {
+  std::string l = line;
+  while (!l.empty() && (l.back() == '\n' || l.back() == '\r')) l.pop_back();
+  if (l.rfind("OK ", 0) == 0) {
+    char* end = nullptr;
+    double ms = std::strtod(l.c_str() + 3, &end);
+    if (end == l.c_str() + 3 || *end != '\0' || !std::isfinite(ms) || ms < 0) return false;
+    *out = ReadyLine{true, ms, 0, ""};
+    return true;
+  }
+  if (l.rfind("ERR ", 0) == 0) {
+    char* end = nullptr;
+    long code = std::strtol(l.c_str() + 4, &end, 10);
+    if (end == l.c_str() + 4 || *end != ' ' || code <= 0 || code > 255) return false;
+    *out = ReadyLine{false, 0, static_cast<int>(code), std::string(end + 1)};
+    return true;
+  }
+  return false;
+}
+
+int RunDaemon(const DaemonOptions& o, int ready_fd) {
+  // Signals are taken by the main thread only (sigtimedwait); every thread started later inherits
+  // this mask.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD}) sigaddset(&sigs, s);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  client::DiskClientOptions co;
+  co.address = o.server;
+  co.ca_file = o.ca_file;
+  co.allow_cleartext = o.allow_cleartext;
+  co.token = o.token;
+  co.disk = o.disk;
+  co.subdir = o.subdir;
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  co.hostname = host;
+  co.mount_path = o.mountpoint;
+  co.client_id = ClientId(co.hostname, o.mountpoint);
+  co.force = o.force;
+  co.software = "archil-mount";
+  Result<std::unique_ptr<client::DiskClient>> connected = client::DiskClient::Connect(co);
+  if (!connected.ok()) {
+    Status s = connected.status();
+    int code = ExitCodeFor(s.code());
+    WriteReady(&ready_fd, ReadyErr(code, ConnectError(s, o)));
+    return code;
+  }
+  std::unique_ptr<client::DiskClient> disk = std::move(connected.value());
+  Journal journal("archil-" + disk->disk_id(), o.journal_socket);
+
+  client::RemoteFs remote(disk.get());
+  fs::MountCore core(&remote, posix::Ino(disk->root_ino()), fs::MountOptions{o.read_only});
+  fuse::AdapterOptions ao;
+  ao.writeback_cache = !o.read_only;
+  ao.read_ahead_kb = o.read_ahead_kb;
+  ao.fs_name = "archil:" + disk->disk_id() + (o.subdir.empty() ? "" : ":" + o.subdir);
+  fuse::Adapter adapter(&core, ao);
+  if (Status s = adapter.Mount(o.mountpoint, o.read_only); !s.ok()) {
+    journal.Error("mount at " + o.mountpoint + " failed: " + s.message());
+    WriteReady(&ready_fd, ReadyErr(ExitCodeFor(Status::Code::kIoError),
+                                   "could not mount at " + o.mountpoint + ": " + s.message()));
+    (void)disk->Goodbye();
+    return ExitCodeFor(Status::Code::kIoError);
+  }
+  std::optional<MountEntry> entry = FindMount(o.mountpoint);
+  unsigned minor = entry ? entry->minor : 0;
+  if (entry) {
+    std::string bdi = "/sys/class/bdi/0:" + std::to_string(minor);
+    WriteSysfs(bdi + "/read_ahead_kb", std::to_string(o.read_ahead_kb));
+    if (o.max_cache_mb > 0) {
+      WriteSysfs(bdi + "/max_bytes", std::to_string(uint64_t{o.max_cache_mb} << 20));
+    }
+  }
+
+  const pid_t self = getpid();
+  std::thread loop([&adapter, self] {
+    (void)adapter.Run();
+    kill(self, SIGUSR1);
+  });
+  if (!adapter.WaitReady(10000)) {
+    WriteReady(&ready_fd, ReadyErr(ExitCodeFor(Status::Code::kIoError),
+                                   "the kernel did not start the mount within 10 s"));
+    adapter.Stop();
+    if (entry) AbortConnection(minor);
+    loop.join();
+    (void)disk->Goodbye();
+    return ExitCodeFor(Status::Code::kIoError);
+  }
+  const double mount_ms = static_cast<double>(MonotonicNanos() - o.start_ns) / 1e6;
+  char line[96];
+  std::snprintf(line, sizeof(line), "Mounted disk in %.0f ms", mount_ms);
+  journal.Info(std::string(line) + " (" + o.disk_ref + " at " + o.mountpoint + ", server " +
+               o.server + ")");
+
+  MountRecord record;
+  record.mountpoint = o.mountpoint;
+  record.disk = o.disk_ref;
+  record.disk_id = disk->disk_id();
+  record.server = o.server;
+  record.pid = self;
+  record.read_only = o.read_only;
+  record.started_unix_ms = UnixMillis();
+  record.mount_ms = mount_ms;
+  auto update = [&] {
+    const fuse::AdapterStats& st = adapter.stats();
+    client::ClientStats cs = disk->stats();
+    fs::CoreStats core_stats = core.stats();
+    record.updated_unix_ms = UnixMillis();
+    record.requests = st.requests.load();
+    record.in_flight = st.in_flight.load();
+    record.errors = st.errors.load();
+    record.bytes_read = st.bytes_read.load();
+    record.bytes_written = st.bytes_written.load();
+    record.open_files = core_stats.open_files;
+    record.held_orphans = core_stats.held_orphans;
+    if (cs.reconnects > record.reconnects) {
+      journal.Warning("reconnected to the disk server " + o.server + " (" +
+                      std::to_string(cs.reconnects) + " reconnections, " +
+                      std::to_string(cs.retries) + " requests resent)");
+    }
+    if (cs.recreated > record.recreated) {
+      journal.Warning("the server had lost this mount's session; a new one was created");
+    }
+    record.reconnects = cs.reconnects;
+    record.retries = cs.retries;
+    record.recreated = cs.recreated;
+    (void)WriteMountRecord(o.run_dir, record);
+  };
+  update();
+  WriteReady(&ready_fd, ReadyOk(mount_ms));
+
+  uint64_t errors_logged = 0;
+  pid_t sync_pid = 0;
+  int64_t next_sync = MonotonicNanos() + int64_t{o.sync_interval_ms} * 1'000'000;
+  int64_t next_update = MonotonicNanos() + 1'000'000'000;
+  bool stopping = false;
+  for (;;) {
+    timespec tick{0, 250'000'000};
+    siginfo_t info{};
+    int sig = sigtimedwait(&sigs, &info, &tick);
+    if (sig == SIGUSR1) break;  // the kernel ended the connection: unmounted
+    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
+      if (!stopping) {
+        journal.Info("unmounting " + o.mountpoint + " on signal " + std::to_string(sig));
+        stopping = true;
+        adapter.Stop();
+        if (entry) AbortConnection(minor);
+      }
+      continue;
+    }
+    if (sync_pid > 0 && waitpid(sync_pid, nullptr, WNOHANG) == sync_pid) sync_pid = 0;
+    const int64_t now = MonotonicNanos();
+    if (!stopping && sync_pid == 0 && now >= next_sync) {
+      sync_pid = SpawnSync(o.mountpoint);
+      next_sync = now + int64_t{o.sync_interval_ms} * 1'000'000;
+    }
+    if (now >= next_update) {
+      next_update = now + 1'000'000'000;
+      uint64_t errors = adapter.stats().errors.load();
+      if (errors > errors_logged) {
+        journal.Error(std::to_string(errors - errors_logged) +
+                      " requests failed with EIO: the disk server " + o.server +
+                      " could not be reached or refused the session");
+        errors_logged = errors;
+      }
+      update();
+    }
+  }
+  loop.join();
+  adapter.Stop();
+  if (sync_pid > 0) waitpid(sync_pid, nullptr, 0);
+  Status bye = disk->Goodbye();
+  RemoveMountRecord(o.run_dir, o.mountpoint);
+  journal.Info("Unmounted " + o.mountpoint +
+               (bye.ok() ? "" : " (session end: " + bye.message() + ")"));
+  return 0;
+}
+
+}  // namespace archil::mount

@@ -1,0 +1,43 @@
+// The arguments of a mount, from either command line that makes one:
+//   archil mount [-q] DISK[:/SUBDIR] MOUNTPOINT [--region R] [--token-file F] [--read-ahead KiB]
+//                [--max-cache-mb N] [--read-only] [--no-fork] [--force] [--shared]
+//   mount.archil DISK[:/SUBDIR] MOUNTPOINT [-s] [-f] [-n] [-v] [-o OPTIONS]   (mount -t archil,
+//   fstab)
+// mount.archil's OPTIONS: ro, rw, region=R, token_file=F, read_ahead=KiB, max_cache_mb=N, force,
+// and mount(8)'s own (defaults, _netdev, auto, noauto, nofail, user, nouser, users, owner,
+// x-*, comment=*), which are accepted and ignored. Any other option is refused unless -s
+// (sloppy) is given.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace archil::mount {
+
+struct MountArgs {
+  std::string disk_ref;    // DISK or DISK:/SUBDIR
+  std::string mountpoint;  // as given
+  std::string region;
+  std::string token_file;
+  uint32_t read_ahead_kb = 1024;
+  uint32_t max_cache_mb = 0;
+  bool read_only = false;
+  bool no_fork = false;
+  bool force = false;
+  bool shared = false;
+  bool quiet = false;
+  bool fake = false;  // mount.archil -f: check everything, mount nothing
+};
+
+// mount.archil's argv (without argv[0]). InvalidArgument names what is wrong.
+Result<MountArgs> ParseMountHelperArgs(const std::vector<std::string>& args);
+
+// DISK[:/SUBDIR] into its two parts; InvalidArgument for an empty disk or a SUBDIR with "..".
+Status SplitDiskRef(const std::string& ref, std::string* disk, std::string* subdir);
+
+}  // namespace archil::mount

@@ -1,0 +1,394 @@
+// `archil mount` end to end, as root on a real FUSE mount over a real `archil server`: files by
+// every local user's own permissions, failures that say why, busy and forced unmounts, a daemon
+// killed with kill -9, the server killed under fsyncing writers, mount.archil, the journal line,
+// and mount/unmount cycles that leak nothing.
+//
+// Skipped (not failed) without root or /dev/fuse, unless ARCHIL_REQUIRE_FUSE=1 (CI sets it).
+#include <fcntl.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "mount_harness.h"
+
+namespace archil::testing {
+namespace {
+
+TEST_F(MountTest, MountedDiskKeepsFilesAcrossRemounts) {
+  StartServer();
+  std::string id = CreateDisk("files");
+  Ran m = Mount("files");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(m.out, "");  // -q
+  {
+    std::ofstream(mnt_ + "/hello.txt") << "hello, disk\n";
+    fs::create_directories(mnt_ + "/a/b/c");
+    std::ofstream(mnt_ + "/a/b/c/deep") << std::string(3 << 20, 'x');
+    fs::create_symlink("hello.txt", mnt_ + "/link");
+  }
+  EXPECT_EQ(Slurp(mnt_ + "/hello.txt"), "hello, disk\n");
+  Ran st = Archil({"--json", "status", mnt_});
+  ASSERT_EQ(st.exit_code, 0) << st.err;
+  json s = json::parse(st.out, nullptr, false);
+  ASSERT_TRUE(s.is_object()) << st.out;
+  EXPECT_EQ(s.value("disk_id", ""), id);
+  EXPECT_EQ(s.value("state", ""), "connected");
+  EXPECT_TRUE(ProcessAlive(s.value("pid", 0)));
+
+  // The journal line Archil's published latency script reads, under archil-<disk id>.
+  bool mounted_line = false;
+  for (const std::string& l : JournalLines()) {
+    if (l.find("SYSLOG_IDENTIFIER=archil-" + id + "\n") != std::string::npos &&
+        l.find("MESSAGE=Mounted disk in ") != std::string::npos) {
+      mounted_line = true;
+    }
+  }
+  EXPECT_TRUE(mounted_line);
+
+  Ran u = Archil({"unmount", mnt_});
+  ASSERT_EQ(u.exit_code, 0) << u.err;
+  EXPECT_FALSE(fs::exists(mnt_ + "/hello.txt"));
+  EXPECT_FALSE(ProcessAlive(s.value("pid", 0)));  // unmount waits for the daemon
+  ASSERT_EQ(Mount(id).exit_code, 0);              // by id this time
+  EXPECT_EQ(Slurp(mnt_ + "/hello.txt"), "hello, disk\n");
+  EXPECT_EQ(Slurp(mnt_ + "/a/b/c/deep"), std::string(3 << 20, 'x'));
+  EXPECT_EQ(fs::read_symlink(mnt_ + "/link"), "hello.txt");
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+}
+
+TEST_F(MountTest, EveryLocalUserByTheirOwnPermissions) {
+  StartServer();
+  CreateDisk("perm");
+  ASSERT_EQ(Mount("perm").exit_code, 0);
+  const std::string home = mnt_ + "/home1000";
+  ASSERT_EQ(mkdir(home.c_str(), 0755), 0);
+  ASSERT_EQ(chown(home.c_str(), 1000, 1000), 0);
+  const std::string tmp = mnt_ + "/tmp";
+  ASSERT_EQ(mkdir(tmp.c_str(), 0777), 0);
+  ASSERT_EQ(chmod(tmp.c_str(), 01777), 0);
+
+  // New files belong to their creator, with the creator's umask.
+  EXPECT_EQ(RunAs(1000, 1000,
+                  [&] {
+                    umask(027);
+                    int fd = open((home + "/mine").c_str(), O_CREAT | O_WRONLY, 0666);
+                    if (fd < 0) return errno;
+                    close(fd);
+                    return 0;
+                  }),
+            0);
+  struct stat st {};
+  ASSERT_EQ(stat((home + "/mine").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 1000u);
+  EXPECT_EQ(st.st_gid, 1000u);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+
+  // Another user may not write into 1000's directory, nor read 0640 files.
+  EXPECT_EQ(
+      RunAs(1001, 1001,
+            [&] { return ErrnoOr0(open((home + "/theirs").c_str(), O_CREAT | O_WRONLY, 0644)); }),
+      EACCES);
+  EXPECT_EQ(RunAs(1001, 1001, [&] { return ErrnoOr0(open((home + "/mine").c_str(), O_RDONLY)); }),
+            EACCES);
+  EXPECT_EQ(RunAs(1001, 1001, [&] { return ErrnoOr0(chmod((home + "/mine").c_str(), 0777)); }),
+            EPERM);
+  EXPECT_EQ(
+      RunAs(1000, 1000, [&] { return ErrnoOr0(chown((home + "/mine").c_str(), 1001, 1001)); }),
+      EPERM);
+
+  // Sticky directory: 1001 may not remove 1000's file.
+  EXPECT_EQ(RunAs(1000, 1000,
+                  [&] {
+                    int fd = open((tmp + "/f").c_str(), O_CREAT | O_WRONLY, 0666);
+                    if (fd < 0) return errno;
+                    close(fd);
+                    return 0;
+                  }),
+            0);
+  EXPECT_EQ(RunAs(1001, 1001, [&] { return ErrnoOr0(unlink((tmp + "/f").c_str())); }), EPERM);
+  EXPECT_EQ(RunAs(1000, 1000, [&] { return ErrnoOr0(unlink((tmp + "/f").c_str())); }), 0);
+
+  // A write by a non-owner clears the set-user-ID bit, as on ext4.
+  const std::string suid = tmp + "/suid";
+  { std::ofstream(suid) << "x"; }
+  ASSERT_EQ(chmod(suid.c_str(), 04777), 0);
+  EXPECT_EQ(RunAs(1001, 1001,
+                  [&] {
+                    int fd = open(suid.c_str(), O_WRONLY | O_APPEND);
+                    if (fd < 0) return errno;
+                    int rc = ErrnoOr0(static_cast<int>(write(fd, "y", 1)));
+                    close(fd);
+                    return rc;
+                  }),
+            0);
+  ASSERT_EQ(stat(suid.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0777u);
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+}
+
+TEST_F(MountTest, FailuresSayWhy) {
+  StartServer();
+  std::string id = CreateDisk("why");
+
+  Ran missing = Archil({"mount", "why", (dir_ / "nope").string()});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("does not exist"), std::string::npos) << missing.err;
+
+  Ran shared = Mount("why", {"--shared"});
+  EXPECT_NE(shared.exit_code, 0);
+  EXPECT_NE(shared.err.find("--shared"), std::string::npos) << shared.err;
+
+  Ran unknown = Mount("nosuchdisk");
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.err.find("nosuchdisk"), std::string::npos) << unknown.err;
+
+  Ran bad = Archil({"mount", "-q", "why", mnt_}, {{"ARCHIL_MOUNT_TOKEN", "adt_not-a-real-token"}});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("token"), std::string::npos) << bad.err;
+
+  std::string token = env_["ARCHIL_MOUNT_TOKEN"];
+  env_.erase("ARCHIL_MOUNT_TOKEN");
+  Ran none = Mount("why");
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_NE(none.err.find("ARCHIL_MOUNT_TOKEN"), std::string::npos) << none.err;
+  std::string token_file = (dir_ / "token").string();
+  std::ofstream(token_file) << token << "\n";
+  ASSERT_EQ(Mount("why", {"--token-file", token_file}).exit_code, 0);  // a token file works
+  env_["ARCHIL_MOUNT_TOKEN"] = token;
+
+  Ran twice = Mount("why");
+  EXPECT_EQ(twice.exit_code, 5) << twice.err;  // busy
+  EXPECT_NE(twice.err.find("already mounted"), std::string::npos) << twice.err;
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+  Ran not_mounted = Archil({"unmount", mnt_});
+  EXPECT_NE(not_mounted.exit_code, 0);
+  EXPECT_NE(not_mounted.err.find("not a mount point"), std::string::npos) << not_mounted.err;
+
+  StopServer();
+  Ran no_server = Mount(id);
+  EXPECT_NE(no_server.exit_code, 0);
+  EXPECT_NE(no_server.err.find("no archil server"), std::string::npos) << no_server.err;
+  // A region whose disk server does not answer.
+  std::string regions = (dir_ / "regions.json").string();
+  std::ofstream(regions)
+      << R"({"regions": {"dead": {"api": "http://127.0.0.1:1", "mount": "127.0.0.1:1"}}})";
+  Ran down =
+      Archil({"mount", "-q", id, mnt_, "--region", "dead"}, {{"ARCHIL_REGIONS_FILE", regions}});
+  EXPECT_EQ(down.exit_code, 6) << down.err;
+  EXPECT_NE(down.err.find("unreachable"), std::string::npos) << down.err;
+  EXPECT_FALSE(FindMountedHere());
+}
+
+TEST_F(MountTest, BusyUnmountAndForce) {
+  StartServer();
+  CreateDisk("busy");
+  ASSERT_EQ(Mount("busy").exit_code, 0);
+  pid_t daemon = DaemonPid(mnt_);
+  int fd = open((mnt_ + "/open").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  Ran busy = Archil({"unmount", mnt_});
+  EXPECT_EQ(busy.exit_code, 5);
+  EXPECT_NE(busy.err.find("busy"), std::string::npos) << busy.err;
+  EXPECT_EQ(write(fd, "still works", 11), 11);
+  Ran forced = Archil({"unmount", "-f", mnt_});
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  close(fd);
+  for (int i = 0; i < 200 && ProcessAlive(daemon); ++i) usleep(10000);
+  EXPECT_FALSE(ProcessAlive(daemon));
+  ASSERT_EQ(Mount("busy").exit_code, 0);  // and it mounts again at once
+  EXPECT_EQ(Slurp(mnt_ + "/open"), "still works");
+}
+
+TEST_F(MountTest, KilledDaemonDoesNotWedgeTheMountPoint) {
+  StartServer();
+  CreateDisk("killed");
+  ASSERT_EQ(Mount("killed").exit_code, 0);
+  {
+    int fd = open((mnt_ + "/synced").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, "durable", 7), 7);
+    ASSERT_EQ(fsync(fd), 0);
+    close(fd);
+  }
+  // Written and closed but not fsynced: the daemon's sync timer sends it within its 2-s bound.
+  std::ofstream(mnt_ + "/unsynced") << "soon durable";
+  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  pid_t daemon = DaemonPid(mnt_);
+  ASSERT_GT(daemon, 0);
+  ASSERT_EQ(kill(daemon, SIGKILL), 0);
+  for (int i = 0; i < 200 && ProcessAlive(daemon); ++i) usleep(5000);
+  auto start = std::chrono::steady_clock::now();
+  Ran again = Mount("killed");
+  auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_LT(took, std::chrono::seconds(1));
+  EXPECT_EQ(Slurp(mnt_ + "/synced"), "durable");
+  EXPECT_EQ(Slurp(mnt_ + "/unsynced"), "soon durable");
+
+  // And `archil unmount` clears a killed daemon's mount too.
+  daemon = DaemonPid(mnt_);
+  ASSERT_EQ(kill(daemon, SIGKILL), 0);
+  for (int i = 0; i < 200 && ProcessAlive(daemon); ++i) usleep(5000);
+  start = std::chrono::steady_clock::now();
+  Ran u = Archil({"unmount", mnt_});
+  EXPECT_EQ(u.exit_code, 0) << u.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_FALSE(FindMountedHere());
+}
+
+TEST_F(MountTest, ServerKilledUnderFsyncingWritersLosesNothing) {
+  const std::vector<std::string> listen = {"--mount-listen",
+                                           "127.0.0.1:" + std::to_string(FreePort())};
+  StartServer(listen);
+  CreateDisk("crash");
+  ASSERT_EQ(Mount("crash").exit_code, 0);
+  // The writers run in a child process: this process restarts the server, and must hold no file
+  // open on the mount while it does (a spawned child's exec closes inherited descriptors, each
+  // close a FUSE FLUSH).
+  const std::string log = (dir_ / "acked").string();
+  const std::string stop = (dir_ / "stop").string();
+  pid_t writers = fork();
+  if (writers == 0) {
+    int acked = open(log.c_str(), O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0644);
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < 2; ++t) {
+      threads.emplace_back([&, t] {
+        std::string path = mnt_ + "/w" + std::to_string(t);
+        int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+        if (fd < 0) return (void)failures.fetch_add(1);
+        for (int i = 0; access(stop.c_str(), F_OK) != 0 && i < 100000; ++i) {
+          char rec[4096];
+          std::memset(rec, 'a' + (i % 26), sizeof(rec));
+          std::snprintf(rec, sizeof(rec), "%d:%d:", t, i);
+          if (pwrite(fd, rec, sizeof(rec), off_t{i} * 4096) != 4096 || fsync(fd) != 0) {
+            failures.fetch_add(1);
+            break;
+          }
+          std::string line = std::to_string(t) + " " + std::to_string(i) + "\n";
+          (void)!write(acked, line.data(), line.size());
+        }
+        close(fd);
+      });
+    }
+    for (auto& th : threads) th.join();
+    _exit(failures.load() == 0 ? 0 : 1);
+  }
+  auto acked_lines = [&] {
+    std::string s = Slurp(log);
+    return std::count(s.begin(), s.end(), '\n');
+  };
+  for (int round = 0; round < 2; ++round) {
+    long before = acked_lines();
+    for (int i = 0; i < 500 && acked_lines() < before + 20; ++i) usleep(10000);
+    ASSERT_GE(acked_lines(), before + 20) << "writers made no progress";
+    KillServer();
+    StartServer(listen);
+  }
+  long before = acked_lines();
+  for (int i = 0; i < 500 && acked_lines() < before + 20; ++i) usleep(10000);
+  std::ofstream(stop) << "";
+  int status = 0;
+  waitpid(writers, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a writer saw an error";
+  // Every acknowledged (fsynced) record is on the disk, after a remount.
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+  ASSERT_EQ(Mount("crash").exit_code, 0);
+  std::istringstream lines(Slurp(log));
+  int t = 0, i = 0;
+  long checked = 0;
+  std::string files[2] = {Slurp(mnt_ + "/w0"), Slurp(mnt_ + "/w1")};
+  while (lines >> t >> i) {
+    std::string want = std::to_string(t) + ":" + std::to_string(i) + ":";
+    ASSERT_GE(files[t].size(), size_t(i + 1) * 4096) << "record " << t << ":" << i << " lost";
+    ASSERT_EQ(files[t].substr(size_t(i) * 4096, want.size()), want) << "record " << t << ":" << i;
+    ++checked;
+  }
+  EXPECT_GT(checked, 60);
+}
+
+TEST_F(MountTest, OneMountPerDiskAndForceFencesTheOldOne) {
+  StartServer();
+  CreateDisk("excl");
+  const std::string other = mnt_ + "2";
+  fs::create_directories(other);
+  ASSERT_EQ(Mount("excl").exit_code, 0);
+  std::ofstream(mnt_ + "/first") << "from the first mount";
+  Ran refused = Archil({"mount", "-q", "excl", other});
+  EXPECT_EQ(refused.exit_code, 5) << refused.err;
+  EXPECT_NE(refused.err.find(mnt_), std::string::npos) << "names the holder: " << refused.err;
+  EXPECT_NE(refused.err.find("--force"), std::string::npos) << refused.err;
+
+  // The old mount holds an open file; --force takes the disk over and fences it.
+  int fd = open((mnt_ + "/first").c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  Ran forced = Archil({"mount", "-q", "excl", other, "--force"});
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  std::ofstream(other + "/second") << "from the new holder";
+  ASSERT_EQ(pwrite(fd, "OVERWRITE", 9, 0), 9);  // into the old mount's page cache only
+  EXPECT_NE(fsync(fd), 0);                      // ... which can never reach the disk
+  close(fd);
+  EXPECT_NE(ErrnoOr0(mkdir((mnt_ + "/late").c_str(), 0755)), 0);
+  EXPECT_EQ(Slurp(other + "/first"), "from the first mount");
+  EXPECT_FALSE(fs::exists(other + "/late"));
+  Archil({"unmount", "-f", mnt_});
+  ASSERT_EQ(Archil({"unmount", other}).exit_code, 0);
+}
+
+TEST_F(MountTest, MountHelperTakesFstabOptions) {
+  StartServer();
+  std::string id = CreateDisk("helper");
+  std::string token_file = (dir_ / "helper.token").string();
+  std::ofstream(token_file) << env_["ARCHIL_MOUNT_TOKEN"] << "\n";
+  env_.erase("ARCHIL_MOUNT_TOKEN");
+  Ran bad = RunCommand({kBin + "/mount.archil", "helper", mnt_, "-o", "rw,bogus"}, env_);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("bogus"), std::string::npos) << bad.err;
+  Ran r = RunCommand(
+      {kBin + "/mount.archil", "helper", mnt_, "-o", "rw,_netdev,ro,token_file=" + token_file},
+      env_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ErrnoOr0(mkdir((mnt_ + "/x").c_str(), 0755)), EROFS);
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+}
+
+TEST_F(MountTest, MountCyclesLeakNothing) {
+  StartServer();
+  CreateDisk("cycles");
+  auto count = [&](const char* what) {
+    std::error_code ec;
+    long n = 0;
+    for (auto it = fs::directory_iterator("/proc/" + std::to_string(server_) + "/" + what, ec);
+         !ec && it != fs::directory_iterator(); ++it) {
+      ++n;
+    }
+    return n;
+  };
+  ASSERT_EQ(Mount("cycles").exit_code, 0);
+  std::ofstream(mnt_ + "/f") << "x";
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+  const long fds = count("fd"), threads = count("task");
+  std::vector<pid_t> daemons;
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_EQ(Mount("cycles").exit_code, 0) << "cycle " << i;
+    daemons.push_back(DaemonPid(mnt_));
+    ASSERT_EQ(Slurp(mnt_ + "/f"), "x");
+    ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0) << "cycle " << i;
+  }
+  EXPECT_LE(count("fd"), fds + 2);
+  EXPECT_LE(count("task"), threads + 2);
+  for (pid_t d : daemons) EXPECT_FALSE(ProcessAlive(d));
+  EXPECT_FALSE(FindMountedHere());
+  EXPECT_TRUE(ListMountRecords((dir_ / "run").string()).empty());
+}
+
+}  // namespace
+}  // namespace archil::testing
