@@ -10,6 +10,7 @@ namespace {
 // A bound on the directories whose mode and gid are remembered (a few MB at most); past it the
 // memory starts again empty, and a create in a forgotten directory costs one GETATTR.
 constexpr size_t kMaxRememberedDirs = 1 << 16;
+constexpr std::string_view kCapabilityXattr = "security.capability";
 constexpr uint64_t kDotOffset = 1;
 constexpr uint64_t kDotDotOffset = 2;
 }  // namespace
@@ -230,13 +231,30 @@ Result<std::vector<DirItem>> MountCore::ReadDir(NodeId dir, uint64_t offset, siz
 }
 
 Result<std::string> MountCore::GetXattr(NodeId node, std::string_view name) {
-  return fs_->GetXattr(InoOf(node), name);
+  const Ino ino = InoOf(node);
+  const bool caps = name == kCapabilityXattr;
+  if (caps) {
+    MutexLock lock(&mu_);
+    if (no_caps_.count(ino.value())) return Status::Errno(ENODATA, "no security.capability");
+  }
+  Result<std::string> r = fs_->GetXattr(ino, name);
+  if (caps && !r.ok() && ErrnoFor(r.status()) == ENODATA) {
+    MutexLock lock(&mu_);
+    if (no_caps_.size() >= kMaxRememberedDirs) no_caps_.clear();
+    no_caps_.insert(ino.value());
+  }
+  return r;
 }
 
 Status MountCore::SetXattr(NodeId node, std::string_view name, std::string_view value,
                            uint32_t flags) {
   ARCHIL_RETURN_IF_ERROR(Writable());
-  return fs_->SetXattr(InoOf(node), name, value, flags);
+  const Ino ino = InoOf(node);
+  if (name == kCapabilityXattr) {
+    MutexLock lock(&mu_);
+    no_caps_.erase(ino.value());
+  }
+  return fs_->SetXattr(ino, name, value, flags);
 }
 
 Result<std::vector<std::string>> MountCore::ListXattr(NodeId node) {
@@ -245,7 +263,12 @@ Result<std::vector<std::string>> MountCore::ListXattr(NodeId node) {
 
 Status MountCore::RemoveXattr(NodeId node, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(Writable());
-  return fs_->RemoveXattr(InoOf(node), name);
+  Status s = fs_->RemoveXattr(InoOf(node), name);
+  if (s.ok() && name == kCapabilityXattr) {
+    MutexLock lock(&mu_);
+    no_caps_.insert(InoOf(node).value());
+  }
+  return s;
 }
 
 Result<posix::StatFs> MountCore::Statfs() { return fs_->Statfs(); }

@@ -12,6 +12,9 @@
 //  - open files, locally: an open costs no request. Only when this mount removes the last name
 //    of an inode it has open (unlink, rmdir, rename over) does it first hold the inode on the
 //    server (Open), so the file outlives its name until the last local close (Release);
+//  - the kernel's capability probe: it asks for `security.capability` before every write(2)
+//    (to clear it), so the answer is remembered per inode once the server gave it, and kept up to
+//    date by this mount's own setxattr/removexattr of that name;
 //  - read-only mounts: every mutation is EROFS.
 //
 // Errors are the disk's errno (ErrnoFor), which the adapter returns to the kernel as they are.
@@ -24,6 +27,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "base/mutex.h"
@@ -146,6 +150,8 @@ class MountCore {
   mutable Mutex mu_;
   std::unordered_map<uint64_t, Parent> dirs_ ARCHIL_GUARDED_BY(mu_);  // by disk ino
   std::unordered_map<uint64_t, OpenInode> open_ ARCHIL_GUARDED_BY(mu_);
+  // Inodes known to have no security.capability (see above); bounded like dirs_.
+  std::unordered_set<uint64_t> no_caps_ ARCHIL_GUARDED_BY(mu_);
   uint64_t next_handle_ ARCHIL_GUARDED_BY(mu_) = 1;
   uint64_t held_ ARCHIL_GUARDED_BY(mu_) = 0;
 };

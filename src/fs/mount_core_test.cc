@@ -181,5 +181,40 @@ TEST_F(MountCoreTest, ReadDirResumesAtEveryOffset) {
   EXPECT_EQ(seen.size(), made.size() + 2);
 }
 
+// Counts the requests that reach the disk for the capability probe.
+class CountingFs : public posix::ModelFs {
+ public:
+  using ModelFs::ModelFs;
+  Result<std::string> GetXattr(posix::Ino ino, std::string_view name) override {
+    ++getxattrs;
+    return ModelFs::GetXattr(ino, name);
+  }
+  int getxattrs = 0;
+};
+
+TEST(MountCoreCaps, CapabilityProbeAsksTheDiskOncePerInode) {
+  CountingFs model(&SystemClock::Instance(), 0755);
+  MountCore core(&model, posix::kRootIno, MountOptions{});
+  Result<NodeAttr> f = core.Mknod(kRootNode, "f", S_IFREG | 0755, 0, Caller{});
+  ASSERT_TRUE(f.ok());
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(Err(core.GetXattr(f.value().node, "security.capability")), ENODATA);
+  }
+  EXPECT_EQ(model.getxattrs, 1);
+  // Set through this mount: seen at once; removed: absent again without asking.
+  ASSERT_TRUE(core.SetXattr(f.value().node, "security.capability", "caps", 0).ok());
+  Result<std::string> v = core.GetXattr(f.value().node, "security.capability");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v.value(), "caps");
+  ASSERT_TRUE(core.RemoveXattr(f.value().node, "security.capability").ok());
+  const int before = model.getxattrs;
+  EXPECT_EQ(Err(core.GetXattr(f.value().node, "security.capability")), ENODATA);
+  EXPECT_EQ(model.getxattrs, before);
+  // Other names always go to the disk.
+  EXPECT_EQ(Err(core.GetXattr(f.value().node, "user.x")), ENODATA);
+  EXPECT_EQ(Err(core.GetXattr(f.value().node, "user.x")), ENODATA);
+  EXPECT_EQ(model.getxattrs, before + 2);
+}
+
 }  // namespace
 }  // namespace archil::fs

@@ -163,6 +163,19 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
   s.atime = TimeOf(to_set, FUSE_SET_ATTR_ATIME_NOW, FUSE_SET_ATTR_ATIME, attr->st_atim);
   s.mtime = TimeOf(to_set, FUSE_SET_ATTR_MTIME_NOW, FUSE_SET_ATTR_MTIME, attr->st_mtim);
   Result<NodeAttr> r = Core(req).SetAttr(ino, s);
+  constexpr int kTimesOnly = FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+                             FUSE_SET_ATTR_MTIME_NOW | FUSE_SET_ATTR_CTIME;
+  if (!r.ok() && ErrnoFor(r.status()) == ENOENT && (to_set & ~kTimesOnly) == 0) {
+    // With the writeback cache the kernel keeps a file's times and writes them back later, also
+    // after the file's last name went and the disk freed it. Refusing would turn into an error
+    // of the next syncfs; the times of a file that no longer exists are moot.
+    struct stat gone = *attr;
+    gone.st_ino = Core(req).InoOf(ino).value();
+    gone.st_mode = S_IFREG;
+    gone.st_nlink = 0;
+    fuse_reply_attr(req, &gone, 0);
+    return;
+  }
   if (!r.ok()) return ReplyStatus(req, r.status());
   struct stat st = StatOf(r.value());
   fuse_reply_attr(req, &st, Of(req)->options().timeout_s);

@@ -41,10 +41,10 @@ Result<std::string> ReadToken(const MountArgs& a, const std::string& disk) {
   std::ifstream in(file);
   if (!in) {
     if (!a.token_file.empty()) return Status::NotFound("cannot read the token file " + file);
-    return Status::Unauthenticated("no disk token for " + disk +
-                                   ": set ARCHIL_MOUNT_TOKEN or pass --token-file FILE (`archil "
-                                   "users add " +
-                                   disk + "` makes one)");
+    return Status::PermissionDenied("no disk token for " + disk +
+                                    ": set ARCHIL_MOUNT_TOKEN or pass --token-file FILE (`archil "
+                                    "users add " +
+                                    disk + "` makes one)");
   }
   std::string token;
   std::getline(in, token);

@@ -18,7 +18,7 @@
 
 namespace archil::posix {
 
-class ModelFs final : public FileSystem {
+class ModelFs : public FileSystem {
  public:
   // A disk whose root directory has `root_mode` (permission bits) and `root_owner`.
   explicit ModelFs(const Clock* clock, uint32_t root_mode = 0755, Owner root_owner = {});
