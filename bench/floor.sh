@@ -33,22 +33,14 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-for tool in fio jq; do
-  if ! command -v "$tool" > /dev/null; then
-    echo "floor.sh: '$tool' is not installed; it is required (Debian: apt-get install $tool)" >&2
-    exit 1
-  fi
-done
+BENCH=floor.sh
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+need_tools fio jq
 [[ -d "$DIR" ]] || { echo "floor.sh: --dir $DIR is not a directory" >&2; exit 1; }
 
-REPO=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${SPIKES_BUILD:-$REPO/build/spikes}
-if [[ ! -x $BUILD/tcp_pingpong || ! -x $BUILD/passthrough_ll ]]; then
-  echo "floor.sh: building spikes in $BUILD" >&2
-  cmake -S "$REPO/bench/spikes" -B "$BUILD" -G Ninja > /dev/null
-  ninja -C "$BUILD" tcp_pingpong > /dev/null
-  ninja -C "$BUILD" passthrough_ll > /dev/null 2>&1 || true  # optional: libfuse examples
-fi
+spike tcp_pingpong
+spike passthrough_ll || true  # optional: libfuse examples
 
 W=$(mktemp -d "$DIR/floor.XXXXXX")
 MNT=$W/mnt
@@ -64,11 +56,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-log() { echo "floor.sh: $*" >&2; }
-
 # The latency script's fio line and its percentile extraction (p50 and p95 of clat, in ms).
-FIO="fio --name=t --bs=4k --iodepth=1 --direct=1 --time_based --runtime=$RUNTIME --output-format=json"
-fiostat() { jq -r ".jobs[0].$1.clat_ns.percentile | \"\(.[\"50.000000\"] / 1e6) \(.[\"95.000000\"] / 1e6)\""; }
+latency_fio "$RUNTIME"
 
 declare -A P50 P95
 set_row() { read -r "P50[$1]" "P95[$1]" <<< "$2"; }
@@ -83,12 +72,12 @@ log "cache-miss read: ${RUNTIME} s"
 set_row read "$($FIO --filename="$W/r" --size=4G --rw=randread | fiostat read)"
 
 log "loopback rtt"
-set_row rtt "$("$BUILD/tcp_pingpong" --floor)"
+set_row rtt "$("$SPIKES/tcp_pingpong" --floor)"
 
-if [[ -x $BUILD/passthrough_ll && -c /dev/fuse ]]; then
+if [[ -x $SPIKES/passthrough_ll && -c /dev/fuse ]]; then
   log "fuse read through passthrough_ll: ${RUNTIME} s"
   mkdir "$MNT"
-  "$BUILD/passthrough_ll" -f -o source="$W",cache=never "$MNT" 2> "$W/passthrough.log" &
+  "$SPIKES/passthrough_ll" -f -o source="$W",cache=never "$MNT" 2> "$W/passthrough.log" &
   FUSE_PID=$!
   for _ in $(seq 100); do mountpoint -q "$MNT" && break; sleep 0.05; done
   if mountpoint -q "$MNT"; then
@@ -103,7 +92,7 @@ else
 fi
 
 echo "# floor on $(hostname), $(date -u +%FT%TZ), kernel $(uname -r), $(nproc) CPUs"
-echo "# dir $DIR ($(findmnt -n -o FSTYPE,SOURCE --target "$DIR" | tr -s ' ' | sed 's/ / on /')), fio runtime ${RUNTIME} s, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# dir $DIR ($(dir_fs "$DIR")), fio runtime ${RUNTIME} s, load $(cut -d' ' -f1-3 /proc/loadavg)"
 row() {  # name key
   if [[ -n ${P50[$2]:-} ]]; then
     printf '%-20s %8.3f %8.3f\n' "$1" "${P50[$2]}" "${P95[$2]}"

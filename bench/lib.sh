@@ -1,0 +1,66 @@
+# shellcheck shell=bash
+# bench/lib.sh: helpers shared by the benchmark scripts (source it; it runs nothing). Set BENCH to
+# the script's name first (messages start with it).
+#
+#   latency_fio S        sets FIO to the fio line of Archil's published latency script
+#                        (https://docs.archil.com/reference/limits.md#latency) with S s of runtime;
+#                        the rows append --filename, --size and --rw (and --sync=1) as the script does
+#   fiostat SECTION      fio's JSON on stdin -> "P50 P95" of SECTION's (read, write) completion
+#                        latency in ms, unrounded
+#   fiolat SECTION       the same as "p50 X ms, p95 Y ms", to the microsecond
+#   fiobw SECTION        fio's JSON on stdin -> SECTION's bandwidth in whole MiB/s
+#   pct P                numbers on stdin, one a line -> their P-th percentile by the latency
+#                        script's rule (nearest rank)
+#   stats                numbers on stdin -> "p50 X ms, p95 Y ms" by that rule
+#   need_tools TOOL...   exits 1 naming the first TOOL that is not installed
+#   spike TARGET         builds bench/spikes' TARGET in $SPIKES (build/spikes, or SPIKES_BUILD) if
+#                        it is missing; fails if it cannot
+#   dir_fs DIR           "FSTYPE on SOURCE" of the file system holding DIR
+#   log MESSAGE...       "$BENCH: MESSAGE" on stderr
+
+BENCH_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SPIKES=${SPIKES_BUILD:-$BENCH_REPO/build/spikes}
+
+log() { echo "${BENCH:-bench}: $*" >&2; }
+
+latency_fio() {
+  # shellcheck disable=SC2034  # used by the scripts that source this
+  FIO="fio --name=t --bs=4k --iodepth=1 --direct=1 --time_based --runtime=$1 --output-format=json"
+}
+
+fiostat() { jq -r ".jobs[0].$1.clat_ns.percentile | \"\(.[\"50.000000\"] / 1e6) \(.[\"95.000000\"] / 1e6)\""; }
+
+fiolat() {
+  jq -r ".jobs[0].$1.clat_ns.percentile | \"p50 \(.[\"50.000000\"] / 1e3 | round / 1e3) ms, p95 \(.[\"95.000000\"] / 1e3 | round / 1e3) ms\""
+}
+
+fiobw() { jq -r ".jobs[0].$1.bw_bytes / 1048576 | floor"; }
+
+pct() { sort -n | awk -v p="$1" '{ a[NR] = $1 } END { print a[int((NR * p + 99) / 100)] }'; }
+
+stats() {
+  local v
+  v=$(cat)
+  echo "p50 $(pct 50 <<< "$v") ms, p95 $(pct 95 <<< "$v") ms"
+}
+
+need_tools() {
+  local tool
+  for tool in "$@"; do
+    if ! command -v "$tool" > /dev/null; then
+      log "'$tool' is not installed; it is required (Debian: apt-get install $tool)"
+      exit 1
+    fi
+  done
+}
+
+spike() {
+  [[ -x $SPIKES/$1 ]] && return 0
+  log "building $1 in $SPIKES"
+  if [[ ! -f $SPIKES/build.ninja ]]; then
+    cmake -S "$BENCH_REPO/bench/spikes" -B "$SPIKES" -G Ninja > /dev/null || return 1
+  fi
+  ninja -C "$SPIKES" "$1" > /dev/null 2>&1
+}
+
+dir_fs() { findmnt -n -o FSTYPE,SOURCE --target "$1" | tr -s ' ' | sed 's/ / on /'; }
