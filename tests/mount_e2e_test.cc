@@ -360,6 +360,88 @@ TEST_F(MountTest, MountHelperTakesFstabOptions) {
   ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
 }
 
+// The server's file system fills up (a small tmpfs under its data directory): the writer gets
+// ENOSPC, deletes still work and give the space back, and every write acknowledged before is
+// still there after a remount.
+TEST_F(MountTest, FullServerDiskGivesEnospcAndLosesNothing) {
+  const fs::path data = dir_ / "data";
+  fs::create_directories(data);
+  // The engine keeps a 256 MiB reserve free for deletes and its own flushes, and a new server
+  // takes about 80 MiB: 400 MiB leaves about 64 MiB for data.
+  ASSERT_EQ(::mount("tmpfs", data.c_str(), "tmpfs", 0, "size=400m"), 0) << std::strerror(errno);
+  struct Unmount {
+    fs::path p;
+    ~Unmount() { umount2(p.c_str(), MNT_DETACH); }
+  } unmount_data{data};
+  const std::vector<std::string> listen = {"--mount-listen",
+                                           "127.0.0.1:" + std::to_string(FreePort())};
+  StartServer(listen);
+  CreateDisk("full");
+  Ran mounted = Mount("full");
+  ASSERT_EQ(mounted.exit_code, 0) << mounted.err;
+
+  const std::string path = mnt_ + "/records";
+  int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  // Made now: on a full disk a new name is refused too (ENOSPC from open).
+  int direct =
+      open((mnt_ + "/direct").c_str(), O_CREAT | O_WRONLY | O_DIRECT | O_SYNC | O_CLOEXEC, 0644);
+  ASSERT_GE(direct, 0);
+  std::vector<char> rec(64 << 10);
+  long acked = 0;
+  int err = 0;
+  for (long i = 0; i < 4000; ++i) {  // 250 MiB at most: far more than fits
+    std::memset(rec.data(), 'a' + static_cast<int>(i % 26), rec.size());
+    std::snprintf(rec.data(), 32, "record %ld", i);
+    if (pwrite(fd, rec.data(), rec.size(), off_t{i} * off_t(rec.size())) !=
+            static_cast<ssize_t>(rec.size()) ||
+        fsync(fd) != 0) {
+      err = errno;
+      break;
+    }
+    acked = i + 1;
+  }
+  close(fd);
+  EXPECT_EQ(err, ENOSPC) << "after " << acked << " records";
+  EXPECT_GT(acked, 100);
+  EXPECT_EQ(ErrnoOr0(open((mnt_ + "/new").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644)), ENOSPC);
+  // An O_DIRECT|O_SYNC write is refused at once, by write(2) itself.
+  void* block = nullptr;
+  ASSERT_EQ(posix_memalign(&block, 4096, 1 << 20), 0);
+  std::memset(block, 'd', 1 << 20);
+  ssize_t w = 0;
+  for (int i = 0; i < 64 && (w = pwrite(direct, block, 1 << 20, off_t{i} << 20)) > 0; ++i) {
+  }
+  EXPECT_EQ(w, -1);
+  EXPECT_EQ(errno, ENOSPC);
+  free(block);
+  close(direct);
+
+  // Every acknowledged record survives a remount.
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+  ASSERT_EQ(Mount("full").exit_code, 0);
+  std::string back = Slurp(path);
+  ASSERT_GE(back.size(), size_t(acked) * rec.size());
+  for (long i = 0; i < acked; ++i) {
+    std::string want = "record " + std::to_string(i);
+    ASSERT_EQ(back.compare(size_t(i) * rec.size(), want.size(), want), 0) << "record " << i;
+  }
+  // Deletes work on a full disk. The space of data written as small synced writes comes back
+  // when the engine rolls its open segment and its WAL, at the latest at the next start (a known
+  // gap: docs/semantics.md §3.22); then writes are admitted again.
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  ASSERT_EQ(unlink((mnt_ + "/direct").c_str()), 0);
+  StopServer();
+  StartServer(listen);
+  int f = open((mnt_ + "/after").c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(f, 0) << std::strerror(errno);
+  EXPECT_EQ(pwrite(f, rec.data(), rec.size(), 0), ssize_t(rec.size()));
+  EXPECT_EQ(fsync(f), 0) << std::strerror(errno);
+  close(f);
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+  StopServer();
+}
+
 TEST_F(MountTest, MountCyclesLeakNothing) {
   StartServer();
   CreateDisk("cycles");

@@ -587,6 +587,11 @@ void DiskServer::SessionCreate(const ConnPtr& c, const proto::FrameHeader& h,
     if (grant.status().code() == Status::Code::kNotFound) {
       return Error(c, h, WireStatus::kDiskNotFound, "no such disk");
     }
+    if (grant.status().code() == Status::Code::kNoSpace) {
+      // The disk's tree could not be made: its server is out of space.
+      return Error(c, h, WireStatus::kNoSpace,
+                   "the server is out of space: " + grant.status().message());
+    }
     ARCHIL_LOG(kError) << "server: authorizing a session: " << grant.status().ToString();
     return Error(c, h, WireStatus::kInternal, "the server could not check the token");
   }
