@@ -6,7 +6,9 @@
 // Skipped (not failed) without root or /dev/fuse, unless ARCHIL_REQUIRE_FUSE=1 (CI sets it).
 #pragma once
 
+#include <arpa/inet.h>
 #include <grp.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -107,9 +109,9 @@ class MountTest : public CliTest {
     return d.value("diskId", "");
   }
 
-  Ran Mount(const std::string& disk, std::vector<std::string> extra = {}) {
+  Ran Mount(const std::string& disk, const std::vector<std::string>& extra = {}) {
     std::vector<std::string> args = {"mount", "-q", disk, mnt_};
-    for (auto& a : extra) args.push_back(a);
+    for (const auto& a : extra) args.push_back(a);
     return Archil(args);
   }
 

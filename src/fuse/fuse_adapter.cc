@@ -224,9 +224,13 @@ void Link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newn
   ReplyEntry(req, Core(req).Link(ino, newparent, newname));
 }
 
-// Per-open flags (semantics.md §5.4).
+// Per-open flags (semantics.md §0, §5.4). `direct_io` only for O_DIRECT opens that are also
+// O_SYNC or O_DSYNC: then a 4 KiB write is one WRITE (the kernel's own O_DIRECT path adds an
+// FSYNC). Other O_DIRECT opens take the kernel's O_DIRECT path, which writes dirty pages of the
+// range back before reading and reads on through the page cache up to the kernel's size, so such
+// a read sees what buffered writes did, and MAP_SHARED works.
 void SetOpenFlags(fuse_file_info* fi) {
-  fi->direct_io = (fi->flags & O_DIRECT) ? 1 : 0;
+  fi->direct_io = (fi->flags & O_DIRECT) && (fi->flags & (O_SYNC | O_DSYNC)) ? 1 : 0;
   fi->keep_cache = 1;  // nothing else writes this disk: the cached pages stay valid
 }
 
