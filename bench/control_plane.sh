@@ -36,7 +36,7 @@ BIN=build/release/bin
 T=$(mktemp -d /var/tmp/archil-bench.XXXXXX)
 cleanup() { [ -n "${PID:-}" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
-$BIN/archil server --data-dir "$T/data" --api-listen 127.0.0.1:0 --run-dir "$T/run" --log-level warn \
+$BIN/archil server --data-dir "$T/data" --api-listen 127.0.0.1:0 --mount-listen 127.0.0.1:0 --run-dir "$T/run" --log-level warn \
   2>"$T/server.log" &
 PID=$!
 for _ in $(seq 100); do [ -f "$T/run/local.json" ] && break; sleep 0.05; done
@@ -97,6 +97,19 @@ if [ -n "$LATENCY_SCRIPT" ]; then
   sed -i -E "s|^API=.*|API=\"$API\"|; s|^REGION=.*|REGION=local|" "$T/latency.sh"
   echo "Archil's published latency script, against this server:"
   bin_abs=$(realpath "$BIN")
-  ( cd "$T" && ARCHIL_API_KEY="$KEY" PATH="$bin_abs:$PATH" timeout 600 bash latency.sh ) 2>&1 |
-    sed 's/^/  /' || true
+  # Its mount rows read the daemon's line from journald: start one if none runs.
+  JOURNALD=
+  if ! pgrep -x systemd-journal > /dev/null && [ -x /lib/systemd/systemd-journald ]; then
+    /lib/systemd/systemd-journald > /dev/null 2>&1 &
+    JOURNALD=$!
+    sleep 0.5
+  fi
+  # `--region local` finds this server through its advertisement in $T/run.
+  ( cd "$T" && ARCHIL_API_KEY="$KEY" ARCHIL_RUN_DIR="$T/run" PATH="$bin_abs:$PATH" \
+      timeout 600 bash latency.sh ) 2>&1 | sed 's/^/  /' || true
+  if [ -n "$JOURNALD" ]; then kill "$JOURNALD" 2> /dev/null || true; fi
+  # The script stops at its first command we do not have yet (checkpoints), leaving its mount.
+  if grep -qs " /mnt/latency-test fuse.archil " /proc/self/mounts; then
+    "$BIN/archil" unmount -f /mnt/latency-test > /dev/null 2>&1 || umount -l /mnt/latency-test || true
+  fi
 fi
