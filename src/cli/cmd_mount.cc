@@ -19,11 +19,6 @@
 namespace archil {
 namespace {
 
-std::string RunDir() {
-  const char* v = std::getenv("ARCHIL_RUN_DIR");
-  return v && *v ? v : kDefaultRunDir;
-}
-
 int64_t NowMillis() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -32,7 +27,7 @@ int64_t NowMillis() {
 
 Status Unmount(const std::string& path, bool force) {
   const std::string mnt = NormalizeMountpoint(path);
-  const std::string run_dir = RunDir();
+  const std::string run_dir = ResolveOptionsFromEnv().run_dir;
   Result<MountRecord> rec = ReadMountRecord(run_dir, mnt);
   // -f: abort the connection and detach, even with files open (they then fail with ENOTCONN).
   int flags = force ? (MNT_FORCE | MNT_DETACH) : 0;
@@ -79,9 +74,10 @@ std::string Mib(uint64_t bytes) {
 Status Status_(const CliContext& ctx, const std::string& path) {
   std::vector<MountRecord> records;
   if (path.empty()) {
-    records = ListMountRecords(RunDir());
+    records = ListMountRecords(ResolveOptionsFromEnv().run_dir);
   } else {
-    ARCHIL_ASSIGN_OR_RETURN(MountRecord r, ReadMountRecord(RunDir(), NormalizeMountpoint(path)));
+    ARCHIL_ASSIGN_OR_RETURN(
+        MountRecord r, ReadMountRecord(ResolveOptionsFromEnv().run_dir, NormalizeMountpoint(path)));
     records.push_back(std::move(r));
   }
   if (ctx.options.json) {

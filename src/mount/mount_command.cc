@@ -26,11 +26,6 @@ namespace {
 
 constexpr int kReadyTimeoutMs = 30000;
 
-std::string RunDir() {
-  const char* v = std::getenv("ARCHIL_RUN_DIR");
-  return v && *v ? v : kDefaultRunDir;
-}
-
 // The disk token: ARCHIL_MOUNT_TOKEN, else the token file (--token-file, else
 // /etc/archil/<DISK>.token if it exists). Never a flag's value: a long-running process's command
 // line is world-readable.
@@ -106,7 +101,7 @@ Status Prepare(const MountArgs& a, DaemonOptions* o) {
   o->disk_ref = a.disk_ref;
   ARCHIL_RETURN_IF_ERROR(SplitDiskRef(a.disk_ref, &o->disk, &o->subdir));
   o->mountpoint = NormalizeMountpoint(a.mountpoint);
-  o->run_dir = RunDir();
+  o->run_dir = ResolveOptionsFromEnv().run_dir;
   o->read_only = a.read_only;
   o->force = a.force;
   o->read_ahead_kb = a.read_ahead_kb;
