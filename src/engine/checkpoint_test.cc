@@ -223,6 +223,59 @@ TEST_F(CheckpointTest, ABranchKeepsItsCheckpointAlive) {
   EXPECT_EQ(Keys(1, Cf::kDead), 0u);
 }
 
+// A retried create with the same Idempotency-Key gets the first branch, across a restart; the key
+// reused for another request is refused; the lineage lists every branch, a hidden one marked.
+TEST_F(CheckpointTest, BranchRetriesWithTheSameKeyGetTheSameBranch) {
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  ASSERT_TRUE(engine_->Checkpoint(DiskNo(1), "cp").ok());
+  BranchRequest req{DiskNo(1), "cp", DiskNo(2), "b1", "key-1"};
+  Result<BranchCreated> first = engine_->CreateBranch(req);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_TRUE(first->created);
+  EXPECT_EQ(first->branch.disk, DiskNo(2));
+  Reopen();
+  req.child = DiskNo(3);  // a retry makes up a new disk id; it must not be used
+  Result<BranchCreated> retry = engine_->CreateBranch(req);
+  ASSERT_TRUE(retry.ok()) << retry.status().ToString();
+  EXPECT_FALSE(retry->created);
+  EXPECT_EQ(retry->branch.disk, DiskNo(2));
+  EXPECT_EQ(retry->branch.name, "b1");
+  EXPECT_EQ(Err(engine_->Disk(DiskNo(3)).status()), ENOENT);
+  req.name = "b2";  // the same key for another branch
+  EXPECT_EQ(Err(engine_->CreateBranch(req).status()), EEXIST);
+  // Without a key, a second branch of the same name is refused.
+  EXPECT_EQ(Err(engine_->CreateBranch(DiskNo(1), "cp", DiskNo(3), "b1")), EEXIST);
+
+  // A branch of the branch: the lineage lists both, from any of its disks.
+  ASSERT_TRUE(engine_->Checkpoint(DiskNo(2), "cp2").ok());
+  ASSERT_TRUE(engine_->CreateBranch(DiskNo(2), "cp2", DiskNo(4), "b1-child").ok());
+  for (uint64_t d : {1, 2, 4}) {
+    Result<std::vector<BranchInfo>> all = engine_->Branches(DiskNo(d));
+    ASSERT_TRUE(all.ok());
+    ASSERT_EQ(all->size(), 2u);
+    EXPECT_EQ((*all)[0].name, "b1");
+    EXPECT_EQ((*all)[0].idempotency_key, "key-1");
+    EXPECT_EQ((*all)[1].name, "b1-child");
+    EXPECT_EQ((*all)[1].parent, DiskNo(2));
+    EXPECT_EQ((*all)[1].from_checkpoint, "cp2");
+  }
+  Result<LineageInfo> l = engine_->Lineage(DiskNo(4));
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->root, DiskNo(1));
+  EXPECT_EQ(l->parent, DiskNo(2));
+  EXPECT_FALSE(l->hidden);
+  // The middle disk deleted: hidden, still listed as such, its child still reads through it.
+  ASSERT_TRUE(engine_->DeleteDisk(DiskNo(2)).ok());
+  EXPECT_TRUE(engine_->Lineage(DiskNo(2))->hidden);
+  EXPECT_TRUE((*engine_->Branches(DiskNo(1)))[0].hidden);
+  EXPECT_TRUE(engine_->Disk(DiskNo(4)).ok());
+  // The last branch goes, and the hidden disk with it; the root stays.
+  ASSERT_TRUE(engine_->DeleteDisk(DiskNo(4)).ok());
+  EXPECT_EQ(Err(engine_->Lineage(DiskNo(2)).status()), ENOENT);
+  EXPECT_TRUE(engine_->Branches(DiskNo(1))->empty());
+  EXPECT_TRUE(engine_->Lineage(DiskNo(1)).ok());
+}
+
 // Random operations on several heads (a disk and its branches), with checkpoints taken, read
 // back and deleted and branches made and deleted along the way; every view is compared with the
 // model's copy of it, also after a restart.

@@ -24,6 +24,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -83,6 +84,40 @@ struct DiskOptions {
   bool sync = true;
 };
 
+// A branch: its BRANCH record, and whether its disk is hidden (deleted, kept for its branches).
+struct BranchInfo {
+  DiskNo disk;    // the branch's own disk
+  DiskNo parent;  // the disk whose checkpoint it was made from
+  std::string name;
+  std::string from_checkpoint;
+  Epoch fork_epoch;
+  int64_t created_ns = 0;
+  std::string idempotency_key;  // "" if the request had none
+  bool hidden = false;
+};
+
+struct BranchRequest {
+  DiskNo parent;
+  std::string checkpoint;  // a checkpoint of `parent`
+  DiskNo child;            // the new disk; REQUIRES: not 0
+  std::string name;        // 1-100 of [A-Za-z0-9_-], unique within the lineage
+  // Non-empty: a request whose key matches a branch of the lineage returns that branch
+  // (created = false) if it asks for the same thing, and AlreadyExists if not. At most 255 bytes.
+  std::string idempotency_key;
+};
+
+struct BranchCreated {
+  BranchInfo branch;
+  bool created = false;  // false: an earlier request with the same Idempotency-Key made it
+};
+
+// Where a disk sits in its lineage.
+struct LineageInfo {
+  DiskNo root;    // the lineage's root (the disk itself for a root)
+  DiskNo parent;  // 0 for a root
+  bool hidden = false;
+};
+
 class Engine {
  public:
   static Result<std::unique_ptr<Engine>> Open(const EngineOptions& options);
@@ -118,6 +153,13 @@ class Engine {
   // checkpoint; AlreadyExists if `child` or the name exists.
   Status CreateBranch(DiskNo parent, std::string_view checkpoint, DiskNo child,
                       std::string_view branch_name) ARCHIL_EXCLUDES(mu_);
+  // The same, with an Idempotency-Key (BranchRequest), in one synced commit.
+  Result<BranchCreated> CreateBranch(const BranchRequest& request) ARCHIL_EXCLUDES(mu_);
+  // Every branch of the lineage `disk` belongs to (hidden ones marked), oldest first. NotFound if
+  // the disk is unknown.
+  Result<std::vector<BranchInfo>> Branches(DiskNo disk) ARCHIL_EXCLUDES(mu_);
+  // Hidden disks included; NotFound if unknown (or deleted).
+  Result<LineageInfo> Lineage(DiskNo disk) ARCHIL_EXCLUDES(mu_);
 
   // ---- disk-server sessions (docs/protocol.md §7, formats.md §4.12) ----
   // Changes a random value at every open: the protocol's boot verifier. A client that sees it
@@ -168,6 +210,9 @@ class Engine {
   Status FinishDelete(DiskNo disk);
   void QueuePurge(DiskNo disk) ARCHIL_EXCLUDES(mu_);
   void PurgeLoop() ARCHIL_EXCLUDES(mu_);
+  // The branch of the lineage rooted at `root` made with Idempotency-Key `key`, if any.
+  Result<std::optional<BranchInfo>> FindByIdempotencyKey(Txn& t, DiskNo root,
+                                                         std::string_view key);
   // The head of a disk, hidden ones included. NotFound if unknown.
   Result<std::shared_ptr<DiskFs>> Head(DiskNo disk) ARCHIL_EXCLUDES(mu_);
   void SyncLoop();

@@ -1,5 +1,7 @@
 // Engine: checkpoints, branches and disk deletion across a lineage (docs/formats.md §5.3-5.7).
+#include <algorithm>
 #include <cerrno>
+#include <optional>
 
 #include "engine/disk_fs_ops.h"
 #include "engine/engine.h"
@@ -8,6 +10,16 @@ namespace archil::engine {
 namespace {
 
 constexpr size_t kMaxBranchName = 100;
+constexpr size_t kMaxIdempotencyKey = 255;
+
+Status NoCheckpointNamed(std::string_view name) {
+  return Status::NotFound("no checkpoint '" + std::string(name) + "'");
+}
+
+BranchInfo BranchInfoOf(const BranchRecord& b, std::string_view name) {
+  return BranchInfo{b.child,   b.parent, std::string(name), b.from_checkpoint, b.fork_epoch,
+                    b.created, b.idempotency_key, false};
+}
 
 bool ValidBranchName(std::string_view name) {
   if (name.empty() || name.size() > kMaxBranchName) return false;
@@ -57,33 +69,56 @@ Result<std::shared_ptr<posix::FileSystem>> Engine::OpenCheckpoint(DiskNo disk,
 
 Status Engine::CreateBranch(DiskNo parent, std::string_view checkpoint, DiskNo child,
                             std::string_view branch_name) {
-  if (child.value() == 0) return Status::InvalidArgument("disk number 0 is invalid");
-  if (!ValidBranchName(branch_name)) {
+  BranchRequest request{parent, std::string(checkpoint), child, std::string(branch_name), ""};
+  return CreateBranch(request).status();
+}
+
+Result<BranchCreated> Engine::CreateBranch(const BranchRequest& req) {
+  if (req.child.value() == 0) return Status::InvalidArgument("disk number 0 is invalid");
+  if (!ValidBranchName(req.name)) {
     return Status::InvalidArgument("branch names are 1-100 of A-Z a-z 0-9 _ -");
   }
-  ARCHIL_ASSIGN_OR_RETURN(posix::FileSystem * pfs, Disk(parent));
+  if (req.idempotency_key.size() > kMaxIdempotencyKey) {
+    return Status::InvalidArgument("an Idempotency-Key is at most 255 bytes");
+  }
+  ARCHIL_ASSIGN_OR_RETURN(posix::FileSystem * pfs, Disk(req.parent));
   auto* head = static_cast<DiskFs*>(pfs);
-  ARCHIL_ASSIGN_OR_RETURN(Epoch fork, head->CheckpointEpoch(checkpoint));
+  ARCHIL_ASSIGN_OR_RETURN(Epoch fork, head->CheckpointEpoch(req.checkpoint));
   const int64_t now = options_.clock->NowMicros() * 1000;
   DiskRecord rec;
+  std::optional<BranchInfo> earlier;  // the branch a retry with the same key gets
   Status s = queue_->Commit([&](Txn& t) -> Status {
     rocksdb::ColumnFamilyHandle* meta = core_.cfs[Cf::kMeta];
-    const std::string child_key = MetaKey(child, MetaType::kDisk);
+    ARCHIL_ASSIGN_OR_RETURN(std::string pv, t.Get(meta, MetaKey(req.parent, MetaType::kDisk)));
+    ARCHIL_ASSIGN_OR_RETURN(DiskRecord p, DecodeDisk(pv));
+    if (!req.idempotency_key.empty()) {
+      ARCHIL_ASSIGN_OR_RETURN(earlier, FindByIdempotencyKey(t, p.root, req.idempotency_key));
+      if (earlier) {
+        if (earlier->parent != req.parent || earlier->from_checkpoint != req.checkpoint ||
+            earlier->name != req.name) {
+          return Status::AlreadyExists(
+              "this Idempotency-Key was used for another request (branch '" + earlier->name +
+              "'): use a new key for a new branch");
+        }
+        return Status::Ok();
+      }
+    }
+    const std::string child_key = MetaKey(req.child, MetaType::kDisk);
     Result<std::string> exists = t.Get(meta, child_key);
     if (exists.ok()) return Status::AlreadyExists("disk exists");
     if (exists.status().code() != Status::Code::kNotFound) return exists.status();
     // The checkpoint may have gone since it was looked up.
-    Result<std::string> cv = t.Get(meta, MetaCkptKey(parent, checkpoint));
+    Result<std::string> cv = t.Get(meta, MetaCkptKey(req.parent, req.checkpoint));
     if (!cv.ok()) {
-      if (cv.status().code() == Status::Code::kNotFound) {
-        return Status::NotFound("no checkpoint '" + std::string(checkpoint) + "'");
-      }
+      if (cv.status().code() == Status::Code::kNotFound) return NoCheckpointNamed(req.checkpoint);
       return cv.status();
     }
     ARCHIL_ASSIGN_OR_RETURN(CkptRecord ckpt, DecodeCkpt(*cv));
     if (ckpt.epoch != fork) return Status::Busy("checkpoint changed; retry");
-    ARCHIL_ASSIGN_OR_RETURN(std::string pv, t.Get(meta, MetaKey(parent, MetaType::kDisk)));
-    ARCHIL_ASSIGN_OR_RETURN(DiskRecord p, DecodeDisk(pv));
+    if (ckpt.state != CkptState::kCommitted) {
+      return Status::FailedPrecondition("checkpoint '" + req.checkpoint +
+                                        "' is not committed yet");
+    }
     // The lineage root hands out the branch's inode-number space.
     const std::string root_key = MetaKey(p.root, MetaType::kDisk);
     ARCHIL_ASSIGN_OR_RETURN(std::string rv, t.Get(meta, root_key));
@@ -91,11 +126,9 @@ Status Engine::CreateBranch(DiskNo parent, std::string_view checkpoint, DiskNo c
     if (root.next_lineage_index > kMaxLineageIndex) {
       return Status::Errno(ENOSPC, "lineage has no branch numbers left");
     }
-    const std::string branch_key = MetaBranchKey(p.root, branch_name);
+    const std::string branch_key = MetaBranchKey(p.root, req.name);
     Result<std::string> named = t.Get(meta, branch_key);
-    if (named.ok()) {
-      return Status::AlreadyExists("branch '" + std::string(branch_name) + "' exists");
-    }
+    if (named.ok()) return Status::AlreadyExists("branch '" + req.name + "' exists");
     if (named.status().code() != Status::Code::kNotFound) return named.status();
     const uint32_t index = root.next_lineage_index++;
     t.Put(meta, root_key, EncodeDisk(root));
@@ -105,9 +138,9 @@ Status Engine::CreateBranch(DiskNo parent, std::string_view checkpoint, DiskNo c
     rec.flags = p.flags;
     rec.lineage_index = index;
     rec.root = p.root;
-    rec.parent = parent;
+    rec.parent = req.parent;
     rec.fork_epoch = fork;
-    rec.read_parent = parent;
+    rec.read_parent = req.parent;
     rec.read_parent_epoch = fork;
     rec.depth = static_cast<uint16_t>(p.depth + 1);
     rec.owner_gen = p.owner_gen;
@@ -118,25 +151,84 @@ Status Engine::CreateBranch(DiskNo parent, std::string_view checkpoint, DiskNo c
     t.Put(meta, child_key, EncodeDisk(rec));
     CountersRecord counters;
     counters.next_ino = kFirstInoCounter;
-    t.Put(meta, MetaKey(child, MetaType::kCounters), EncodeCounters(counters));
+    t.Put(meta, MetaKey(req.child, MetaType::kCounters), EncodeCounters(counters));
     BranchRecord br;
-    br.child = child;
-    br.parent = parent;
+    br.child = req.child;
+    br.parent = req.parent;
     br.fork_epoch = fork;
     br.created = now;
-    br.from_checkpoint = std::string(checkpoint);
+    br.from_checkpoint = req.checkpoint;
+    br.idempotency_key = req.idempotency_key;
     t.Put(meta, branch_key, EncodeBranch(br));
     return Status::Ok();
   });
   ARCHIL_RETURN_IF_ERROR(s);
-  lineages_.Add(child, {rec.lineage_index, rec.root, parent, fork});
+  if (earlier) {
+    MutexLock lock(&mu_);
+    earlier->hidden = hidden_.count(earlier->disk.value()) > 0;
+    return BranchCreated{*earlier, false};
+  }
+  lineages_.Add(req.child, {rec.lineage_index, rec.root, req.parent, fork});
   SipHashKey key;
   std::copy(rec.dir_hash_key.begin(), rec.dir_hash_key.end(), key.begin());
-  auto fs = std::make_shared<DiskFs>(&core_, LevelRef{child, kHeadView}, key, rec.lineage_index);
+  auto fs =
+      std::make_shared<DiskFs>(&core_, LevelRef{req.child, kHeadView}, key, rec.lineage_index);
   fs->RestoreEpochs(rec.cur_epoch, {});
-  MutexLock lock(&mu_);
-  disks_[child.value()] = fs;
-  return Status::Ok();
+  {
+    MutexLock lock(&mu_);
+    disks_[req.child.value()] = fs;
+  }
+  BranchInfo info{req.child, req.parent, req.name, req.checkpoint, fork, now,
+                  req.idempotency_key, false};
+  return BranchCreated{std::move(info), true};
+}
+
+Result<std::optional<BranchInfo>> Engine::FindByIdempotencyKey(Txn& t, DiskNo root,
+                                                                std::string_view key) {
+  const std::string names = MetaKey(root, MetaType::kBranch);
+  auto it = t.NewIterator(core_.cfs[Cf::kMeta]);
+  for (it->Seek(names); it->Valid() && it->key().starts_with(names); it->Next()) {
+    ARCHIL_ASSIGN_OR_RETURN(BranchRecord b, DecodeBranch(it->value().ToStringView()));
+    if (b.idempotency_key != key) continue;
+    ARCHIL_ASSIGN_OR_RETURN(MetaKeyParts k, ParseMetaKey(it->key().ToStringView()));
+    return std::optional<BranchInfo>(BranchInfoOf(b, k.name));
+  }
+  ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "scan branches"));
+  return std::optional<BranchInfo>();
+}
+
+Result<std::vector<BranchInfo>> Engine::Branches(DiskNo disk) {
+  ARCHIL_ASSIGN_OR_RETURN(LineageInfo lineage, Lineage(disk));
+  const std::string names = MetaKey(lineage.root, MetaType::kBranch);
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), core_.cfs[Cf::kMeta]));
+  std::vector<BranchInfo> out;
+  for (it->Seek(names); it->Valid() && it->key().starts_with(names); it->Next()) {
+    ARCHIL_ASSIGN_OR_RETURN(BranchRecord b, DecodeBranch(it->value().ToStringView()));
+    ARCHIL_ASSIGN_OR_RETURN(MetaKeyParts k, ParseMetaKey(it->key().ToStringView()));
+    out.push_back(BranchInfoOf(b, k.name));
+  }
+  ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "scan branches"));
+  {
+    MutexLock lock(&mu_);
+    for (BranchInfo& b : out) b.hidden = hidden_.count(b.disk.value()) > 0;
+  }
+  std::stable_sort(out.begin(), out.end(), [](const BranchInfo& a, const BranchInfo& b) {
+    return a.created_ns < b.created_ns;
+  });
+  return out;
+}
+
+Result<LineageInfo> Engine::Lineage(DiskNo disk) {
+  bool hidden = false;
+  {
+    MutexLock lock(&mu_);
+    if (!disks_.count(disk.value())) return Status::NotFound("no such disk");
+    hidden = hidden_.count(disk.value()) > 0;
+  }
+  std::optional<DiskLineage> l = lineages_.Get(disk);
+  if (!l) return Status::NotFound("no such disk");
+  return LineageInfo{l->root, l->parent, hidden};
 }
 
 Status Engine::DeleteDisk(DiskNo disk) {

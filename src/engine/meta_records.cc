@@ -146,18 +146,25 @@ std::string EncodeBranch(const BranchRecord& r) {
   PutFixed64LE(&v, r.fork_epoch.value());
   PutI64(&v, r.created);
   PutString16(&v, r.from_checkpoint);
+  PutString16(&v, r.idempotency_key);
   return v;
 }
 
 Result<BranchRecord> DecodeBranch(std::string_view v) {
   ARCHIL_RETURN_IF_ERROR(CheckFmt(kCf, "BRANCH", v));
-  if (v.size() < 42) return BadLength("BRANCH", v.size(), "42 + name");
+  if (v.size() < 44) return BadLength("BRANCH", v.size(), "44 + name + key");
   BranchRecord r;
   r.child = DiskNo(U64(v, 8));
   r.parent = DiskNo(U64(v, 16));
   r.fork_epoch = Epoch(U64(v, 24));
   r.created = I64(v, 32);
-  ARCHIL_RETURN_IF_ERROR(TailString("BRANCH", v, 40, &r.from_checkpoint));
+  Decoder d(v.substr(40));
+  std::string_view name, key;
+  if (!d.GetString16(&name) || !d.GetString16(&key) || d.remaining() != 0) {
+    return BadLength("BRANCH", v.size(), "40 + 2 + name + 2 + idempotency key");
+  }
+  r.from_checkpoint.assign(name);
+  r.idempotency_key.assign(key);
   return r;
 }
 

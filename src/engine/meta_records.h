@@ -86,13 +86,16 @@ inline constexpr size_t kCkptRecordSize = 48;
 std::string EncodeCkpt(const CkptRecord& r);
 Result<CkptRecord> DecodeCkpt(std::string_view v);
 
-// ---- BRANCH (40 + 2 + n bytes) ----
+// ---- BRANCH (40 + 2 + n + 2 + m bytes) ----
 struct BranchRecord {
   DiskNo child;
   DiskNo parent;
   Epoch fork_epoch;
   int64_t created = 0;
   std::string from_checkpoint;
+  // The create request's Idempotency-Key ("" if none): a retry with the same key finds this
+  // record and gets the same branch.
+  std::string idempotency_key;
   bool operator==(const BranchRecord&) const = default;
 };
 std::string EncodeBranch(const BranchRecord& r);

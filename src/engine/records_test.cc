@@ -64,7 +64,7 @@ CkptRecord RandomCkpt(Rng& r) {
 
 BranchRecord RandomBranch(Rng& r) {
   return BranchRecord{DiskNo(r.U64()), DiskNo(r.U64()), Epoch(r.U64()), r.I64(),
-                      r.Bytes(r.Range(0, 100))};
+                      r.Bytes(r.Range(0, 100)), r.Bytes(r.Range(0, 2) == 0 ? 0 : r.Range(1, 64))};
 }
 
 OrphanRecord RandomOrphan(Rng& r) {
@@ -493,11 +493,16 @@ TEST(RecordsTest, SmallMetaLayouts) {
   EXPECT_EQ(DecodeFixed64LE(&v[24]), 7u);
   EXPECT_EQ(static_cast<uint8_t>(v[32]), 0xEE);
 
-  v = EncodeBranch({DiskNo(1), DiskNo(2), Epoch(3), 4, "from"});
-  ASSERT_EQ(v.size(), 46u);
+  v = EncodeBranch({DiskNo(1), DiskNo(2), Epoch(3), 4, "from", ""});
+  ASSERT_EQ(v.size(), 48u);
   EXPECT_EQ(DecodeFixed64LE(&v[16]), 2u);
   EXPECT_EQ(DecodeFixed16LE(&v[40]), 4u);
-  EXPECT_EQ(v.substr(42), "from");
+  EXPECT_EQ(v.substr(42, 4), "from");
+  EXPECT_EQ(DecodeFixed16LE(&v[46]), 0u);
+  v = EncodeBranch({DiskNo(1), DiskNo(2), Epoch(3), 4, "from", "key-1"});
+  ASSERT_EQ(v.size(), 53u);
+  EXPECT_EQ(DecodeFixed16LE(&v[46]), 5u);
+  EXPECT_EQ(DecodeBranch(v)->idempotency_key, "key-1");
 
   EXPECT_EQ(EncodeOrigin({DiskNo(8), Epoch(9)}).size(), 24u);
   OrphanRecord o{Epoch(5), 6, {Bytes16{}, Bytes16{}}};
