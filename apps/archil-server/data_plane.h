@@ -8,7 +8,10 @@
 //   Reconcile at start, or on the first mount that finds it missing;
 // - a disk deleted through the API ends its sessions at once, and the purger then deletes its
 //   engine tree; a revoked token ends the sessions it opened;
-// - the disk server checks tokens against the catalog (CatalogAuthority).
+// - the disk server checks tokens against the catalog (CatalogAuthority); a root's tokens also
+//   open its branches;
+// - checkpoints and branches live in the engine alone (docs/adr/0014-branches-in-the-engine.md):
+//   EngineDisks serves them to the control plane.
 //
 // Thread-safety: safe for concurrent use.
 #pragma once
@@ -18,6 +21,7 @@
 #include "catalog/catalog.h"
 #include "catalog/disk_data.h"
 #include "catalog/events.h"
+#include "control/lineage_store.h"
 #include "engine/engine.h"
 #include "server/authority.h"
 #include "server/disk_server.h"
@@ -32,11 +36,14 @@ class CatalogAuthority final : public server::Authority {
   Result<server::Grant> Authorize(std::string_view token, std::string_view disk) override;
 
  private:
+  Result<server::Grant> AuthorizeRoot(const DiskUser& user, std::string_view disk);
+  std::string BranchName(engine::DiskNo disk);
+
   Catalog* const catalog_;
   engine::Engine* const engine_;
 };
 
-class EngineDisks final : public DiskDataStore, public CatalogListener {
+class EngineDisks final : public DiskDataStore, public CatalogListener, public LineageStore {
  public:
   explicit EngineDisks(engine::Engine* engine) : engine_(engine) {}
   // The disk server whose sessions deletions and revocations end (none before it starts).
@@ -47,6 +54,13 @@ class EngineDisks final : public DiskDataStore, public CatalogListener {
   void OnTokenRevoked(const DiskId& disk, std::string_view token_id) override;
   Status PurgeDiskData(const DiskId& disk) override;
 
+  Result<LineageView> Lineage(const DiskId& disk) override;
+  Result<std::vector<CheckpointView>> Checkpoints(const DiskId& disk) override;
+  Status DeleteCheckpoint(const DiskId& disk, std::string_view name) override;
+  Result<BranchResult> CreateBranch(const NewBranch& request) override;
+  Result<std::vector<BranchView>> Branches(const DiskId& disk) override;
+  Status DeleteDisk(const DiskId& disk) override;
+
  private:
   engine::Engine* const engine_;
   std::atomic<server::DiskServer*> server_{nullptr};
@@ -56,9 +70,9 @@ class EngineDisks final : public DiskDataStore, public CatalogListener {
 Status EnsureEngineDisk(engine::Engine* engine, const Disk& disk);
 
 // At start, before the API and the disk server listen: every live catalog disk gets its engine
-// tree if a crash lost it, and every engine disk without a live catalog row is deleted (a create
-// whose catalog commit never happened, or a delete the purger had not finished). One log line
-// per repair.
+// tree if a crash lost it; every engine lineage whose root has no live or kept catalog row is
+// deleted (a create whose catalog commit never happened, or a delete the purger had not
+// finished); a kept row whose lineage is gone is purged. One log line per repair.
 Status Reconcile(Catalog* catalog, engine::Engine* engine);
 
 }  // namespace archil

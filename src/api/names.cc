@@ -5,16 +5,44 @@
 
 namespace archil {
 
-Status ValidateDiskName(std::string_view name) {
+namespace {
+
+bool IsNameChars(std::string_view name, bool dots) {
   bool ok = !name.empty() && name.size() <= 100;
   for (char c : name) {
     ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                c == '-' || c == '_');
+                c == '-' || c == '_' || (dots && c == '.'));
   }
-  if (ok) return Status::Ok();
+  return ok;
+}
+
+}  // namespace
+
+Status ValidateDiskName(std::string_view name) {
+  if (IsNameChars(name, false)) return Status::Ok();
   return Status::InvalidArgument(
       "invalid disk name: use 1 to 100 characters of A-Z, a-z, 0-9, "
       "'-' and '_'");
+}
+
+Status ValidateBranchName(std::string_view name) {
+  if (IsNameChars(name, false)) return Status::Ok();
+  return Status::InvalidArgument(
+      "invalid branch name: use 1 to 100 characters of A-Z, a-z, 0-9, '-' and '_'");
+}
+
+Status ValidateCheckpointName(std::string_view name) {
+  if (IsNameChars(name, true)) return Status::Ok();
+  return Status::InvalidArgument(
+      "invalid checkpoint name: use 1 to 100 characters of A-Z, a-z, 0-9, '.', '-' and '_'");
+}
+
+Status ValidateIdempotencyKey(std::string_view key) {
+  bool ok = !key.empty() && key.size() <= 255;
+  for (char c : key) ok = ok && c > 0x20 && c < 0x7f;
+  if (ok) return Status::Ok();
+  return Status::InvalidArgument(
+      "invalid Idempotency-Key: use 1 to 255 printable ASCII characters without spaces");
 }
 
 Status ValidateText(std::string_view field, std::string_view text, size_t max) {

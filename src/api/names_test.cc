@@ -16,6 +16,25 @@ TEST(NamesTest, DiskNames) {
   }
 }
 
+TEST(NamesTest, BranchCheckpointAndIdempotencyKeys) {
+  EXPECT_TRUE(ValidateBranchName("br-1_X").ok());
+  EXPECT_TRUE(ValidateBranchName(std::string(100, 'b')).ok());
+  for (std::string bad : {std::string(), std::string(101, 'b'), std::string("a.b"),
+                          std::string("a/b"), std::string("a b"), std::string("\xc3\xa9")}) {
+    EXPECT_EQ(ValidateBranchName(bad).code(), Status::Code::kInvalidArgument) << bad;
+  }
+  EXPECT_TRUE(ValidateCheckpointName("v1.2-rc_3").ok());
+  for (std::string bad : {std::string(), std::string(101, 'c'), std::string("a/b"),
+                          std::string("a\nb"), std::string("a:b")}) {
+    EXPECT_EQ(ValidateCheckpointName(bad).code(), Status::Code::kInvalidArgument) << bad;
+  }
+  EXPECT_TRUE(ValidateIdempotencyKey("3f2a-9c1b").ok());
+  for (std::string bad : {std::string(), std::string(256, 'k'), std::string("a b"),
+                          std::string("a\x7f")}) {
+    EXPECT_EQ(ValidateIdempotencyKey(bad).code(), Status::Code::kInvalidArgument);
+  }
+}
+
 TEST(NamesTest, FreeText) {
   EXPECT_TRUE(ValidateText("nickname", "ci runner \xc3\xa9", 255).ok());
   EXPECT_FALSE(ValidateText("nickname", std::string(256, 'x'), 255).ok());

@@ -91,15 +91,19 @@ json ToJson(const User& v) {
 json ToJson(const Disk& v) {
   json users = json::array();
   for (const User& u : v.users) users.push_back(ToJson(u));
-  return {{"id", v.id},
-          {"name", v.name},
-          {"organization", v.organization},
-          {"status", v.status},
-          {"provider", v.provider},
-          {"region", v.region},
-          {"createdAt", v.created_at},
-          {"rootAttrs", ToJson(v.root)},
-          {"authorizedUsers", std::move(users)}};
+  json j = {{"id", v.id},
+            {"name", v.name},
+            {"organization", v.organization},
+            {"status", v.status},
+            {"provider", v.provider},
+            {"region", v.region},
+            {"createdAt", v.created_at},
+            {"rootAttrs", ToJson(v.root)},
+            {"authorizedUsers", std::move(users)}};
+  if (v.branch_name) j["branchName"] = *v.branch_name;
+  if (v.root_id) j["rootId"] = *v.root_id;
+  if (v.parent_id) j["parentId"] = *v.parent_id;
+  return j;
 }
 
 json ToJson(const CreateDiskRequest& v) {
@@ -139,6 +143,35 @@ json ToJson(const CreateKeyRequest& v) {
   json j = {{"name", v.name}};
   if (!v.description.empty()) j["description"] = v.description;
   return j;
+}
+
+json ToJson(const Checkpoint& v) {
+  return {{"checkpoint_name", v.name}, {"status", v.status}, {"created_at", v.created_at}};
+}
+
+json ToJson(const Branch& v) {
+  return {{"branch_name", v.name},
+          {"filesystem_id", v.filesystem_id},
+          {"parent_id", v.parent_id},
+          {"from_checkpoint_name", v.from_checkpoint},
+          {"status", v.status},
+          {"created_at", v.created_at}};
+}
+
+json ToJson(const CreateBranchRequest& v) {
+  json j = {{"branch_name", v.branch_name}, {"from_checkpoint", v.from_checkpoint}};
+  if (v.from_branch) j["from_branch"] = *v.from_branch;
+  return j;
+}
+
+Result<CreateBranchRequest> DecodeCreateBranchRequest(std::string_view body) {
+  ARCHIL_ASSIGN_OR_RETURN(json j, ParseJsonObject(body));
+  ARCHIL_RETURN_IF_ERROR(CheckKnownFields(j, {"branch_name", "from_checkpoint", "from_branch"}));
+  CreateBranchRequest req;
+  ARCHIL_ASSIGN_OR_RETURN(req.branch_name, RequiredString(j, "branch_name"));
+  ARCHIL_ASSIGN_OR_RETURN(req.from_checkpoint, RequiredString(j, "from_checkpoint"));
+  ARCHIL_ASSIGN_OR_RETURN(req.from_branch, OptionalString(j, "from_branch"));
+  return req;
 }
 
 Result<CreateDiskRequest> DecodeCreateDiskRequest(std::string_view body) {
@@ -219,6 +252,9 @@ Result<Disk> DecodeDisk(const json& j) {
   if (!users.is_null()) {
     ARCHIL_ASSIGN_OR_RETURN(d.users, DecodeArray<User>(users, "user list", DecodeUser));
   }
+  ARCHIL_RETURN_IF_ERROR(r.OptStr("branchName", &d.branch_name));
+  ARCHIL_RETURN_IF_ERROR(r.OptStr("rootId", &d.root_id));
+  ARCHIL_RETURN_IF_ERROR(r.OptStr("parentId", &d.parent_id));
   return d;
 }
 
@@ -292,6 +328,37 @@ Result<Envelope> DecodeEnvelope(std::string_view body) {
     ARCHIL_RETURN_IF_ERROR(r.Str("code", &e.code, false));
   }
   return e;
+}
+
+Result<Checkpoint> DecodeCheckpoint(const json& j) {
+  Reader r(j, "checkpoint");
+  ARCHIL_RETURN_IF_ERROR(r.Check());
+  Checkpoint c;
+  ARCHIL_RETURN_IF_ERROR(r.Str("checkpoint_name", &c.name));
+  ARCHIL_RETURN_IF_ERROR(r.Str("status", &c.status));
+  ARCHIL_RETURN_IF_ERROR(r.Str("created_at", &c.created_at, false));
+  return c;
+}
+
+Result<std::vector<Checkpoint>> DecodeCheckpointList(const json& j) {
+  return DecodeArray<Checkpoint>(j, "checkpoint list", DecodeCheckpoint);
+}
+
+Result<Branch> DecodeBranch(const json& j) {
+  Reader r(j, "branch");
+  ARCHIL_RETURN_IF_ERROR(r.Check());
+  Branch b;
+  ARCHIL_RETURN_IF_ERROR(r.Str("branch_name", &b.name));
+  ARCHIL_RETURN_IF_ERROR(r.Str("filesystem_id", &b.filesystem_id));
+  ARCHIL_RETURN_IF_ERROR(r.Str("parent_id", &b.parent_id, false));
+  ARCHIL_RETURN_IF_ERROR(r.Str("from_checkpoint_name", &b.from_checkpoint, false));
+  ARCHIL_RETURN_IF_ERROR(r.Str("status", &b.status, false));
+  ARCHIL_RETURN_IF_ERROR(r.Str("created_at", &b.created_at, false));
+  return b;
+}
+
+Result<std::vector<Branch>> DecodeBranchList(const json& j) {
+  return DecodeArray<Branch>(j, "branch list", DecodeBranch);
 }
 
 }  // namespace archil::wire

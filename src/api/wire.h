@@ -49,6 +49,8 @@ struct Disk {
   std::string created_at;
   RootAttrs root;
   std::vector<User> users;
+  // A branch (a disk of its own): its name, its lineage's root and the disk it was made from.
+  std::optional<std::string> branch_name, root_id, parent_id;
   bool operator==(const Disk&) const = default;
 };
 
@@ -90,6 +92,33 @@ struct CreateKeyRequest {
   bool operator==(const CreateKeyRequest&) const = default;
 };
 
+// A checkpoint of a disk or branch (snake_case, as Archil's records are).
+struct Checkpoint {
+  std::string name;
+  std::string status = "committed";  // "pending" | "committed"
+  std::string created_at;            // RFC 3339
+  bool operator==(const Checkpoint&) const = default;
+};
+
+// A branch: itself a disk (filesystem_id) made from a checkpoint of its parent.
+struct Branch {
+  std::string name;
+  std::string filesystem_id;
+  std::string parent_id;
+  std::string from_checkpoint;
+  std::string status = "available";  // "available" | "hidden" (deleted, kept for its branches)
+  std::string created_at;
+  bool operator==(const Branch&) const = default;
+};
+
+// POST /api/disks/{id}/branches
+struct CreateBranchRequest {
+  std::string branch_name;
+  std::string from_checkpoint;
+  std::optional<std::string> from_branch;  // the branch that holds the checkpoint; absent: {id}
+  bool operator==(const CreateBranchRequest&) const = default;
+};
+
 // The envelope every response is wrapped in.
 struct Envelope {
   bool success = false;
@@ -107,11 +136,15 @@ nlohmann::json ToJson(const CreateDiskReply& v);
 nlohmann::json ToJson(const AddUserRequest& v);
 nlohmann::json ToJson(const ApiKey& v);
 nlohmann::json ToJson(const CreateKeyRequest& v);
+nlohmann::json ToJson(const Checkpoint& v);
+nlohmann::json ToJson(const Branch& v);
+nlohmann::json ToJson(const CreateBranchRequest& v);
 
 // Requests (server side): strict.
 Result<CreateDiskRequest> DecodeCreateDiskRequest(std::string_view body);
 Result<AddUserRequest> DecodeAddUserRequest(std::string_view body);
 Result<CreateKeyRequest> DecodeCreateKeyRequest(std::string_view body);
+Result<CreateBranchRequest> DecodeCreateBranchRequest(std::string_view body);
 
 // Replies (client side): Corruption when a field we read has the wrong type or is missing.
 Result<User> DecodeUser(const nlohmann::json& j);
@@ -120,6 +153,10 @@ Result<std::vector<Disk>> DecodeDiskList(const nlohmann::json& j);
 Result<CreateDiskReply> DecodeCreateDiskReply(const nlohmann::json& j);
 Result<ApiKey> DecodeApiKey(const nlohmann::json& j);
 Result<std::vector<ApiKey>> DecodeKeyList(const nlohmann::json& j);  // {"tokens": [...]}
+Result<Checkpoint> DecodeCheckpoint(const nlohmann::json& j);
+Result<std::vector<Checkpoint>> DecodeCheckpointList(const nlohmann::json& j);
+Result<Branch> DecodeBranch(const nlohmann::json& j);
+Result<std::vector<Branch>> DecodeBranchList(const nlohmann::json& j);
 
 // Serialises a success envelope; `next_cursor` present only for paged lists (empty: null).
 std::string EncodeOk(const nlohmann::json& data, const std::string* next_cursor = nullptr);

@@ -96,6 +96,40 @@ TEST(WireTest, RepliesWithWrongTypesAreCorruption) {
             Status::Code::kCorruption);
 }
 
+// Checkpoint and branch records are snake_case, as Archil's are.
+TEST(WireTest, CheckpointAndBranchRecords) {
+  Checkpoint c{"cp-1", "committed", "2026-12-01T00:00:00.000Z"};
+  EXPECT_EQ(ToJson(c), (json{{"checkpoint_name", "cp-1"},
+                             {"status", "committed"},
+                             {"created_at", "2026-12-01T00:00:00.000Z"}}));
+  EXPECT_EQ(*DecodeCheckpointList(json::array({ToJson(c)})), std::vector<Checkpoint>{c});
+  Branch b{"br-1", "dsk-00000000000000aa", "dsk-00000000000000bb", "cp-1", "available",
+           "2026-12-01T00:00:00.000Z"};
+  json j = ToJson(b);
+  for (const char* f : {"branch_name", "filesystem_id", "from_checkpoint_name", "created_at"}) {
+    EXPECT_TRUE(j.contains(f)) << f;
+  }
+  EXPECT_EQ(*DecodeBranchList(json::array({j})), std::vector<Branch>{b});
+  j["filesystem_id"] = 7;
+  EXPECT_EQ(DecodeBranch(j).status().code(), Status::Code::kCorruption);
+  EXPECT_EQ(DecodeCheckpoint(json{{"checkpoint_name", "x"}}).status().code(),
+            Status::Code::kCorruption);
+
+  auto req = DecodeCreateBranchRequest(R"({"branch_name":"b","from_checkpoint":"cp"})");
+  ASSERT_TRUE(req.ok());
+  EXPECT_EQ(*req, (CreateBranchRequest{"b", "cp", std::nullopt}));
+  req = DecodeCreateBranchRequest(R"({"branch_name":"b","from_checkpoint":"cp","from_branch":"x"})");
+  ASSERT_TRUE(req.ok());
+  EXPECT_EQ(*DecodeCreateBranchRequest(ToJson(*req).dump()), *req);
+  for (const char* bad : {R"({})", R"({"branch_name":"b"})", R"({"from_checkpoint":"c"})",
+                          R"({"branch_name":1,"from_checkpoint":"c"})",
+                          R"({"branch_name":"b","from_checkpoint":"c","from_branch":2})",
+                          R"({"branch_name":"b","from_checkpoint":"c","name":"x"})", "[]"}) {
+    EXPECT_EQ(DecodeCreateBranchRequest(bad).status().code(), Status::Code::kInvalidArgument)
+        << bad;
+  }
+}
+
 TEST(WireTest, EnvelopesEncodeAndDecode) {
   std::string cursor = "c42";
   Result<Envelope> e = DecodeEnvelope(EncodeOk(json::array({1}), &cursor));

@@ -38,11 +38,19 @@ class Catalog {
   // InvalidArgument for a cursor this catalog did not produce.
   virtual Result<Page<Disk>> ListDisks(const PageRequest& page, std::string_view name) = 0;
 
-  // Hides a live disk (state deleting) and revokes its users at once; its data is purged later
-  // (PurgeDisk). NotFound if it is not live.
-  virtual Status MarkDiskDeleting(const DiskId& id) = 0;
-  // Ids of disks waiting to be purged, oldest first.
+  // Hides a live disk (state deleting: unlisted, its name free) and revokes its users at once;
+  // its data is purged later (PurgeDisk). With `keep_for_branches` its users stay valid, for the
+  // disk's branches only, and the purger leaves it alone until its last branch is gone.
+  // NotFound if it is not live.
+  virtual Status MarkDiskDeleting(const DiskId& id, bool keep_for_branches) = 0;
+  // A deleting disk whose data turned out to be kept for branches made meanwhile: as above.
+  virtual Status KeepDiskForBranches(const DiskId& id) = 0;
+  // Ids of disks waiting to be purged (not kept for branches), oldest first.
   virtual Result<std::vector<DiskId>> DisksToPurge() = 0;
+  // Ids of deleted disks kept for their branches.
+  virtual Result<std::vector<DiskId>> DisksKeptForBranches() = 0;
+  // A live disk, or one kept for its branches (state deleting), with its users. NotFound else.
+  virtual Result<Disk> GetLineageRoot(const DiskId& id) = 0;
   // Removes a deleting disk's records for good. OK if already gone.
   virtual Status PurgeDisk(const DiskId& id) = 0;
 
@@ -50,7 +58,8 @@ class Catalog {
   virtual Status AddDiskUser(const DiskUser& user) = 0;
   // NotFound if the disk is not live or has no such user.
   virtual Status RemoveDiskUser(const DiskId& disk_id, std::string_view identifier) = 0;
-  // A user of a live disk, by credential id (to check a disk token).
+  // A user of a live disk or of one kept for its branches, by credential id (to check a disk
+  // token; the caller checks which disk it may open).
   virtual Result<DiskUser> GetDiskUser(std::string_view identifier) = 0;
 
   virtual Status AddApiKey(const ApiKey& key) = 0;

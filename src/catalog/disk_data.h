@@ -16,7 +16,9 @@ class DiskDataStore {
  public:
   virtual ~DiskDataStore() = default;
   // Frees all of `disk`'s data. Idempotent: OK when there is none (a purge a crash interrupted is
-  // simply run again). A failure leaves the disk to be purged on a later pass.
+  // simply run again). FailedPrecondition: the disk has branches, whose reads go through its
+  // data, so it was hidden instead and its catalog row must stay (KeepDiskForBranches). Any
+  // other failure leaves the disk to be purged on a later pass.
   virtual Status PurgeDiskData(const DiskId& disk) = 0;
 };
 

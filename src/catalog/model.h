@@ -34,6 +34,15 @@ struct DiskUser {
 
 enum class DiskState { kAvailable, kDeleting };
 
+// What makes a disk a branch (the catalog has rows for lineage roots only; branches come from
+// the storage engine, control/lineage_store.h).
+struct DiskBranch {
+  DiskId root;
+  DiskId parent;
+  std::string name;
+  std::string from_checkpoint;
+};
+
 struct Disk {
   DiskId id;
   std::string name;
@@ -42,6 +51,7 @@ struct Disk {
   RootAttrs root;
   int64_t created_at = 0;
   std::vector<DiskUser> users;  // filled by Get/List
+  std::optional<DiskBranch> branch;  // set for a branch (then users and settings are the root's)
 };
 
 // An account-scoped key for the control-plane API.

@@ -12,7 +12,7 @@
 namespace archil {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 
 // The WAL is preallocated with written zeros to a size it reaches before the automatic checkpoint
 // (1000 pages of 1 KiB plus frame headers) restarts it from the beginning. Then a commit
@@ -59,6 +59,12 @@ CREATE TABLE api_keys(
   token_suffix TEXT NOT NULL,
   secret_hash TEXT NOT NULL,
   created_at INTEGER NOT NULL);
+)sql";
+
+// Schema version 2: a deleted disk whose branches still live keeps its row (state deleting) and
+// its users, which then open only its branches (docs/adr/0014-branches-in-the-engine.md).
+constexpr char kMigrateV1ToV2[] = R"sql(
+ALTER TABLE disks ADD COLUMN kept_for_branches INTEGER NOT NULL DEFAULT 0;
 )sql";
 
 Status SqliteError(sqlite3* db, int rc, std::string_view what) {
@@ -297,6 +303,7 @@ Status SqliteCatalog::Migrate() {
       return Status::Corruption("database has tables but is not an archil catalog");
     }
     ARCHIL_RETURN_IF_ERROR(Exec(kSchemaV1));
+    ARCHIL_RETURN_IF_ERROR(Exec(kMigrateV1ToV2));
     Stmt put(this, "INSERT INTO meta(key, value) VALUES ('schema_version', ?)");
     ARCHIL_RETURN_IF_ERROR(put.prepared());
     ARCHIL_RETURN_IF_ERROR(put.Bind(std::to_string(kSchemaVersion)).Run());
@@ -306,8 +313,14 @@ Status SqliteCatalog::Migrate() {
   ARCHIL_RETURN_IF_ERROR(get.prepared());
   ARCHIL_ASSIGN_OR_RETURN(row, get.Step());
   std::string version = row ? get.Text(0) : "";
+  if (version == "1") {  // each migration runs in this transaction
+    ARCHIL_RETURN_IF_ERROR(Exec(kMigrateV1ToV2));
+    Stmt put(this, "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+    ARCHIL_RETURN_IF_ERROR(put.prepared());
+    ARCHIL_RETURN_IF_ERROR(put.Run());
+    version = "2";
+  }
   if (version != std::to_string(kSchemaVersion)) {
-    // Later versions add migrations here, each in this transaction.
     return Status::Corruption("unknown catalog schema version '" + version +
                               "' (this build knows " + std::to_string(kSchemaVersion) + ")");
   }
@@ -405,25 +418,55 @@ Result<Page<Disk>> SqliteCatalog::ListDisks(const PageRequest& page, std::string
   return out;
 }
 
-Status SqliteCatalog::MarkDiskDeleting(const DiskId& id) {
+Status SqliteCatalog::MarkDiskDeleting(const DiskId& id, bool keep_for_branches) {
   MutexLock lock(&mu_);
-  Stmt s(this, "UPDATE disks SET state = 'deleting' WHERE id = ? AND state = 'available'");
+  Stmt s(this,
+         "UPDATE disks SET state = 'deleting', kept_for_branches = ? WHERE id = ? AND "
+         "state = 'available'");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
-  ARCHIL_RETURN_IF_ERROR(s.Bind(id.str()).Run());
+  ARCHIL_RETURN_IF_ERROR(s.Bind(int64_t{keep_for_branches ? 1 : 0}).Bind(id.str()).Run());
   if (sqlite3_changes(db_) == 0) return Status::NotFound("no disk with id '" + id.str() + "'");
   return Status::Ok();
 }
 
-Result<std::vector<DiskId>> SqliteCatalog::DisksToPurge() {
+Status SqliteCatalog::KeepDiskForBranches(const DiskId& id) {
   MutexLock lock(&mu_);
-  Stmt s(this, "SELECT id FROM disks WHERE state = 'deleting' ORDER BY seq");
+  Stmt s(this, "UPDATE disks SET kept_for_branches = 1 WHERE id = ? AND state = 'deleting'");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
+  ARCHIL_RETURN_IF_ERROR(s.Bind(id.str()).Run());
+  if (sqlite3_changes(db_) == 0) return Status::NotFound("no deleted disk '" + id.str() + "'");
+  return Status::Ok();
+}
+
+Result<std::vector<DiskId>> SqliteCatalog::DeletingDisks(bool kept) {
+  MutexLock lock(&mu_);
+  Stmt s(this,
+         "SELECT id FROM disks WHERE state = 'deleting' AND kept_for_branches = ? ORDER BY seq");
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  s.Bind(int64_t{kept ? 1 : 0});
   std::vector<DiskId> ids;
   for (;;) {
     ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) return ids;
     ids.push_back(DiskId::Trusted(s.Text(0)));
   }
+}
+
+Result<std::vector<DiskId>> SqliteCatalog::DisksToPurge() { return DeletingDisks(false); }
+
+Result<std::vector<DiskId>> SqliteCatalog::DisksKeptForBranches() { return DeletingDisks(true); }
+
+Result<Disk> SqliteCatalog::GetLineageRoot(const DiskId& id) {
+  MutexLock lock(&mu_);
+  Stmt s(this, std::string("SELECT ") + kDiskColumns +
+                   " FROM disks WHERE id = ? AND (state = 'available' OR kept_for_branches = 1)");
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  s.Bind(id.str());
+  ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return Status::NotFound("no disk with id '" + id.str() + "'");
+  Disk d = DiskFromRow(s);
+  ARCHIL_ASSIGN_OR_RETURN(d.users, UsersOf(d.id));
+  return d;
 }
 
 Status SqliteCatalog::PurgeDisk(const DiskId& id) {
@@ -467,7 +510,7 @@ Result<DiskUser> SqliteCatalog::GetDiskUser(std::string_view identifier) {
   Stmt s(this,
          "SELECT u.identifier, u.disk_id, u.type, u.nickname, u.token_suffix, u.secret_hash, "
          "u.created_at FROM disk_users u JOIN disks d ON d.id = u.disk_id "
-         "WHERE u.identifier = ? AND d.state = 'available'");
+         "WHERE u.identifier = ? AND (d.state = 'available' OR d.kept_for_branches = 1)");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
   s.Bind(identifier);
   ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());

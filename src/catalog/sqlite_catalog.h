@@ -30,8 +30,11 @@ class SqliteCatalog final : public Catalog {
   Result<CreateDiskResult> CreateDisk(const Disk& disk, const DiskUser& first_user) override;
   Result<Disk> GetDisk(const DiskId& id) override;
   Result<Page<Disk>> ListDisks(const PageRequest& page, std::string_view name) override;
-  Status MarkDiskDeleting(const DiskId& id) override;
+  Status MarkDiskDeleting(const DiskId& id, bool keep_for_branches) override;
+  Status KeepDiskForBranches(const DiskId& id) override;
   Result<std::vector<DiskId>> DisksToPurge() override;
+  Result<std::vector<DiskId>> DisksKeptForBranches() override;
+  Result<Disk> GetLineageRoot(const DiskId& id) override;
   Status PurgeDisk(const DiskId& id) override;
   Status AddDiskUser(const DiskUser& user) override;
   Status RemoveDiskUser(const DiskId& disk_id, std::string_view identifier) override;
@@ -56,6 +59,7 @@ class SqliteCatalog final : public Catalog {
   Status Exec(const char* sql) ARCHIL_REQUIRES(mu_);
   Result<std::vector<DiskUser>> UsersOf(const DiskId& disk_id) ARCHIL_REQUIRES(mu_);
   Result<Disk> LiveDiskWhere(const char* column, std::string_view value) ARCHIL_REQUIRES(mu_);
+  Result<std::vector<DiskId>> DeletingDisks(bool kept) ARCHIL_EXCLUDES(mu_);
 
   Mutex mu_;
   sqlite3* const db_ ARCHIL_PT_GUARDED_BY(mu_);

@@ -133,10 +133,10 @@ TEST_F(SqliteCatalogTest, PaginatesInCreationOrder) {
 TEST_F(SqliteCatalogTest, DeleteHidesRevokesAndFreesTheName) {
   ASSERT_TRUE(catalog_->CreateDisk(MakeDisk(Id(1), "a"), MakeUser(Hex16(1), Id(1))).ok());
   ASSERT_TRUE(catalog_->GetDiskUser(Hex16(1)).ok());
-  ASSERT_TRUE(catalog_->MarkDiskDeleting(Id(1)).ok());
+  ASSERT_TRUE(catalog_->MarkDiskDeleting(Id(1), false).ok());
   EXPECT_EQ(catalog_->GetDisk(Id(1)).status().code(), Status::Code::kNotFound);
   EXPECT_EQ(catalog_->GetDiskUser(Hex16(1)).status().code(), Status::Code::kNotFound);
-  EXPECT_EQ(catalog_->MarkDiskDeleting(Id(1)).code(), Status::Code::kNotFound);
+  EXPECT_EQ(catalog_->MarkDiskDeleting(Id(1), false).code(), Status::Code::kNotFound);
   EXPECT_EQ(catalog_->AddDiskUser(MakeUser(Hex16(2), Id(1))).code(), Status::Code::kNotFound);
 
   auto reuse = catalog_->CreateDisk(MakeDisk(Id(2), "a"), MakeUser(Hex16(3), Id(2)));
@@ -150,6 +150,69 @@ TEST_F(SqliteCatalogTest, DeleteHidesRevokesAndFreesTheName) {
   // A live disk is never purged.
   ASSERT_TRUE(catalog_->PurgeDisk(Id(2)).ok());
   EXPECT_TRUE(catalog_->GetDisk(Id(2)).ok());
+}
+
+// A deleted disk kept for its branches: unlisted, its name free, not a live disk, not purged,
+// but its users still authenticate (they open the branches) until it is purged.
+TEST_F(SqliteCatalogTest, ADiskKeptForBranchesKeepsItsUsersOnly) {
+  ASSERT_TRUE(catalog_->CreateDisk(MakeDisk(Id(1), "a"), MakeUser(Hex16(1), Id(1))).ok());
+  ASSERT_TRUE(catalog_->CreateDisk(MakeDisk(Id(2), "b"), MakeUser(Hex16(2), Id(2))).ok());
+  ASSERT_TRUE(catalog_->MarkDiskDeleting(Id(1), true).ok());
+  ASSERT_TRUE(catalog_->MarkDiskDeleting(Id(2), false).ok());
+  ASSERT_TRUE(catalog_->CreateDisk(MakeDisk(Id(3), "a"), MakeUser(Hex16(3), Id(3)))->created);
+  EXPECT_EQ(catalog_->GetDisk(Id(1)).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(catalog_->ListDisks({50, ""}, "")->items.size(), 1u);
+  EXPECT_EQ(catalog_->GetDiskUser(Hex16(1))->disk_id, Id(1));
+  EXPECT_EQ(catalog_->GetDiskUser(Hex16(2)).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(catalog_->GetLineageRoot(Id(1))->users.size(), 1u);
+  EXPECT_EQ(catalog_->GetLineageRoot(Id(2)).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(catalog_->AddDiskUser(MakeUser(Hex16(4), Id(1))).code(), Status::Code::kNotFound);
+  EXPECT_EQ(*catalog_->DisksToPurge(), std::vector<DiskId>{Id(2)});
+  EXPECT_EQ(*catalog_->DisksKeptForBranches(), std::vector<DiskId>{Id(1)});
+  // The purger found disk 2's data kept for a branch made meanwhile.
+  ASSERT_TRUE(catalog_->KeepDiskForBranches(Id(2)).ok());
+  EXPECT_TRUE(catalog_->DisksToPurge()->empty());
+  EXPECT_EQ(catalog_->KeepDiskForBranches(Id(3)).code(), Status::Code::kNotFound);  // live
+  Reopen();
+  EXPECT_EQ(catalog_->DisksKeptForBranches()->size(), 2u);
+  // The last branch gone: the row goes, and its users with it.
+  ASSERT_TRUE(catalog_->PurgeDisk(Id(1)).ok());
+  EXPECT_EQ(catalog_->GetDiskUser(Hex16(1)).status().code(), Status::Code::kNotFound);
+}
+
+// A catalog made by schema version 1 is migrated in place, keeping its rows.
+TEST_F(SqliteCatalogTest, MigratesSchemaVersion1) {
+  catalog_.reset();
+  const std::string path = (dir_ / "v1.db").string();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* v1 =
+      "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
+      "CREATE TABLE disks(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, name TEXT NOT NULL,"
+      " region TEXT NOT NULL, state TEXT NOT NULL CHECK (state IN ('available', 'deleting')),"
+      " root_uid INTEGER NOT NULL, root_gid INTEGER NOT NULL, root_mode INTEGER NOT NULL,"
+      " created_at INTEGER NOT NULL);"
+      "CREATE UNIQUE INDEX disks_live_name ON disks(name) WHERE state = 'available';"
+      "CREATE TABLE disk_users(identifier TEXT PRIMARY KEY, disk_id TEXT NOT NULL REFERENCES"
+      " disks(id) ON DELETE CASCADE, type TEXT NOT NULL, nickname TEXT NOT NULL, token_suffix"
+      " TEXT NOT NULL, secret_hash TEXT NOT NULL, created_at INTEGER NOT NULL) WITHOUT ROWID;"
+      "CREATE INDEX disk_users_disk ON disk_users(disk_id);"
+      "CREATE TABLE api_keys(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, name TEXT NOT"
+      " NULL, description TEXT NOT NULL, token_suffix TEXT NOT NULL, secret_hash TEXT NOT NULL,"
+      " created_at INTEGER NOT NULL);"
+      "INSERT INTO meta VALUES ('schema_version', '1');"
+      "INSERT INTO disks(id, name, region, state, root_uid, root_gid, root_mode, created_at)"
+      " VALUES ('dsk-0000000000000001', 'old', 'local', 'available', 0, 0, 493, 5);";
+  char* err = nullptr;
+  ASSERT_EQ(sqlite3_exec(db, v1, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_close(db);
+  auto c = SqliteCatalog::Open(path);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ((*c)->GetDisk(Id(1))->name, "old");
+  EXPECT_TRUE((*c)->MarkDiskDeleting(Id(1), true).ok());
+  EXPECT_EQ(*(*c)->DisksKeptForBranches(), std::vector<DiskId>{Id(1)});
+  c->reset();
+  EXPECT_TRUE(SqliteCatalog::Open(path).ok());  // and opens again as version 2
 }
 
 TEST_F(SqliteCatalogTest, DiskUsers) {

@@ -29,11 +29,13 @@ Status::Code CodeForHttpStatus(int s) {
   }
 }
 
-Result<ApiReply> ApiClient::Call(const std::string& method, const std::string& target,
-                                 const std::optional<json>& body) const {
+Result<ApiReply> ApiClient::Call(
+    const std::string& method, const std::string& target, const std::optional<json>& body,
+    const std::vector<std::pair<std::string, std::string>>& headers) const {
   HttpRequest req;
   req.method = method;
   req.target = target;
+  req.headers = headers;
   if (!api_key_.empty()) req.headers.emplace_back("Authorization", "Bearer " + api_key_);
   if (body) {
     req.headers.emplace_back("Content-Type", "application/json");

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "api/endpoints.h"
 #include "base/status.h"
@@ -28,7 +30,8 @@ class ApiClient {
 
   // `target` is the path and query ("/api/disks?limit=10"); `body` is sent as JSON if given.
   Result<ApiReply> Call(const std::string& method, const std::string& target,
-                        const std::optional<nlohmann::json>& body = std::nullopt) const;
+                        const std::optional<nlohmann::json>& body = std::nullopt,
+                        const std::vector<std::pair<std::string, std::string>>& headers = {}) const;
 
  private:
   Url url_;

@@ -40,6 +40,7 @@ int RunCli(int argc, char** argv) {
   AddServerCommand(app, &ctx);
   AddVersionCommand(app, &ctx);
   AddMountCommands(app, &ctx);
+  AddLineageCommands(app, &ctx);
 
   try {
     app.parse(argc, argv);

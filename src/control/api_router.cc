@@ -31,7 +31,25 @@ wire::Disk ToWire(const Disk& d) {
   w.created_at = FormatRfc3339(d.created_at);
   w.root = {d.root.uid, d.root.gid, d.root.mode};
   for (const DiskUser& u : d.users) w.users.push_back(ToWire(u));
+  if (d.branch) {
+    w.branch_name = d.branch->name;
+    w.root_id = d.branch->root.str();
+    w.parent_id = d.branch->parent.str();
+  }
   return w;
+}
+
+wire::Checkpoint ToWire(const CheckpointView& c) {
+  return {c.name, c.committed ? "committed" : "pending", FormatRfc3339(c.created_at)};
+}
+
+wire::Branch ToWire(const BranchView& b) {
+  return {b.name,
+          b.disk.str(),
+          b.parent.str(),
+          b.from_checkpoint,
+          b.hidden ? "hidden" : "available",
+          FormatRfc3339(b.created_at)};
 }
 
 wire::ApiKey ToWire(const ApiKey& k, const std::string& token = "") {
@@ -82,6 +100,20 @@ class Dispatch {
         return m == "GET"      ? GetDisk(p[1])
                : m == "DELETE" ? DeleteDisk(p[1])
                                : NoMethod("GET, DELETE");
+      if (p[2] == "checkpoints") {
+        if (p.size() == 3) return m == "GET" ? ListCheckpoints(p[1]) : NoMethod("GET");
+        if (p.size() == 4) return m == "DELETE" ? DeleteCheckpoint(p[1], p[3]) : NoMethod("DELETE");
+      }
+      if (p[2] == "branches") {
+        if (p.size() == 3)
+          return m == "GET"    ? ListBranches(p[1])
+                 : m == "POST" ? CreateBranch(p[1])
+                               : NoMethod("GET, POST");
+        if (p.size() == 4)
+          return m == "GET"      ? GetBranch(p[1], p[3])
+                 : m == "DELETE" ? DeleteBranch(p[1], p[3])
+                                 : NoMethod("GET, DELETE");
+      }
       if (p[2] == "users") {
         if (p.size() == 3)
           return m == "GET" ? ListUsers(p[1]) : m == "POST" ? AddUser(p[1]) : NoMethod("GET, POST");
@@ -141,6 +173,50 @@ class Dispatch {
     Status s = s_->DeleteDisk(id);
     if (!s.ok()) return ErrorResponse(s);
     return Ok(200, {{"diskId", id}, {"status", "deleting"}});
+  }
+
+  ApiResponse ListCheckpoints(std::string_view disk_id) {
+    Result<std::vector<CheckpointView>> cps =
+        s_->ListCheckpoints(disk_id, QueryValue(r_, "branch"));
+    if (!cps.ok()) return ErrorResponse(cps.status());
+    json items = json::array();
+    for (const CheckpointView& c : *cps) items.push_back(wire::ToJson(ToWire(c)));
+    return Ok(200, items);
+  }
+
+  ApiResponse DeleteCheckpoint(std::string_view disk_id, std::string_view name) {
+    Status s = s_->DeleteCheckpoint(disk_id, QueryValue(r_, "branch"), name);
+    if (!s.ok()) return ErrorResponse(s);
+    return Ok(200, {{"checkpoint_name", name}, {"status", "deleted"}});
+  }
+
+  ApiResponse ListBranches(std::string_view disk_id) {
+    Result<std::vector<BranchView>> branches = s_->ListBranches(disk_id);
+    if (!branches.ok()) return ErrorResponse(branches.status());
+    json items = json::array();
+    for (const BranchView& b : *branches) items.push_back(wire::ToJson(ToWire(b)));
+    return Ok(200, items);
+  }
+
+  ApiResponse CreateBranch(std::string_view disk_id) {
+    Result<wire::CreateBranchRequest> req = wire::DecodeCreateBranchRequest(r_.body);
+    if (!req.ok()) return ErrorResponse(req.status());
+    CreateBranchRequest create{std::string(disk_id), req->branch_name, req->from_checkpoint,
+                               req->from_branch.value_or(""), r_.idempotency_key};
+    Result<BranchResult> made = s_->CreateBranch(create);
+    if (!made.ok()) return ErrorResponse(made.status());
+    return Ok(made->created ? 201 : 200, wire::ToJson(ToWire(made->branch)));
+  }
+
+  ApiResponse GetBranch(std::string_view disk_id, std::string_view name) {
+    Result<BranchView> b = s_->GetBranch(disk_id, name);
+    return b.ok() ? Ok(200, wire::ToJson(ToWire(*b))) : ErrorResponse(b.status());
+  }
+
+  ApiResponse DeleteBranch(std::string_view disk_id, std::string_view name) {
+    Status s = s_->DeleteBranch(disk_id, name);
+    if (!s.ok()) return ErrorResponse(s);
+    return Ok(200, {{"branch_name", name}, {"status", "deleted"}});
   }
 
   ApiResponse ListUsers(std::string_view disk_id) {

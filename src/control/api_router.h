@@ -19,7 +19,8 @@ struct ApiRequest {
   std::string method;  // "GET", "POST", ...
   std::string path;    // percent-decoded, without the query
   std::multimap<std::string, std::string> query;
-  std::string authorization;  // the Authorization header, empty if absent
+  std::string authorization;    // the Authorization header, empty if absent
+  std::string idempotency_key;  // the Idempotency-Key header, empty if absent
   std::string body;
 };
 

@@ -29,6 +29,7 @@ ApiRequest ToApiRequest(const httplib::Request& req) {
   r.path = req.target.substr(0, req.target.find('?'));
   for (const auto& [k, v] : req.params) r.query.emplace(k, v);
   r.authorization = req.get_header_value("Authorization");
+  r.idempotency_key = req.get_header_value("Idempotency-Key");
   r.body = req.body;
   return r;
 }

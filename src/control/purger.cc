@@ -33,7 +33,14 @@ void DiskPurger::Stop() {
 Status DiskPurger::PurgeOnce() {
   ARCHIL_ASSIGN_OR_RETURN(std::vector<DiskId> ids, catalog_->DisksToPurge());
   for (const DiskId& id : ids) {
-    ARCHIL_RETURN_IF_ERROR(data_->PurgeDiskData(id).WithContext("purge data of " + id.str()));
+    Status s = data_->PurgeDiskData(id);
+    if (s.code() == Status::Code::kFailedPrecondition) {
+      // Branches made from it meanwhile read through its data: its row and tokens stay.
+      ARCHIL_RETURN_IF_ERROR(catalog_->KeepDiskForBranches(id));
+      ARCHIL_LOG(kInfo) << "disk " << id << " deleted; kept for its branches";
+      continue;
+    }
+    ARCHIL_RETURN_IF_ERROR(s.WithContext("purge data of " + id.str()));
     ARCHIL_RETURN_IF_ERROR(catalog_->PurgeDisk(id));
     ARCHIL_LOG(kInfo) << "purged disk " << id;
   }

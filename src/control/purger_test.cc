@@ -22,6 +22,7 @@ class FakeData : public DiskDataStore {
       --fail_next;
       return Status::Errno(EIO, "disk went away");
     }
+    if (has_branches.count(disk)) return Status::FailedPrecondition("kept for its branches");
     purged.insert(disk);
     return Status::Ok();
   }
@@ -33,6 +34,7 @@ class FakeData : public DiskDataStore {
   int calls ARCHIL_GUARDED_BY(mu) = 0;
   int fail_next ARCHIL_GUARDED_BY(mu) = 0;
   std::set<DiskId> purged ARCHIL_GUARDED_BY(mu);
+  std::set<DiskId> has_branches ARCHIL_GUARDED_BY(mu);
 };
 
 class PurgerTest : public ::testing::Test {
@@ -52,7 +54,7 @@ class PurgerTest : public ::testing::Test {
     DiskUser u{std::string(hex), d.id, "token", "default", "abcd", std::string(64, 'f'), 1};
     EXPECT_TRUE(catalog_->CreateDisk(d, u).ok());
     if (deleting) {
-      EXPECT_TRUE(catalog_->MarkDiskDeleting(d.id).ok());
+      EXPECT_TRUE(catalog_->MarkDiskDeleting(d.id, false).ok());
     }
     return d.id;
   }
@@ -69,6 +71,24 @@ TEST_F(PurgerTest, PurgesDataThenRecordsOfDeletingDisksOnly) {
   EXPECT_TRUE(catalog_->DisksToPurge()->empty());
   EXPECT_TRUE(catalog_->GetDisk(live).ok());
   // Nothing left: a second pass purges nothing.
+  ASSERT_TRUE(purger.PurgeOnce().ok());
+  MutexLock lock(&data_.mu);
+  EXPECT_EQ(data_.calls, 1);
+}
+
+// A disk that got branches between its delete and its purge is hidden by the data store: its row
+// and its tokens stay for the branches, and later passes leave it alone.
+TEST_F(PurgerTest, KeepsADiskWhoseDataIsKeptForBranches) {
+  DiskId gone = AddDisk(5, true);
+  {
+    MutexLock lock(&data_.mu);
+    data_.has_branches.insert(gone);
+  }
+  DiskPurger purger(catalog_.get(), &data_);
+  ASSERT_TRUE(purger.PurgeOnce().ok());
+  EXPECT_TRUE(data_.Purged().empty());
+  EXPECT_EQ(*catalog_->DisksKeptForBranches(), std::vector<DiskId>{gone});
+  EXPECT_TRUE(catalog_->GetDiskUser("0000000000000005").ok());
   ASSERT_TRUE(purger.PurgeOnce().ok());
   MutexLock lock(&data_.mu);
   EXPECT_EQ(data_.calls, 1);

@@ -6,8 +6,12 @@
 namespace archil {
 
 ControlService::ControlService(Catalog* catalog, const Clock* clock, std::string region,
-                               CatalogListener* events)
-    : catalog_(catalog), clock_(clock), region_(std::move(region)), events_(events) {}
+                               CatalogListener* events, LineageStore* lineage)
+    : catalog_(catalog),
+      clock_(clock),
+      region_(std::move(region)),
+      events_(events),
+      lineage_(lineage) {}
 
 Result<uint32_t> ValidatePageLimit(std::optional<uint64_t> limit) {
   if (!limit) return 50u;
@@ -62,7 +66,22 @@ Result<CreatedDisk> ControlService::CreateDisk(const CreateDiskRequest& request)
 
 Result<Disk> ControlService::GetDisk(std::string_view id) const {
   ARCHIL_ASSIGN_OR_RETURN(DiskId disk, DiskId::Parse(id));
-  return catalog_->GetDisk(disk);
+  Result<Disk> root = catalog_->GetDisk(disk);
+  if (root.ok() || root.status().code() != Status::Code::kNotFound || !lineage_) return root;
+  // A branch: a disk of its own, with the root's settings and users.
+  Result<LineageView> l = lineage_->Lineage(disk);
+  if (!l.ok() || !l->parent || l->hidden) return root.status();
+  ARCHIL_ASSIGN_OR_RETURN(Disk d, catalog_->GetLineageRoot(l->root));
+  ARCHIL_ASSIGN_OR_RETURN(std::vector<BranchView> branches, lineage_->Branches(disk));
+  for (const BranchView& b : branches) {
+    if (b.disk != disk) continue;
+    d.id = disk;
+    d.state = DiskState::kAvailable;
+    d.created_at = b.created_at;
+    d.branch = DiskBranch{l->root, b.parent, b.name, b.from_checkpoint};
+    return d;
+  }
+  return root.status();
 }
 
 Result<Page<Disk>> ControlService::ListDisks(const PageRequest& page, std::string_view name) const {
@@ -72,8 +91,28 @@ Result<Page<Disk>> ControlService::ListDisks(const PageRequest& page, std::strin
 
 Status ControlService::DeleteDisk(std::string_view id) {
   ARCHIL_ASSIGN_OR_RETURN(DiskId disk, DiskId::Parse(id));
-  ARCHIL_RETURN_IF_ERROR(catalog_->MarkDiskDeleting(disk));
+  bool has_branches = false;
+  if (lineage_) {
+    Result<LineageView> l = lineage_->Lineage(disk);
+    if (l.ok() && l->parent) {
+      if (l->hidden) return Status::NotFound("no disk with id '" + disk.str() + "'");
+      ARCHIL_RETURN_IF_ERROR(lineage_->DeleteDisk(disk));
+      SettleKeptRoot(l->root);
+      return Status::Ok();
+    }
+    if (l.ok()) {
+      ARCHIL_ASSIGN_OR_RETURN(std::vector<BranchView> branches, lineage_->Branches(disk));
+      has_branches = !branches.empty();
+    }
+  }
+  ARCHIL_RETURN_IF_ERROR(catalog_->MarkDiskDeleting(disk, has_branches));
   if (events_) events_->OnDiskDeleted(disk);
+  if (has_branches) {
+    // Hidden now rather than by the purger, which leaves kept roots alone.
+    Status s = lineage_->DeleteDisk(disk);
+    if (!s.ok() && s.code() != Status::Code::kNotFound) return s;
+    SettleKeptRoot(disk);
+  }
   return Status::Ok();
 }
 

@@ -15,6 +15,7 @@
 #include "base/status.h"
 #include "catalog/catalog.h"
 #include "catalog/events.h"
+#include "control/lineage_store.h"
 
 namespace archil {
 
@@ -34,6 +35,14 @@ struct CreatedUser {
   std::string token;  // shown once
 };
 
+struct CreateBranchRequest {
+  std::string disk_id;  // the disk (root or branch) the request names
+  std::string name;
+  std::string from_checkpoint;
+  std::string from_branch;      // the branch holding the checkpoint; "" = disk_id itself
+  std::string idempotency_key;  // "" = none
+};
+
 struct CreatedApiKey {
   ApiKey key;
   std::string token;  // shown once
@@ -42,17 +51,34 @@ struct CreatedApiKey {
 class ControlService {
  public:
   // `events` (may be null) hears of deleted disks and removed disk tokens once they are durable.
+  // `lineage` (may be null: no checkpoints or branches) holds checkpoints and branches.
   ControlService(Catalog* catalog, const Clock* clock, std::string region,
-                 CatalogListener* events = nullptr);
+                 CatalogListener* events = nullptr, LineageStore* lineage = nullptr);
 
   // The API key named by an Authorization header value. Unauthenticated when missing, malformed,
   // unknown or revoked; PermissionDenied when it is a valid disk token (which can only mount).
   Result<ApiKey> Authenticate(std::string_view authorization) const;
 
   Result<CreatedDisk> CreateDisk(const CreateDiskRequest& request);
+  // A root disk, or a branch (its own id, the root's name, users and settings, `branch` set).
   Result<Disk> GetDisk(std::string_view id) const;
   Result<Page<Disk>> ListDisks(const PageRequest& page, std::string_view name) const;
+  // A root with branches is hidden: gone from lists and mounts, its name free, its tokens kept
+  // for the branches, which keep working; it goes with its last branch. A branch id deletes
+  // that branch.
   Status DeleteDisk(std::string_view id);
+
+  // ---- checkpoints and branches (control/lineage_store.h); Unavailable without a data plane.
+  // `branch` names a branch of the disk's lineage; "" = the disk `disk_id` itself.
+  Result<std::vector<CheckpointView>> ListCheckpoints(std::string_view disk_id,
+                                                      std::string_view branch);
+  Status DeleteCheckpoint(std::string_view disk_id, std::string_view branch,
+                          std::string_view name);
+  Result<BranchResult> CreateBranch(const CreateBranchRequest& request);
+  // Live branches first by age, hidden ones marked.
+  Result<std::vector<BranchView>> ListBranches(std::string_view disk_id);
+  Result<BranchView> GetBranch(std::string_view disk_id, std::string_view name);
+  Status DeleteBranch(std::string_view disk_id, std::string_view name);
 
   Result<CreatedUser> AddDiskUser(std::string_view disk_id, std::string_view nickname);
   Status RemoveDiskUser(std::string_view disk_id, std::string_view identifier);
@@ -69,10 +95,17 @@ class ControlService {
   const std::string& region() const { return region_; }
 
  private:
+  Result<LineageStore*> Lineages() const;
+  // The disk `disk_id`, or the branch `branch` of its lineage; with its lineage.
+  Result<DiskId> ResolveBranch(std::string_view disk_id, std::string_view branch) const;
+  // A kept root with no disk left in the lineage store loses its catalog row.
+  void SettleKeptRoot(const DiskId& root);
+
   Catalog* const catalog_;
   const Clock* const clock_;
   const std::string region_;
   CatalogListener* const events_;
+  LineageStore* const lineage_;
 };
 
 // Validates a limit given by a client: 1..100; absent means 50.

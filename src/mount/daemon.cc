@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "api/mount_control.h"
 #include "api/mount_record.h"
 #include "base/siphash.h"
 #include "base/status.h"
@@ -25,6 +26,7 @@
 #include "client/remote_fs.h"
 #include "fs/mount_core.h"
 #include "fuse/fuse_adapter.h"
+#include "mount/control_server.h"
 #include "mount/journal.h"
 #include "mount/mountinfo.h"
 
@@ -267,6 +269,25 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
     (void)WriteMountRecord(o.run_dir, record);
   };
   update();
+  // `archil checkpoints create MOUNTPOINT NAME` (the CLI has synced the mount first, and every
+  // write this daemon answered is durable on the server, so the checkpoint holds them all).
+  ControlServer control(MountControlPath(o.run_dir, o.mountpoint), [&](const ControlRequest& r) {
+    ControlReply reply;
+    Result<v1::CheckpointCreateReply> made = disk->Checkpoint(r.name);
+    if (!made.ok()) {
+      reply.status = made.status();
+      journal.Warning("checkpoint '" + r.name + "' failed: " + made.status().message());
+      return reply;
+    }
+    reply.checkpoint_name = r.name;
+    reply.created_at_ns = made->created_at_ns();
+    reply.epoch = made->epoch();
+    return reply;
+  });
+  if (Status s = control.Start(); !s.ok()) {
+    journal.Warning("no control socket (checkpoints cannot be taken through this mount): " +
+                    s.message());
+  }
   WriteReady(&ready_fd, ReadyOk(mount_ms));
 
   uint64_t errors_logged = 0;
@@ -306,6 +327,7 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
       update();
     }
   }
+  control.Stop();
   loop.join();
   adapter.Stop();
   if (sync_pid > 0) waitpid(sync_pid, nullptr, 0);
