@@ -15,6 +15,9 @@
 # tmpfs), and removes it afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+BENCH=bench
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 N=200
 LATENCY_SCRIPT=
 while [ $# -gt 0 ]; do
@@ -43,7 +46,7 @@ for _ in $(seq 100); do [ -f "$T/run/local.json" ] && break; sleep 0.05; done
 API=$(jq -r .api "$T/run/local.json")
 KEY=$(cat "$T/data/admin-api-key")
 
-pct() { sort -n | awk -v p=$1 '{ a[NR] = $1 } END { print a[int((NR * p + 99) / 100)] }'; }
+pct() { sort -n | awk -v p="$1" '{ a[NR] = $1 } END { print a[int((NR * p + 99) / 100)] }'; }
 stats() { local v; v=$(cat); echo "p50 $(pct 50 <<< "$v"), p95 $(pct 95 <<< "$v")"; }
 api() { curl -sf -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' "$@"; }
 
@@ -89,12 +92,7 @@ echo "archil version cold start ms: $(jq -r '.results[0] | "mean \(.mean * 1000 
 if [ -n "$LATENCY_SCRIPT" ]; then
   # The script as published, from its own file or from the code block of its Markdown page; only
   # the API and REGION assignments are replaced.
-  if [[ "$LATENCY_SCRIPT" == *.md ]]; then
-    awk '/^```bash/ { on = 1; next } /^```/ { on = 0 } on' "$LATENCY_SCRIPT" > "$T/latency.sh"
-  else
-    cp "$LATENCY_SCRIPT" "$T/latency.sh"
-  fi
-  sed -i -E "s|^API=.*|API=\"$API\"|; s|^REGION=.*|REGION=local|" "$T/latency.sh"
+  latency_script "$LATENCY_SCRIPT" "$T/latency.sh" "$API" local
   echo "Archil's published latency script, against this server:"
   bin_abs=$(realpath "$BIN")
   # Its mount rows read the daemon's line from journald: start one if none runs.

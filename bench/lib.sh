@@ -16,6 +16,11 @@
 #   spike TARGET         builds bench/spikes' TARGET in $SPIKES (build/spikes, or SPIKES_BUILD) if
 #                        it is missing; fails if it cannot
 #   dir_fs DIR           "FSTYPE on SOURCE" of the file system holding DIR
+#   latency_script SRC DEST API REGION
+#                        writes Archil's published latency script to DEST: SRC is its latency.sh,
+#                        or the Markdown page that holds it (its ```bash latency.sh block); only the
+#                        API= and REGION= lines are replaced (by API and REGION; without them, the
+#                        script as published); fails if SRC has no script or not exactly one of each
 #   log MESSAGE...       "$BENCH: MESSAGE" on stderr
 
 BENCH_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -64,3 +69,22 @@ spike() {
 }
 
 dir_fs() { findmnt -n -o FSTYPE,SOURCE --target "$1" | tr -s ' ' | sed 's/ / on /'; }
+
+latency_script() {
+  local src=$1 dest=$2
+  if [[ $src == *.md ]]; then
+    awk '/^```bash latency\.sh/ { on = 1; next } on && /^```/ { exit } on' "$src" > "$dest"
+  else
+    cp "$src" "$dest"
+  fi
+  if [[ ! -s $dest ]]; then
+    log "no latency script in $src (expected a \`\`\`bash latency.sh block)"
+    return 1
+  fi
+  if [[ $(grep -c '^API=' "$dest") != 1 || $(grep -c '^REGION=' "$dest") != 1 ]]; then
+    log "$src: expected one API= and one REGION= line in the latency script"
+    return 1
+  fi
+  [[ $# -ge 4 ]] || return 0
+  sed -i -E "s|^API=.*|API=\"$3\"|; s|^REGION=.*|REGION=$4|" "$dest"
+}
