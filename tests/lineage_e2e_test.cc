@@ -244,6 +244,45 @@ TEST_F(LineageTest, CheckpointsSurviveRestartsDeletesAndAHiddenRoot) {
   EXPECT_NE(Archil({"mount", "-q", b1, m2}).exit_code, 0);
 }
 
+// `archil mount --checkpoint NAME`: the checkpoint as it was, read-only (EROFS), beside a
+// writable mount of the same disk; an unknown checkpoint is refused; deleting the checkpoint
+// ends its mounts first.
+TEST_F(LineageTest, ACheckpointMountsReadOnly) {
+  StartServer();
+  std::string disk = CreateDisk("ro");
+  ASSERT_EQ(Mount("ro").exit_code, 0);
+  fs::create_directories(mnt_ + "/d");
+  std::ofstream(mnt_ + "/d/f") << "frozen";
+  ASSERT_EQ(Checkpoint(mnt_, "cp").exit_code, 0);
+  { std::ofstream(mnt_ + "/d/f") << "moved on"; }
+  std::string m2 = Mnt2();
+  Ran bad = Archil({"mount", "-q", disk, m2, "--checkpoint", "nope"});
+  EXPECT_EQ(bad.exit_code, 4) << bad.err;
+  EXPECT_NE(bad.err.find("nope"), std::string::npos) << bad.err;
+  Ran m = Archil({"mount", "-q", disk, m2, "--checkpoint", "cp"});
+  ASSERT_EQ(m.exit_code, 0) << m.err;  // not refused: the head is mounted, but this is a view
+  EXPECT_EQ(Slurp(m2 + "/d/f"), "frozen");
+  EXPECT_EQ(ErrnoOr0(open((m2 + "/d/g").c_str(), O_CREAT | O_WRONLY, 0644)), EROFS);
+  EXPECT_EQ(ErrnoOr0(open((m2 + "/d/f").c_str(), O_WRONLY)), EROFS);
+  EXPECT_EQ(ErrnoOr0(unlink((m2 + "/d/f").c_str())), EROFS);
+  Ran st = Archil({"status", m2});
+  EXPECT_NE(st.out.find(disk + "@cp"), std::string::npos) << st.out;
+  // The writable mount goes on; the view does not change.
+  { std::ofstream(mnt_ + "/d/f") << "again"; }
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+  EXPECT_EQ(Slurp(m2 + "/d/f"), "frozen");
+  ASSERT_EQ(Archil({"unmount", m2}).exit_code, 0);
+
+  // A delete of the checkpoint ends the mounts of it.
+  ASSERT_EQ(Archil({"mount", "-q", disk, m2, "--checkpoint", "cp"}).exit_code, 0);
+  ASSERT_EQ(Archil({"checkpoints", "delete", disk, "cp"}).exit_code, 0);
+  std::string later = Slurp(m2 + "/d/f");  // the page cache may still have it; never new data
+  EXPECT_TRUE(later.empty() || later == "frozen") << later;
+  EXPECT_NE(ErrnoOr0(open((m2 + "/d/other").c_str(), O_RDONLY)), 0);
+  EXPECT_EQ(Archil({"unmount", "-f", m2}).exit_code, 0);
+  EXPECT_EQ(Archil({"mount", "-q", disk, m2, "--checkpoint", "cp"}).exit_code, 4);
+}
+
 // kill -9 during a run of checkpoints and branches: after the restart each one the CLI
 // reported is there and reads back whole; none is half-made.
 TEST_F(LineageTest, AKilledServerLeavesEachCheckpointAndBranchWholeOrAbsent) {

@@ -48,6 +48,7 @@ std::string MountRecordJson(const MountRecord& r) {
             {"server", r.server},
             {"pid", r.pid},
             {"read_only", r.read_only},
+            {"checkpoint", r.checkpoint},
             {"started_unix_ms", r.started_unix_ms},
             {"mount_ms", r.mount_ms},
             {"updated_unix_ms", r.updated_unix_ms},
@@ -76,6 +77,7 @@ Result<MountRecord> ParseMountRecord(const std::string& text) {
     r.server = j.at("server").get<std::string>();
     r.pid = j.at("pid").get<pid_t>();
     r.read_only = j.value("read_only", false);
+    r.checkpoint = j.value("checkpoint", "");
     r.started_unix_ms = j.value("started_unix_ms", int64_t{0});
     r.mount_ms = j.value("mount_ms", 0.0);
     r.updated_unix_ms = j.value("updated_unix_ms", int64_t{0});

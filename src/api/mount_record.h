@@ -31,6 +31,7 @@ struct MountRecord {
   std::string server;  // the disk server's host:port
   pid_t pid = 0;
   bool read_only = false;
+  std::string checkpoint;  // "" = the disk's head; else the checkpoint mounted (read-only)
   int64_t started_unix_ms = 0;
   double mount_ms = 0;  // from the daemon's start to the kernel's INIT answered
   int64_t updated_unix_ms = 0;

@@ -96,7 +96,8 @@ Status Status_(const CliContext& ctx, const std::string& path) {
   }
   std::vector<std::vector<std::string>> rows;
   for (const MountRecord& r : records) {
-    rows.push_back({r.mountpoint, r.disk, r.disk_id, r.server, StateOf(r), std::to_string(r.pid),
+    const std::string disk = r.checkpoint.empty() ? r.disk : r.disk + "@" + r.checkpoint;
+    rows.push_back({r.mountpoint, disk, r.disk_id, r.server, StateOf(r), std::to_string(r.pid),
                     std::to_string(r.in_flight), std::to_string(r.open_files), Mib(r.bytes_read),
                     Mib(r.bytes_written), std::to_string(r.reconnects), std::to_string(r.errors)});
   }

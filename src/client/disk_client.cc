@@ -127,6 +127,7 @@ Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
   m.set_token(options_.token);
   m.set_disk(options_.disk);
   m.set_subdir(options_.subdir);
+  m.set_checkpoint(options_.checkpoint);
   if (options_.client_id != std::array<uint8_t, 16>{}) {
     m.set_client_id(std::string(options_.client_id.begin(), options_.client_id.end()));
   }

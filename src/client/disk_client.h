@@ -43,6 +43,7 @@ struct DiskClientOptions {
   std::string token;             // the disk token, "adt_..."
   std::string disk;              // disk id or name; "" = the token's disk
   std::string subdir;            // mount a subdirectory ("" = the root)
+  std::string checkpoint;        // a read-only view of this checkpoint ("" = the disk's head)
   std::string hostname;
   std::string mount_path;
   std::array<uint8_t, 16> client_id{};  // this host's mount point (protocol.md §10.2); zeros = none

@@ -173,6 +173,7 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   co.token = o.token;
   co.disk = o.disk;
   co.subdir = o.subdir;
+  co.checkpoint = o.checkpoint;
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   co.hostname = host;
@@ -195,7 +196,8 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   fuse::AdapterOptions ao;
   ao.writeback_cache = !o.read_only;
   ao.read_ahead_kb = o.read_ahead_kb;
-  ao.fs_name = "archil:" + disk->disk_id() + (o.subdir.empty() ? "" : ":" + o.subdir);
+  ao.fs_name = "archil:" + disk->disk_id() + (o.checkpoint.empty() ? "" : "@" + o.checkpoint) +
+               (o.subdir.empty() ? "" : ":" + o.subdir);
   fuse::Adapter adapter(&core, ao);
   if (Status s = adapter.Mount(o.mountpoint, o.read_only); !s.ok()) {
     journal.Error("mount at " + o.mountpoint + " failed: " + s.message());
@@ -241,6 +243,7 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   record.server = o.server;
   record.pid = self;
   record.read_only = o.read_only;
+  record.checkpoint = o.checkpoint;
   record.started_unix_ms = UnixMillis();
   record.mount_ms = mount_ms;
   auto update = [&] {

@@ -1,6 +1,7 @@
 // The arguments of a mount, from either command line that makes one:
 //   archil mount [-q] DISK[:/SUBDIR] MOUNTPOINT [--region R] [--token-file F] [--read-ahead KiB]
-//                [--max-cache-mb N] [--read-only] [--no-fork] [--force] [--shared]
+//                [--max-cache-mb N] [--read-only] [--checkpoint NAME] [--no-fork] [--force]
+//                [--shared]
 //   mount.archil DISK[:/SUBDIR] MOUNTPOINT [-s] [-f] [-n] [-v] [-o OPTIONS]   (mount -t archil,
 //   fstab)
 // mount.archil's OPTIONS: ro, rw, region=R, token_file=F, read_ahead=KiB, max_cache_mb=N, force,
@@ -27,6 +28,7 @@ struct MountArgs {
   uint32_t read_ahead_kb = 1024;
   uint32_t max_cache_mb = 0;
   bool read_only = false;
+  std::string checkpoint;  // --checkpoint NAME: that checkpoint, read-only
   bool no_fork = false;
   bool force = false;
   bool shared = false;

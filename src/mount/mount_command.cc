@@ -102,7 +102,8 @@ Status Prepare(const MountArgs& a, DaemonOptions* o) {
   ARCHIL_RETURN_IF_ERROR(SplitDiskRef(a.disk_ref, &o->disk, &o->subdir));
   o->mountpoint = NormalizeMountpoint(a.mountpoint);
   o->run_dir = ResolveOptionsFromEnv().run_dir;
-  o->read_only = a.read_only;
+  o->checkpoint = a.checkpoint;
+  o->read_only = a.read_only || !a.checkpoint.empty();
   o->force = a.force;
   o->read_ahead_kb = a.read_ahead_kb;
   o->max_cache_mb = a.max_cache_mb;
@@ -235,6 +236,8 @@ int MountMain(int argc, char** argv) {
                  "Bound on this mount's dirty page cache in MiB (0: the kernel's default)")
       ->check(CLI::Range(0u, 1u << 24));
   app.add_flag("--read-only", a.read_only, "Mount read-only");
+  app.add_option("--checkpoint", a.checkpoint,
+                 "Mount this checkpoint of the disk, read-only (writes fail with EROFS)");
   app.add_flag("--no-fork", a.no_fork, "Stay in the foreground");
   app.add_flag("--force", a.force, "Take the disk over from another mount");
   app.add_flag("--shared", a.shared, "Shared mount (not supported yet)");

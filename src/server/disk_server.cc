@@ -597,6 +597,21 @@ void DiskServer::SessionCreate(const ConnPtr& c, const proto::FrameHeader& h,
   }
   Result<posix::FileSystem*> fs = engine_->Disk(grant->disk);
   if (!fs.ok()) return Error(c, h, WireStatus::kDiskNotFound, "no such disk");
+  // A checkpoint mount holds checkpoint_mu_ until its session exists, so that a delete of the
+  // checkpoint, which ends its sessions first, cannot slip in between.
+  std::unique_lock<std::mutex> checkpoint_lock(checkpoint_mu_, std::defer_lock);
+  std::shared_ptr<posix::FileSystem> view;
+  if (!m.checkpoint().empty()) {
+    checkpoint_lock.lock();
+    Result<std::shared_ptr<posix::FileSystem>> v =
+        engine_->OpenCheckpoint(grant->disk, m.checkpoint());
+    if (!v.ok()) {
+      return Error(c, h, proto::WireStatusForErrno(ErrnoFor(v.status())),
+                   "checkpoint: " + v.status().message());
+    }
+    view = std::move(v).value();
+    fs = view.get();
+  }
   // The root: the disk's, or the subdirectory named in the mount spec.
   Result<posix::Attr> root = (*fs)->GetAttr(posix::kRootIno);
   std::string_view sub = m.subdir();
@@ -622,6 +637,7 @@ void DiskServer::SessionCreate(const ConnPtr& c, const proto::FrameHeader& h,
                                   : std::clamp(m.lease_ms(), kMinLeaseMs, kMaxLeaseMs);
   id.hostname = m.hostname();
   id.mount_path = m.mount_path();
+  id.checkpoint = m.checkpoint();
   const bool has_client_id = m.client_id().size() == id.client_id.size();
   if (has_client_id) std::copy(m.client_id().begin(), m.client_id().end(), id.client_id.begin());
   v1::SessionCreateReply r;
@@ -645,7 +661,7 @@ void DiskServer::SessionCreate(const ConnPtr& c, const proto::FrameHeader& h,
       }
     }
   }
-  if (has_client_id) {
+  if (has_client_id && m.checkpoint().empty()) {
     // One mount per disk (exclusive mode, protocol.md §10.2): a connected mount elsewhere is
     // refused unless `force`, which fences it (a final GOODBYE: its calls fail, it never binds
     // again, and a new session it asks for meets this same check). A mount with no connection
@@ -693,6 +709,16 @@ void DiskServer::SessionCreate(const ConnPtr& c, const proto::FrameHeader& h,
   c->Reply(h, WireStatus::kOk, r.SerializeAsString());
   ARCHIL_LOG(kInfo) << "server: session of " << sid.hostname << ":" << sid.mount_path << " on "
                     << grant->disk_id << " (token " << sid.token_id << ") from " << c->peer();
+}
+
+Status DiskServer::DeleteCheckpoint(engine::DiskNo disk, std::string_view name) {
+  std::lock_guard<std::mutex> lock(checkpoint_mu_);
+  const size_t ended = registry_.EndCheckpoint(disk, name);
+  if (ended > 0) {
+    ARCHIL_LOG(kInfo) << "server: checkpoint " << name << " deleted: " << ended
+                      << " mounts of it ended";
+  }
+  return engine_->DeleteCheckpoint(disk, name);
 }
 
 void DiskServer::SessionBind(const ConnPtr& c, const proto::FrameHeader& h,

@@ -30,6 +30,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <thread>
@@ -81,6 +82,8 @@ class DiskServer {
   // at once (the client sees the session gone). Returns how many.
   size_t EndDiskSessions(engine::DiskNo disk) { return registry_.EndDisk(disk); }
   size_t EndTokenSessions(std::string_view token_id) { return registry_.EndToken(token_id); }
+  // Ends the mounts of the checkpoint, then deletes it (engine::Engine::DeleteCheckpoint).
+  Status DeleteCheckpoint(engine::DiskNo disk, std::string_view name);
   size_t sessions() const { return registry_.size(); }
   size_t connections() const { return connection_count_.load(); }
   // Request bytes held now, the most held at once, and how often reading stopped for the total.
@@ -177,6 +180,9 @@ class DiskServer {
   CondVar lf_cv_{&lf_mu_};
   bool leading_ ARCHIL_GUARDED_BY(lf_mu_) = false;
   std::deque<std::function<void()>> jobs_ ARCHIL_GUARDED_BY(lf_mu_);
+
+  // Orders checkpoint deletes against new mounts of a checkpoint (DeleteCheckpoint).
+  std::mutex checkpoint_mu_;
 
   Mutex resume_mu_;
   std::vector<ConnPtr> resume_ ARCHIL_GUARDED_BY(resume_mu_);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "base/mutex.h"
@@ -30,12 +31,22 @@ struct SessionIdentity {
   std::string hostname;
   std::string mount_path;
   engine::Id16 client_id{};
+  // Non-empty: a read-only view of this checkpoint of `disk`. Such sessions are not stored (a
+  // restart makes the client create a new one, which is safe: it changes nothing) and are not
+  // mounts of the disk for the one-mount-per-disk rule.
+  std::string checkpoint;
 };
 
 class Session {
  public:
-  Session(SessionIdentity identity, uint32_t slots, engine::Engine* engine, posix::FileSystem* fs)
-      : identity_(std::move(identity)), slots_(slots), engine_(engine), fs_(fs) {}
+  // `view` (may be null) owns `fs` for a checkpoint session.
+  Session(SessionIdentity identity, uint32_t slots, engine::Engine* engine, posix::FileSystem* fs,
+          std::shared_ptr<posix::FileSystem> view = nullptr)
+      : identity_(std::move(identity)),
+        slots_(slots),
+        engine_(engine),
+        view_(std::move(view)),
+        fs_(fs) {}
 
   const SessionIdentity& identity() const { return identity_; }
   SlotTable& slots() { return slots_; }
@@ -64,6 +75,7 @@ class Session {
   const SessionIdentity identity_;
   SlotTable slots_;
   engine::Engine* const engine_;
+  const std::shared_ptr<posix::FileSystem> view_;
   posix::FileSystem* const fs_;
 
   mutable Mutex mu_;

@@ -23,17 +23,26 @@ engine::SessionRecord RecordOf(const SessionIdentity& id, uint32_t slots) {
 }  // namespace
 
 std::shared_ptr<Session> SessionRegistry::Make(SessionIdentity identity, uint32_t slots,
-                                               posix::FileSystem* fs) {
-  return std::make_shared<Session>(std::move(identity), slots, engine_, fs);
+                                               posix::FileSystem* fs,
+                                               std::shared_ptr<posix::FileSystem> view) {
+  return std::make_shared<Session>(std::move(identity), slots, engine_, fs, std::move(view));
 }
 
 Result<std::shared_ptr<Session>> SessionRegistry::Create(SessionIdentity identity, uint32_t slots) {
-  ARCHIL_ASSIGN_OR_RETURN(posix::FileSystem * fs, engine_->Disk(identity.disk));
   ARCHIL_RETURN_IF_ERROR(SecureRandomBytes(identity.id.data(), identity.id.size()));
   ARCHIL_RETURN_IF_ERROR(SecureRandomBytes(identity.holder_id.data(), identity.holder_id.size()));
-  ARCHIL_RETURN_IF_ERROR(
-      engine_->PutSession(identity.disk, identity.id, RecordOf(identity, slots)));
-  std::shared_ptr<Session> s = Make(std::move(identity), slots, fs);
+  std::shared_ptr<Session> s;
+  if (!identity.checkpoint.empty()) {
+    ARCHIL_ASSIGN_OR_RETURN(std::shared_ptr<posix::FileSystem> view,
+                            engine_->OpenCheckpoint(identity.disk, identity.checkpoint));
+    posix::FileSystem* fs = view.get();
+    s = Make(std::move(identity), slots, fs, std::move(view));
+  } else {
+    ARCHIL_ASSIGN_OR_RETURN(posix::FileSystem * fs, engine_->Disk(identity.disk));
+    ARCHIL_RETURN_IF_ERROR(
+        engine_->PutSession(identity.disk, identity.id, RecordOf(identity, slots)));
+    s = Make(std::move(identity), slots, fs);
+  }
   MutexLock lock(&mu_);
   sessions_[s->identity().id] = s;
   return s;
@@ -48,7 +57,7 @@ Status SessionRegistry::LoadDisk(engine::DiskNo disk) {
     const engine::SessionRecord& r = st.record;
     SessionIdentity id{
         st.id,      r.holder_id, r.token_id,   disk,       posix::Ino(r.root_ino.value()),
-        r.lease_ms, r.hostname,  r.mount_path, r.client_id};
+        r.lease_ms, r.hostname,  r.mount_path, r.client_id, ""};
     std::shared_ptr<Session> s = Make(std::move(id), r.slots, fs);
     for (auto& [slot, rec] : st.slots) {
       s->slots().Restore(slot, rec.seq,
@@ -92,7 +101,8 @@ std::vector<std::shared_ptr<Session>> SessionRegistry::OtherMounts(engine::DiskN
   if (!LoadDisk(disk).ok()) return out;
   for (const auto& [id, s] : sessions_) {
     const engine::Id16& other = s->identity().client_id;
-    if (s->identity().disk == disk && other != engine::Id16{} && other != client_id) {
+    if (s->identity().disk == disk && other != engine::Id16{} && other != client_id &&
+        s->identity().checkpoint.empty()) {
       out.push_back(s);
     }
   }
@@ -108,6 +118,7 @@ Status SessionRegistry::End(const std::shared_ptr<Session>& session, const Sessi
   }
   session->Close(why);
   const SessionIdentity& id = session->identity();
+  if (!id.checkpoint.empty()) return Status::Ok();  // a read-only view: nothing stored or held
   if (engine_->Disk(id.disk).ok()) {
     Status dropped = session->fs().DropHolder(session->holder());
     if (!dropped.ok()) {
@@ -116,6 +127,20 @@ Status SessionRegistry::End(const std::shared_ptr<Session>& session, const Sessi
     }
   }
   return engine_->DeleteSession(id.disk, id.id);
+}
+
+size_t SessionRegistry::EndCheckpoint(engine::DiskNo disk, std::string_view checkpoint) {
+  std::vector<std::shared_ptr<Session>> ending;
+  {
+    MutexLock lock(&mu_);
+    for (const auto& [id, s] : sessions_) {
+      if (s->identity().disk == disk && s->identity().checkpoint == checkpoint) {
+        ending.push_back(s);
+      }
+    }
+  }
+  for (const std::shared_ptr<Session>& s : ending) (void)End(s, {"checkpoint deleted", true});
+  return ending.size();
 }
 
 size_t SessionRegistry::EndDisk(engine::DiskNo disk) {

@@ -26,7 +26,8 @@ class SessionRegistry {
   explicit SessionRegistry(engine::Engine* engine) : engine_(engine) {}
 
   // Creates a session with fresh random ids (identity.id and holder_id are replaced) on the
-  // disk's head. NotFound if the disk is not in the engine.
+  // disk's head, or on a read-only view of identity.checkpoint (not stored). NotFound if the
+  // disk or the checkpoint is not in the engine.
   Result<std::shared_ptr<Session>> Create(SessionIdentity identity, uint32_t slots)
       ARCHIL_EXCLUDES(mu_);
   // The session `id` of `disk`, loading the disk's stored sessions first if this run has not;
@@ -48,6 +49,8 @@ class SessionRegistry {
   // Ends every session of `disk` (deleted), or opened by token `token_id` (revoked). Returns
   // how many ended.
   size_t EndDisk(engine::DiskNo disk) ARCHIL_EXCLUDES(mu_);
+  // Ends the sessions that view checkpoint `checkpoint` of `disk` (it is being deleted).
+  size_t EndCheckpoint(engine::DiskNo disk, std::string_view checkpoint) ARCHIL_EXCLUDES(mu_);
   size_t EndToken(std::string_view token_id) ARCHIL_EXCLUDES(mu_);
   // Closes the connections of every session (server shutdown: not final, the clients bind again
   // after a restart); records stay for the next run.
@@ -56,7 +59,8 @@ class SessionRegistry {
 
  private:
   Status LoadDisk(engine::DiskNo disk) ARCHIL_REQUIRES(mu_);
-  std::shared_ptr<Session> Make(SessionIdentity identity, uint32_t slots, posix::FileSystem* fs);
+  std::shared_ptr<Session> Make(SessionIdentity identity, uint32_t slots, posix::FileSystem* fs,
+                                std::shared_ptr<posix::FileSystem> view = nullptr);
 
   engine::Engine* const engine_;
   mutable Mutex mu_;
