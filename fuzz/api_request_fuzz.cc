@@ -2,7 +2,8 @@
 // Authorization header and body, and handled against a real (in-memory) SQLite catalog. Bad input
 // must never produce a 500, a crash, or a response that is not the JSON envelope.
 //
-// Input layout: fields separated by '\n': method, path, authorization, body (the rest).
+// Input layout: fields separated by '\n': method, path, authorization, optionally
+// "Idempotency-Key: K", body (the rest).
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -14,10 +15,31 @@
 
 namespace {
 
+// A data plane that holds no disks: checkpoint and branch routes are exercised up to the store.
+class NoDisks final : public archil::LineageStore {
+ public:
+  archil::Status None() const { return archil::Status::NotFound("no such disk"); }
+  archil::Result<archil::LineageView> Lineage(const archil::DiskId&) override { return None(); }
+  archil::Result<std::vector<archil::CheckpointView>> Checkpoints(const archil::DiskId&) override {
+    return None();
+  }
+  archil::Status DeleteCheckpoint(const archil::DiskId&, std::string_view) override {
+    return None();
+  }
+  archil::Result<archil::BranchResult> CreateBranch(const archil::NewBranch&) override {
+    return None();
+  }
+  archil::Result<std::vector<archil::BranchView>> Branches(const archil::DiskId&) override {
+    return None();
+  }
+  archil::Status DeleteDisk(const archil::DiskId&) override { return None(); }
+};
+
 struct Fixture {
   std::unique_ptr<archil::SqliteCatalog> catalog = archil::SqliteCatalog::Open(":memory:").value();
   archil::FakeClock clock;
-  archil::ControlService service{catalog.get(), &clock, "fuzz"};
+  NoDisks lineage;
+  archil::ControlService service{catalog.get(), &clock, "fuzz", nullptr, &lineage};
   archil::ApiRouter router{&service};
   std::string key;
   Fixture() {
@@ -48,7 +70,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   std::string auth = parts.size() > 2 ? std::string(parts[2]) : "";
   req.authorization = auth == "ADMIN" ? "Bearer " + f.key : auth;
-  if (parts.size() > 3) req.body = in.substr(static_cast<size_t>(parts[3].data() - in.data()));
+  // An optional header line before the body: "Idempotency-Key: K".
+  size_t body = 3;
+  if (parts.size() > 4 && parts[3].starts_with("Idempotency-Key: ")) {
+    req.idempotency_key = std::string(parts[3].substr(17));
+    body = 4;
+  }
+  if (parts.size() > body) req.body = in.substr(static_cast<size_t>(parts[body].data() - in.data()));
   archil::ApiResponse res = f.router.Handle(req);
   if (res.status >= 500) __builtin_trap();
   nlohmann::json j = nlohmann::json::parse(res.body, nullptr, false);
