@@ -173,6 +173,13 @@ TEST_F(LineageTest, BadRequestsAreRefusedClearly) {
   EXPECT_EQ(Api("GET", base + "/nope", "").status, 404);
   EXPECT_EQ(Api("PUT", base, "").status, 405);
   EXPECT_EQ(Json({"branches", "list", disk}).size(), 1u);  // nothing half-made
+
+  // Another disk's token opens neither this disk nor its branches.
+  std::string branch = Json({"branches", "get", disk, "b"}).value("filesystem_id", "");
+  CreateDisk("other");  // its token replaces this disk's in the environment
+  std::string m2 = Mnt2();
+  EXPECT_EQ(Archil({"mount", "-q", branch, m2}).exit_code, 4);
+  EXPECT_EQ(Archil({"mount", "-q", disk, m2}).exit_code, 4);
 }
 
 // The same Idempotency-Key gets the first branch back (200, same disk), a new key a conflict.
@@ -228,7 +235,9 @@ TEST_F(LineageTest, CheckpointsSurviveRestartsDeletesAndAHiddenRoot) {
   EXPECT_EQ(Json({"checkpoints", "list", disk}).size(), 1u);
 
   // Delete the root: hidden, not listed or mountable; its branch keeps working with its token.
-  ASSERT_EQ(Archil({"disks", "delete", disk}).exit_code, 0);
+  Ran del = Archil({"disks", "delete", disk});
+  ASSERT_EQ(del.exit_code, 0) << del.err;
+  EXPECT_NE(del.out.find("branches keep working"), std::string::npos) << del.out;
   EXPECT_TRUE(Json({"disks", "list"}).empty());
   EXPECT_EQ(Mount(disk).exit_code, 4);
   StopServer();
@@ -255,6 +264,9 @@ TEST_F(LineageTest, ACheckpointMountsReadOnly) {
   std::ofstream(mnt_ + "/d/f") << "frozen";
   ASSERT_EQ(Checkpoint(mnt_, "cp").exit_code, 0);
   { std::ofstream(mnt_ + "/d/f") << "moved on"; }
+  // A branch made from the checkpoint and deleted again leaves the checkpoint as it was.
+  Branch(disk, "short-lived", "cp");
+  ASSERT_EQ(Archil({"branches", "delete", disk, "short-lived"}).exit_code, 0);
   std::string m2 = Mnt2();
   Ran bad = Archil({"mount", "-q", disk, m2, "--checkpoint", "nope"});
   EXPECT_EQ(bad.exit_code, 4) << bad.err;
@@ -281,6 +293,58 @@ TEST_F(LineageTest, ACheckpointMountsReadOnly) {
   EXPECT_NE(ErrnoOr0(open((m2 + "/d/other").c_str(), O_RDONLY)), 0);
   EXPECT_EQ(Archil({"unmount", "-f", m2}).exit_code, 0);
   EXPECT_EQ(Archil({"mount", "-q", disk, m2, "--checkpoint", "cp"}).exit_code, 4);
+}
+
+// Space: a branch that rewrites part of a file costs about what it rewrote, and deleting the
+// branch gives that back (measured on the server's data directory, in allocated blocks).
+TEST_F(LineageTest, ABranchCostsWhatItRewritesAndGivesItBack) {
+  StartServer();
+  std::string disk = CreateDisk("space");
+  ASSERT_EQ(Mount("space").exit_code, 0);
+  const std::string big(32 << 20, 'x');
+  {
+    int fd = open((mnt_ + "/big").c_str(), O_CREAT | O_WRONLY, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, big.data(), big.size()), static_cast<ssize_t>(big.size()));
+    ASSERT_EQ(fsync(fd), 0);
+    close(fd);
+  }
+  ASSERT_EQ(Checkpoint(mnt_, "base").exit_code, 0);
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+  std::string b = Branch(disk, "rewrite", "base");
+  auto used_mib = [&] {
+    sync();
+    uintmax_t blocks = 0;
+    for (const auto& e : fs::recursive_directory_iterator(dir_ / "data")) {
+      struct stat st {};
+      if (lstat(e.path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) blocks += st.st_blocks;
+    }
+    return static_cast<double>(blocks) * 512 / (1 << 20);
+  };
+  const double before = used_mib();
+  ASSERT_EQ(Archil({"mount", "-q", b, mnt_}).exit_code, 0);
+  {
+    const std::string part(8 << 20, 'y');
+    int fd = open((mnt_ + "/big").c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(pwrite(fd, part.data(), part.size(), 4 << 20), static_cast<ssize_t>(part.size()));
+    ASSERT_EQ(fsync(fd), 0);
+    close(fd);
+  }
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+  const double after = used_mib();
+  EXPECT_GT(after - before, 6.0) << before << " -> " << after;
+  EXPECT_LT(after - before, 14.0) << before << " -> " << after;
+  ASSERT_EQ(Archil({"branches", "delete", disk, "rewrite"}).exit_code, 0);
+  double freed = used_mib();
+  for (int i = 0; i < 100 && freed > before + 2.0; ++i) {  // the purge runs in the background
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    freed = used_mib();
+  }
+  EXPECT_LT(freed, before + 2.0) << before << " -> " << after << " -> " << freed;
+  // The root still reads the file as the checkpoint had it.
+  ASSERT_EQ(Mount("space").exit_code, 0);
+  EXPECT_EQ(Slurp(mnt_ + "/big"), big);
 }
 
 // kill -9 during a run of checkpoints and branches: after the restart each one the CLI

@@ -98,8 +98,10 @@ Status Delete(const CliContext& ctx, const std::string& ref) {
     id = d.disk.id;
   }
   ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("DELETE", "/api/disks/" + id));
+  const bool hidden = r.data.is_object() && r.data.value("status", "") == "hidden";
   Report(ctx.options.json, ctx.options.quiet, r.data,
-         "deleted disk " + id + " (its data is removed in the background)");
+         hidden ? "deleted disk " + id + "; " + r.data.value("message", std::string())
+                : "deleted disk " + id + " (its data is removed in the background)");
   return Status::Ok();
 }
 

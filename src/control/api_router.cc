@@ -170,9 +170,16 @@ class Dispatch {
   }
 
   ApiResponse DeleteDisk(std::string_view id) {
-    Status s = s_->DeleteDisk(id);
-    if (!s.ok()) return ErrorResponse(s);
-    return Ok(200, {{"diskId", id}, {"status", "deleting"}});
+    Result<size_t> kept = s_->DeleteDisk(id);
+    if (!kept.ok()) return ErrorResponse(kept.status());
+    if (*kept == 0) return Ok(200, {{"diskId", id}, {"status", "deleting"}});
+    // Gone for the API, but its branches read through it: it goes with the last of them.
+    return Ok(200, {{"diskId", id},
+                    {"status", "hidden"},
+                    {"branches", *kept},
+                    {"message", "the disk is deleted; its " + std::to_string(*kept) +
+                                    " branches keep working, and keep its data until the last "
+                                    "of them is deleted"}});
   }
 
   ApiResponse ListCheckpoints(std::string_view disk_id) {

@@ -89,22 +89,29 @@ Result<Page<Disk>> ControlService::ListDisks(const PageRequest& page, std::strin
   return catalog_->ListDisks(page, name);
 }
 
-Status ControlService::DeleteDisk(std::string_view id) {
+Result<size_t> ControlService::DeleteDisk(std::string_view id) {
   ARCHIL_ASSIGN_OR_RETURN(DiskId disk, DiskId::Parse(id));
-  bool has_branches = false;
+  size_t branch_count = 0;
   if (lineage_) {
     Result<LineageView> l = lineage_->Lineage(disk);
     if (l.ok() && l->parent) {
       if (l->hidden) return Status::NotFound("no disk with id '" + disk.str() + "'");
       ARCHIL_RETURN_IF_ERROR(lineage_->DeleteDisk(disk));
       SettleKeptRoot(l->root);
-      return Status::Ok();
+      // Its own branches, if any, keep it hidden.
+      Result<LineageView> after = lineage_->Lineage(disk);
+      if (!after.ok()) return size_t{0};
+      ARCHIL_ASSIGN_OR_RETURN(std::vector<BranchView> all, lineage_->Branches(after->root));
+      size_t children = 0;
+      for (const BranchView& b : all) children += b.parent == disk ? 1 : 0;
+      return children;
     }
     if (l.ok()) {
       ARCHIL_ASSIGN_OR_RETURN(std::vector<BranchView> branches, lineage_->Branches(disk));
-      has_branches = !branches.empty();
+      branch_count = branches.size();
     }
   }
+  const bool has_branches = branch_count > 0;
   ARCHIL_RETURN_IF_ERROR(catalog_->MarkDiskDeleting(disk, has_branches));
   if (events_) events_->OnDiskDeleted(disk);
   if (has_branches) {
@@ -113,7 +120,7 @@ Status ControlService::DeleteDisk(std::string_view id) {
     if (!s.ok() && s.code() != Status::Code::kNotFound) return s;
     SettleKeptRoot(disk);
   }
-  return Status::Ok();
+  return branch_count;
 }
 
 Result<CreatedUser> ControlService::AddDiskUser(std::string_view disk_id,

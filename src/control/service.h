@@ -65,8 +65,8 @@ class ControlService {
   Result<Page<Disk>> ListDisks(const PageRequest& page, std::string_view name) const;
   // A root with branches is hidden: gone from lists and mounts, its name free, its tokens kept
   // for the branches, which keep working; it goes with its last branch. A branch id deletes
-  // that branch.
-  Status DeleteDisk(std::string_view id);
+  // that branch. Returns how many branches keep the deleted disk (0: it is going for good).
+  Result<size_t> DeleteDisk(std::string_view id);
 
   // ---- checkpoints and branches (control/lineage_store.h); Unavailable without a data plane.
   // `branch` names a branch of the disk's lineage; "" = the disk `disk_id` itself.
