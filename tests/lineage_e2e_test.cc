@@ -7,6 +7,7 @@
 //
 // Skipped (not failed) without root or /dev/fuse, unless ARCHIL_REQUIRE_FUSE=1 (CI sets it).
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -345,6 +346,57 @@ TEST_F(LineageTest, ABranchCostsWhatItRewritesAndGivesItBack) {
   // The root still reads the file as the checkpoint had it.
   ASSERT_EQ(Mount("space").exit_code, 0);
   EXPECT_EQ(Slurp(mnt_ + "/big"), big);
+}
+
+// The server's file system full (a small tmpfs): a checkpoint and a branch either work whole
+// or fail with a clear error and leave nothing half-made; the branch, if made, mounts and reads.
+TEST_F(LineageTest, AFullServerDiskLeavesNothingHalfMade) {
+  const fs::path data = dir_ / "data";
+  fs::create_directories(data);
+  // The engine keeps 256 MiB free for deletes and its own flushes; see MountTest's full disk.
+  ASSERT_EQ(::mount("tmpfs", data.c_str(), "tmpfs", 0, "size=400m"), 0) << std::strerror(errno);
+  struct Unmount {
+    fs::path p;
+    ~Unmount() { umount2(p.c_str(), MNT_DETACH); }
+  } unmount_data{data};
+  StartServer();
+  std::string disk = CreateDisk("full");
+  ASSERT_EQ(Mount("full").exit_code, 0);
+  std::ofstream(mnt_ + "/kept") << "kept";
+  ASSERT_EQ(Checkpoint(mnt_, "before").exit_code, 0);
+  {
+    int fd = open((mnt_ + "/fill").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    std::vector<char> chunk(1 << 20, 'f');
+    int i = 0, err = 0;
+    for (; i < 400; ++i) {
+      if (pwrite(fd, chunk.data(), chunk.size(), off_t{i} << 20) != ssize_t(chunk.size()) ||
+          fsync(fd) != 0) {
+        err = errno;
+        break;
+      }
+    }
+    close(fd);
+    ASSERT_EQ(err, ENOSPC) << "after " << i << " MiB";
+  }
+  Ran cp = Checkpoint(mnt_, "when-full");
+  Ran br = Archil({"-q", "branches", "create", disk, "when-full", "--from-checkpoint", "before"});
+  std::set<std::string> cps;
+  for (const json& c : Json({"checkpoints", "list", disk})) cps.insert(c.value("checkpoint_name", ""));
+  EXPECT_EQ(cps.count("when-full") > 0, cp.exit_code == 0) << cp.err;
+  if (cp.exit_code != 0) EXPECT_NE(cp.err.find("space"), std::string::npos) << cp.err;
+  json brs = Json({"branches", "list", disk});
+  EXPECT_EQ(brs.size(), br.exit_code == 0 ? 1u : 0u) << br.err;
+  if (br.exit_code == 0) {
+    std::string m2 = Mnt2();
+    ASSERT_EQ(Archil({"mount", "-q", brs[0].value("filesystem_id", ""), m2}).exit_code, 0);
+    EXPECT_EQ(Slurp(m2 + "/kept"), "kept");
+    EXPECT_FALSE(fs::exists(m2 + "/fill"));
+    ASSERT_EQ(Archil({"unmount", m2}).exit_code, 0);
+  } else {
+    EXPECT_NE(br.err.find("space"), std::string::npos) << br.err;
+  }
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
 }
 
 // kill -9 during a run of checkpoints and branches: after the restart each one the CLI
