@@ -158,6 +158,8 @@ Result<std::vector<CheckpointView>> EngineDisks::Checkpoints(const DiskId& disk)
 
 Status EngineDisks::DeleteCheckpoint(const DiskId& disk, std::string_view name) {
   ARCHIL_ASSIGN_OR_RETURN(engine::DiskNo no, engine::DiskNoFromId(disk));
+  // Mounts of the checkpoint end first: a view must not outlive its checkpoint.
+  if (server::DiskServer* server = server_.load()) return server->DeleteCheckpoint(no, name);
   return engine_->DeleteCheckpoint(no, name);
 }
 
