@@ -58,9 +58,12 @@ fi
 
 # A disk token for the mount, kept where `archil mount` looks for it (/etc/archil/DISK.token).
 mkdir -p /etc/archil
-if [ ! -s /etc/archil/demo.token ]; then
+# A token file left by another server (another data directory) is replaced, not trusted.
+token_id=$(sed -n 's/^adt_\([0-9a-f]*\)_.*/\1/p' /etc/archil/demo.token 2>/dev/null || true)
+if [ -z "$token_id" ] || ! "$bin/archil" --json users list demo |
+    jq -e --arg id "$token_id" 'any(.[]; .identifier == $id)' >/dev/null; then
   (umask 077 && "$bin/archil" --json users add demo --nickname quickstart | jq -r .token \
-    > /etc/archil/demo.token)
+    > /etc/archil/demo.token.new && mv /etc/archil/demo.token.new /etc/archil/demo.token)
 fi
 # mount -t archil and fstab lines run /sbin/mount.archil.
 ln -sf "$bin/archil-mount" /sbin/mount.archil
