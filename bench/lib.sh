@@ -88,3 +88,14 @@ latency_script() {
   [[ $# -ge 4 ]] || return 0
   sed -i -E "s|^API=.*|API=\"$3\"|; s|^REGION=.*|REGION=$4|" "$dest"
 }
+
+# Whether a probe line reaches the journal and journalctl reads it back.
+journal_ok() {
+  local id="archil-${BENCH%.sh}-probe-$$"
+  printf 'SYSLOG_IDENTIFIER=%s\nMESSAGE=probe\n' "$id" | logger --journald 2> /dev/null || return 1
+  for _ in $(seq 40); do
+    journalctl -t "$id" -o cat --no-pager 2> /dev/null | grep -q probe && return 0
+    sleep 0.05
+  done
+  return 1
+}

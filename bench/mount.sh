@@ -217,15 +217,6 @@ echo "# mount bench on $(hostname), $(date -u +%FT%TZ), kernel $(uname -r), $(np
 echo "# dir $DIR ($(dir_fs "$DIR")), fio runtime ${RUNTIME} s, ${CYCLES} mount cycles, fill file $FILL, seq file $SEQ, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # --- mount rows ---------------------------------------------------------------------------------
-journal_ok() {  # a probe line reaches the journal and journalctl reads it back
-  local id=archil-bench-probe-$$
-  printf 'SYSLOG_IDENTIFIER=%s\nMESSAGE=probe\n' "$id" | logger --journald 2> /dev/null || return 1
-  for _ in $(seq 40); do
-    journalctl -t "$id" -o cat --no-pager 2> /dev/null | grep -q probe && return 0
-    sleep 0.05
-  done
-  return 1
-}
 if want mount; then
   JOURNAL=0
   if command -v journalctl > /dev/null; then

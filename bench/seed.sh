@@ -139,15 +139,6 @@ API=$(jq -r .api "$W/run/$REGION.json")
 [[ $API == https://* ]] || { log "the server advertises $API, not an https URL"; exit 1; }
 
 # --- journald -----------------------------------------------------------------------------------
-journal_ok() {  # a probe line reaches the journal and journalctl reads it back
-  local id=archil-seed-probe-$$
-  printf 'SYSLOG_IDENTIFIER=%s\nMESSAGE=probe\n' "$id" | logger --journald 2> /dev/null || return 1
-  for _ in $(seq 40); do
-    journalctl -t "$id" -o cat --no-pager 2> /dev/null | grep -q probe && return 0
-    sleep 0.05
-  done
-  return 1
-}
 if [[ ! -S /run/systemd/journal/socket ]] || ! pgrep -x systemd-journal > /dev/null; then
   if [[ -x /lib/systemd/systemd-journald ]]; then
     log "starting systemd-journald (stopped again at the end)"

@@ -351,14 +351,9 @@ TEST_F(LineageTest, ABranchCostsWhatItRewritesAndGivesItBack) {
 // The server's file system full (a small tmpfs): a checkpoint and a branch either work whole
 // or fail with a clear error and leave nothing half-made; the branch, if made, mounts and reads.
 TEST_F(LineageTest, AFullServerDiskLeavesNothingHalfMade) {
-  const fs::path data = dir_ / "data";
-  fs::create_directories(data);
   // The engine keeps 256 MiB free for deletes and its own flushes; see MountTest's full disk.
-  ASSERT_EQ(::mount("tmpfs", data.c_str(), "tmpfs", 0, "size=400m"), 0) << std::strerror(errno);
-  struct Unmount {
-    fs::path p;
-    ~Unmount() { umount2(p.c_str(), MNT_DETACH); }
-  } unmount_data{data};
+  ScopedTmpfs data((dir_ / "data").string(), "400m");
+  ASSERT_TRUE(data.ok()) << std::strerror(data.error());
   StartServer();
   std::string disk = CreateDisk("full");
   ASSERT_EQ(Mount("full").exit_code, 0);

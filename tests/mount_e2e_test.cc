@@ -364,15 +364,10 @@ TEST_F(MountTest, MountHelperTakesFstabOptions) {
 // ENOSPC, deletes still work and give the space back, and every write acknowledged before is
 // still there after a remount.
 TEST_F(MountTest, FullServerDiskGivesEnospcAndLosesNothing) {
-  const fs::path data = dir_ / "data";
-  fs::create_directories(data);
   // The engine keeps a 256 MiB reserve free for deletes and its own flushes, and a new server
   // takes about 80 MiB: 400 MiB leaves about 64 MiB for data.
-  ASSERT_EQ(::mount("tmpfs", data.c_str(), "tmpfs", 0, "size=400m"), 0) << std::strerror(errno);
-  struct Unmount {
-    fs::path p;
-    ~Unmount() { umount2(p.c_str(), MNT_DETACH); }
-  } unmount_data{data};
+  ScopedTmpfs data((dir_ / "data").string(), "400m");
+  ASSERT_TRUE(data.ok()) << std::strerror(data.error());
   const std::vector<std::string> listen = {"--mount-listen",
                                            "127.0.0.1:" + std::to_string(FreePort())};
   StartServer(listen);
