@@ -99,3 +99,12 @@ journal_ok() {
   done
   return 1
 }
+
+# Stops process PID: SIGTERM, then SIGKILL after 10 s; waits for it if it is our child.
+stop() {  # pid: SIGTERM, then SIGKILL after 10 s
+  [[ -n $1 ]] || return 0
+  kill "$1" 2> /dev/null || { wait "$1" 2> /dev/null || true; return 0; }
+  for _ in $(seq 100); do kill -0 "$1" 2> /dev/null || break; sleep 0.1; done
+  kill -9 "$1" 2> /dev/null || true
+  wait "$1" 2> /dev/null || true
+}

@@ -142,13 +142,6 @@ rclone_down() {
   stop "$RCLONE_PID"
   RCLONE_PID=
 }
-stop() {  # pid: SIGTERM, then SIGKILL after 10 s
-  [[ -n $1 ]] || return 0
-  kill "$1" 2> /dev/null || { wait "$1" 2> /dev/null || true; return 0; }
-  for _ in $(seq 100); do kill -0 "$1" 2> /dev/null || break; sleep 0.1; done
-  kill -9 "$1" 2> /dev/null || true
-  wait "$1" 2> /dev/null || true
-}
 # In the mount table (a dead FUSE mount fails stat with ENOTCONN, so mountpoint(1) misses it).
 mounted() { awk -v m="$1" '$5 == m { f = 1 } END { exit !f }' /proc/self/mountinfo; }
 cleanup() {

@@ -28,9 +28,10 @@
 # table is written with the rows it has. On exit the mount at /mnt/latency-test is unmounted, the
 # server (and journald, if started here) stopped and the work directory removed.
 #
-# Usage: sudo bench/seed.sh [--write-docs] [--quick] [--latency-script PATH]
+# Usage: sudo bench/seed.sh --latency-script PATH [--write-docs] [--quick]
 #   --latency-script PATH  the script, or the Markdown page that holds it in a ```bash latency.sh
-#                          block (default ../shared/seed/latency.md, from the repository's root)
+#                          block (https://docs.archil.com/reference/limits.md#latency); also
+#                          ARCHIL_LATENCY_SCRIPT
 #   --write-docs           write docs/benchmarks.md, docs/img/seed-latency.tsv and .svg
 #   --quick                development run, NOT the published parameters: N=40 becomes N=5 and
 #                          --runtime=30 becomes --runtime=5 in the script, floors 3 s each;
@@ -40,7 +41,7 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-LATENCY_SRC=../shared/seed/latency.md
+LATENCY_SRC=${ARCHIL_LATENCY_SCRIPT:-}
 WRITE_DOCS=0 QUICK=0
 ARGS="$*"
 while [[ $# -gt 0 ]]; do
@@ -52,6 +53,12 @@ while [[ $# -gt 0 ]]; do
     *) echo "seed.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
+
+if [[ -z $LATENCY_SRC ]]; then
+  echo "seed.sh: give Archil's published latency script with --latency-script PATH (the script, or" \
+    "its page, https://docs.archil.com/reference/limits.md#latency, saved as Markdown)" >&2
+  exit 2
+fi
 
 BENCH=seed.sh
 # shellcheck source=bench/lib.sh
@@ -83,13 +90,6 @@ unset ARCHIL_ENDPOINT ARCHIL_REGION ARCHIL_MOUNT_TOKEN ARCHIL_JOURNAL_SOCKET
 
 W=$(mktemp -d /var/tmp/archil-seed.XXXXXX)
 SERVER_PID='' JOURNALD_PID='' RUN_PID='' TAIL_PID=''
-stop() {  # pid: SIGTERM, then SIGKILL after 10 s
-  [[ -n $1 ]] || return 0
-  kill "$1" 2> /dev/null || { wait "$1" 2> /dev/null || true; return 0; }
-  for _ in $(seq 100); do kill -0 "$1" 2> /dev/null || break; sleep 0.1; done
-  kill -9 "$1" 2> /dev/null || true
-  wait "$1" 2> /dev/null || true
-}
 cleanup() {
   set +e
   stop "$RUN_PID"

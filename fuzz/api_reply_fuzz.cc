@@ -45,9 +45,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   RoundTrip<w::Checkpoint>(d, w::DecodeCheckpoint);
   RoundTrip<w::Branch>(d, w::DecodeBranch);
   // Lists: their elements' decoders are covered above; a list decodes or is Corruption.
-  for (auto code : {w::DecodeDiskList(d).status().code(), w::DecodeKeyList(d).status().code(),
-                    w::DecodeCheckpointList(d).status().code(),
-                    w::DecodeBranchList(d).status().code()}) {
+  for (auto code :
+       {w::DecodeDiskList(d).status().code(), w::DecodeKeyList(d).status().code(),
+        w::DecodeCheckpointList(d).status().code(), w::DecodeBranchList(d).status().code()}) {
     if (code != archil::Status::Code::kOk && code != archil::Status::Code::kCorruption) {
       __builtin_trap();
     }

@@ -76,7 +76,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     req.idempotency_key = std::string(parts[3].substr(17));
     body = 4;
   }
-  if (parts.size() > body) req.body = in.substr(static_cast<size_t>(parts[body].data() - in.data()));
+  if (parts.size() > body)
+    req.body = in.substr(static_cast<size_t>(parts[body].data() - in.data()));
   archil::ApiResponse res = f.router.Handle(req);
   if (res.status >= 500) __builtin_trap();
   nlohmann::json j = nlohmann::json::parse(res.body, nullptr, false);

@@ -32,8 +32,8 @@ class LineageTest : public MountTest {
   // Makes a branch with the CLI; returns its disk id.
   std::string Branch(const std::string& disk, const std::string& name, const std::string& cp,
                      const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args = {"-q", "branches", "create", disk, name, "--from-checkpoint",
-                                     cp};
+    std::vector<std::string> args = {"-q", "branches",          "create", disk,
+                                     name, "--from-checkpoint", cp};
     for (const auto& a : extra) args.push_back(a);
     Ran r = Archil(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -156,10 +156,10 @@ TEST_F(LineageTest, BadRequestsAreRefusedClearly) {
   Branch(disk, "b", "cp");
   EXPECT_EQ(Archil({"branches", "create", disk, "b", "--from-checkpoint", "cp"}).exit_code, 5);
   EXPECT_EQ(Archil({"branches", "create", disk, "c", "--from-checkpoint", "nope"}).exit_code, 4);
-  EXPECT_EQ(Archil({"branches", "create", disk, "c", "--from-checkpoint", "cp", "--from-branch",
-                    "nope"})
-                .exit_code,
-            4);
+  EXPECT_EQ(
+      Archil({"branches", "create", disk, "c", "--from-checkpoint", "cp", "--from-branch", "nope"})
+          .exit_code,
+      4);
   const std::string base = "/api/disks/" + disk + "/branches";
   for (const char* body : {R"({"branch_name":"a b","from_checkpoint":"cp"})",
                            R"({"branch_name":"","from_checkpoint":"cp"})",
@@ -377,7 +377,8 @@ TEST_F(LineageTest, AFullServerDiskLeavesNothingHalfMade) {
   Ran cp = Checkpoint(mnt_, "when-full");
   Ran br = Archil({"-q", "branches", "create", disk, "when-full", "--from-checkpoint", "before"});
   std::set<std::string> cps;
-  for (const json& c : Json({"checkpoints", "list", disk})) cps.insert(c.value("checkpoint_name", ""));
+  for (const json& c : Json({"checkpoints", "list", disk}))
+    cps.insert(c.value("checkpoint_name", ""));
   EXPECT_EQ(cps.count("when-full") > 0, cp.exit_code == 0) << cp.err;
   if (cp.exit_code != 0) {
     EXPECT_NE(cp.err.find("space"), std::string::npos) << cp.err;
@@ -420,8 +421,8 @@ TEST_F(LineageTest, AKilledServerLeavesEachCheckpointAndBranchWholeOrAbsent) {
     { std::ofstream(mnt_ + "/f" + std::to_string(i)) << name; }
     if (Checkpoint(mnt_, name).exit_code != 0) break;
     made_cps.push_back(name);
-    if (Archil({"-q", "branches", "create", disk, "b" + std::to_string(i), "--from-checkpoint",
-                name})
+    if (Archil(
+            {"-q", "branches", "create", disk, "b" + std::to_string(i), "--from-checkpoint", name})
             .exit_code != 0) {
       break;
     }

@@ -173,8 +173,7 @@ Status RunServer(const ServerOptions& o) {
   CatalogEvents events;
   events.Subscribe(&purger);
   events.Subscribe(&engine_disks);
-  ControlService service(catalog.get(), &SystemClock::Instance(), o.region, &events,
-                         &engine_disks);
+  ControlService service(catalog.get(), &SystemClock::Instance(), o.region, &events, &engine_disks);
   ARCHIL_ASSIGN_OR_RETURN(bool issued, service.BootstrapAdminKey([&](const std::string& token) {
     return io::WriteFileAtomically(io::PosixEnv(), o.data_dir + "/admin-api-key", token + "\n",
                                    0600);

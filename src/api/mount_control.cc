@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "api/json_body.h"
@@ -58,8 +58,9 @@ Result<ControlRequest> DecodeControlRequest(std::string_view line) {
   ARCHIL_RETURN_IF_ERROR(CheckKnownFields(j, {"v", "op", "name"}));
   ARCHIL_ASSIGN_OR_RETURN(std::optional<uint64_t> v, OptionalUint(j, "v", UINT32_MAX));
   if (v != uint64_t{kMountControlVersion}) {
-    return Status::InvalidArgument("unsupported control version (this daemon speaks 1): "
-                                   "remount with the new client");
+    return Status::InvalidArgument(
+        "unsupported control version (this daemon speaks 1): "
+        "remount with the new client");
   }
   ControlRequest r;
   ARCHIL_ASSIGN_OR_RETURN(r.op, RequiredString(j, "op"));
@@ -94,8 +95,8 @@ Result<ControlReply> DecodeControlReply(std::string_view line) {
       return bad;
     }
     const int64_t e = j["errno"].get<int64_t>();
-    r.status = Status::Errno(e > 0 && e < 4096 ? static_cast<int>(e) : EIO,
-                             j["error"].get<std::string>());
+    r.status =
+        Status::Errno(e > 0 && e < 4096 ? static_cast<int>(e) : EIO, j["error"].get<std::string>());
     return r;
   }
   if (!j.contains("checkpoint_name") || !j["checkpoint_name"].is_string() ||

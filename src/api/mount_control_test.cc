@@ -9,7 +9,8 @@ namespace archil {
 namespace {
 
 TEST(MountControlTest, RequestsAndRepliesRoundTrip) {
-  Result<ControlRequest> req = DecodeControlRequest(EncodeControlRequest({"checkpoint_create", "cp-1"}));
+  Result<ControlRequest> req =
+      DecodeControlRequest(EncodeControlRequest({"checkpoint_create", "cp-1"}));
   ASSERT_TRUE(req.ok()) << req.status().ToString();
   EXPECT_EQ(req->op, "checkpoint_create");
   EXPECT_EQ(req->name, "cp-1");
@@ -31,12 +32,12 @@ TEST(MountControlTest, RequestsAndRepliesRoundTrip) {
 }
 
 TEST(MountControlTest, BadInputIsRefused) {
-  for (const char* bad : {"", "x", "[]", R"({"v":1,"op":"checkpoint_create"})",
-                          R"({"v":2,"op":"checkpoint_create","name":"a"})",
-                          R"({"op":"checkpoint_create","name":"a"})",
-                          R"({"v":1,"op":"format_disk","name":"a"})",
-                          R"({"v":1,"op":"checkpoint_create","name":"a","x":1})",
-                          R"({"v":1,"op":"checkpoint_create","name":7})"}) {
+  for (const char* bad :
+       {"", "x", "[]", R"({"v":1,"op":"checkpoint_create"})",
+        R"({"v":2,"op":"checkpoint_create","name":"a"})",
+        R"({"op":"checkpoint_create","name":"a"})", R"({"v":1,"op":"format_disk","name":"a"})",
+        R"({"v":1,"op":"checkpoint_create","name":"a","x":1})",
+        R"({"v":1,"op":"checkpoint_create","name":7})"}) {
     EXPECT_EQ(DecodeControlRequest(bad).status().code(), Status::Code::kInvalidArgument) << bad;
   }
   for (const char* bad : {"", "{", R"({"ok":"yes"})", R"({"ok":false})",

@@ -29,8 +29,8 @@ TEST(NamesTest, BranchCheckpointAndIdempotencyKeys) {
     EXPECT_EQ(ValidateCheckpointName(bad).code(), Status::Code::kInvalidArgument) << bad;
   }
   EXPECT_TRUE(ValidateIdempotencyKey("3f2a-9c1b").ok());
-  for (std::string bad : {std::string(), std::string(256, 'k'), std::string("a b"),
-                          std::string("a\x7f")}) {
+  for (std::string bad :
+       {std::string(), std::string(256, 'k'), std::string("a b"), std::string("a\x7f")}) {
     EXPECT_EQ(ValidateIdempotencyKey(bad).code(), Status::Code::kInvalidArgument);
   }
 }

@@ -150,12 +150,9 @@ json ToJson(const Checkpoint& v) {
 }
 
 json ToJson(const Branch& v) {
-  return {{"branch_name", v.name},
-          {"filesystem_id", v.filesystem_id},
-          {"parent_id", v.parent_id},
-          {"from_checkpoint_name", v.from_checkpoint},
-          {"status", v.status},
-          {"created_at", v.created_at}};
+  return {{"branch_name", v.name},    {"filesystem_id", v.filesystem_id},
+          {"parent_id", v.parent_id}, {"from_checkpoint_name", v.from_checkpoint},
+          {"status", v.status},       {"created_at", v.created_at}};
 }
 
 json ToJson(const CreateBranchRequest& v) {

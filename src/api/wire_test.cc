@@ -103,8 +103,8 @@ TEST(WireTest, CheckpointAndBranchRecords) {
                              {"status", "committed"},
                              {"created_at", "2026-12-01T00:00:00.000Z"}}));
   EXPECT_EQ(*DecodeCheckpointList(json::array({ToJson(c)})), std::vector<Checkpoint>{c});
-  Branch b{"br-1", "dsk-00000000000000aa", "dsk-00000000000000bb", "cp-1", "available",
-           "2026-12-01T00:00:00.000Z"};
+  Branch b{"br-1",      "dsk-00000000000000aa",    "dsk-00000000000000bb", "cp-1",
+           "available", "2026-12-01T00:00:00.000Z"};
   json j = ToJson(b);
   for (const char* f : {"branch_name", "filesystem_id", "from_checkpoint_name", "created_at"}) {
     EXPECT_TRUE(j.contains(f)) << f;
@@ -118,7 +118,8 @@ TEST(WireTest, CheckpointAndBranchRecords) {
   auto req = DecodeCreateBranchRequest(R"({"branch_name":"b","from_checkpoint":"cp"})");
   ASSERT_TRUE(req.ok());
   EXPECT_EQ(*req, (CreateBranchRequest{"b", "cp", std::nullopt}));
-  req = DecodeCreateBranchRequest(R"({"branch_name":"b","from_checkpoint":"cp","from_branch":"x"})");
+  req =
+      DecodeCreateBranchRequest(R"({"branch_name":"b","from_checkpoint":"cp","from_branch":"x"})");
   ASSERT_TRUE(req.ok());
   EXPECT_EQ(*DecodeCreateBranchRequest(ToJson(*req).dump()), *req);
   for (const char* bad : {R"({})", R"({"branch_name":"b"})", R"({"from_checkpoint":"c"})",

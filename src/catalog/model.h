@@ -50,7 +50,7 @@ struct Disk {
   DiskState state = DiskState::kAvailable;
   RootAttrs root;
   int64_t created_at = 0;
-  std::vector<DiskUser> users;  // filled by Get/List
+  std::vector<DiskUser> users;       // filled by Get/List
   std::optional<DiskBranch> branch;  // set for a branch (then users and settings are the root's)
 };
 

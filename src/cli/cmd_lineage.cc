@@ -91,9 +91,9 @@ Status CreateCheckpoint(const CliContext& ctx, const std::string& mnt_arg,
   int err = errno;
   close(fd);
   if (rc != 0) return Status::FromErrno(err, "flush " + mnt + " before the checkpoint");
-  ARCHIL_ASSIGN_OR_RETURN(std::string line,
-                          Exchange(MountControlPath(run_dir, mnt),
-                                   EncodeControlRequest({"checkpoint_create", name})));
+  ARCHIL_ASSIGN_OR_RETURN(
+      std::string line,
+      Exchange(MountControlPath(run_dir, mnt), EncodeControlRequest({"checkpoint_create", name})));
   ARCHIL_ASSIGN_OR_RETURN(ControlReply reply, DecodeControlReply(line));
   ARCHIL_RETURN_IF_ERROR(reply.status);
   json data = {{"checkpoint_name", reply.checkpoint_name},
@@ -110,8 +110,8 @@ Status CreateCheckpoint(const CliContext& ctx, const std::string& mnt_arg,
 Status ListCheckpoints(const CliContext& ctx, const std::string& ref, const std::string& branch) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
   ARCHIL_ASSIGN_OR_RETURN(std::string id, DiskIdOf(api, ref));
-  ARCHIL_ASSIGN_OR_RETURN(ApiReply r,
-                          api.Call("GET", "/api/disks/" + id + "/checkpoints" + BranchQuery(branch)));
+  ARCHIL_ASSIGN_OR_RETURN(
+      ApiReply r, api.Call("GET", "/api/disks/" + id + "/checkpoints" + BranchQuery(branch)));
   ARCHIL_ASSIGN_OR_RETURN(std::vector<wire::Checkpoint> cps, wire::DecodeCheckpointList(r.data));
   if (ctx.options.json) {
     PrintJson(r.data);
@@ -161,8 +161,8 @@ Status CreateBranch(const CliContext& ctx, const BranchArgs& a) {
   } else if (ctx.options.quiet) {
     std::printf("%s\n", b.filesystem_id.c_str());
   } else {
-    std::printf("created branch %s of %s from checkpoint %s: disk %s\n", b.name.c_str(),
-                id.c_str(), b.from_checkpoint.c_str(), b.filesystem_id.c_str());
+    std::printf("created branch %s of %s from checkpoint %s: disk %s\n", b.name.c_str(), id.c_str(),
+                b.from_checkpoint.c_str(), b.filesystem_id.c_str());
   }
   return Status::Ok();
 }
@@ -252,8 +252,7 @@ void AddLineageCommands(CLI::App& app, CliContext* ctx) {
   auto args = std::make_shared<BranchArgs>();
   CLI::App* bc = brs->add_subcommand("create", "Make a writable branch from a checkpoint");
   bc->add_option("DISK", args->disk, "Disk id or name")->required();
-  bc->add_option("NAME", args->name, "1 to 100 of A-Z a-z 0-9 - _, unique in the disk")
-      ->required();
+  bc->add_option("NAME", args->name, "1 to 100 of A-Z a-z 0-9 - _, unique in the disk")->required();
   bc->add_option("--from-checkpoint", args->from_checkpoint, "The checkpoint to start from")
       ->required();
   bc->add_option("--from-branch", args->from_branch, "The branch holding that checkpoint");
@@ -264,8 +263,9 @@ void AddLineageCommands(CLI::App& app, CliContext* ctx) {
   CLI::App* bg = brs->add_subcommand("get", "Show one branch");
   bg->add_option("DISK", *disk, "Disk id or name")->required();
   bg->add_option("NAME", *name, "The branch")->required();
-  bg->callback(
-      [ctx, disk, name] { ctx->action = [ctx, disk, name] { return GetBranch(*ctx, *disk, *name); }; });
+  bg->callback([ctx, disk, name] {
+    ctx->action = [ctx, disk, name] { return GetBranch(*ctx, *disk, *name); };
+  });
   CLI::App* bd = brs->add_subcommand("delete", "Delete a branch and the data only it holds");
   bd->add_option("DISK", *disk, "Disk id or name")->required();
   bd->add_option("NAME", *name, "The branch")->required();

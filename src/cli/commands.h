@@ -14,7 +14,7 @@ void AddKeysCommand(CLI::App& app, CliContext* ctx);
 void AddUsersCommand(CLI::App& app, CliContext* ctx);
 void AddServerCommand(CLI::App& app, CliContext* ctx);
 void AddVersionCommand(CLI::App& app, CliContext* ctx);
-void AddMountCommands(CLI::App& app, CliContext* ctx);  // mount (listed), unmount, status
+void AddMountCommands(CLI::App& app, CliContext* ctx);    // mount (listed), unmount, status
 void AddLineageCommands(CLI::App& app, CliContext* ctx);  // checkpoints, branches
 
 // Replaces this process with archil-server (installed beside this binary) and `args`.

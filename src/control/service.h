@@ -72,8 +72,7 @@ class ControlService {
   // `branch` names a branch of the disk's lineage; "" = the disk `disk_id` itself.
   Result<std::vector<CheckpointView>> ListCheckpoints(std::string_view disk_id,
                                                       std::string_view branch);
-  Status DeleteCheckpoint(std::string_view disk_id, std::string_view branch,
-                          std::string_view name);
+  Status DeleteCheckpoint(std::string_view disk_id, std::string_view branch, std::string_view name);
   Result<BranchResult> CreateBranch(const CreateBranchRequest& request);
   // Live branches first by age, hidden ones marked.
   Result<std::vector<BranchView>> ListBranches(std::string_view disk_id);

@@ -7,8 +7,9 @@ namespace archil {
 
 Result<LineageStore*> ControlService::Lineages() const {
   if (lineage_ == nullptr) {
-    return Status::Unavailable("this server has no data plane: checkpoints and branches are "
-                               "served by the server that holds the disks");
+    return Status::Unavailable(
+        "this server has no data plane: checkpoints and branches are "
+        "served by the server that holds the disks");
   }
   return lineage_;
 }
@@ -32,8 +33,7 @@ Result<DiskId> ControlService::ResolveBranch(std::string_view disk_id,
   for (const BranchView& b : branches) {
     if (b.name == branch && !b.hidden) return b.disk;
   }
-  return Status::NotFound("disk '" + disk.str() + "' has no branch '" + std::string(branch) +
-                          "'");
+  return Status::NotFound("disk '" + disk.str() + "' has no branch '" + std::string(branch) + "'");
 }
 
 Result<std::vector<CheckpointView>> ControlService::ListCheckpoints(std::string_view disk_id,

@@ -211,8 +211,7 @@ class Engine {
   void QueuePurge(DiskNo disk) ARCHIL_EXCLUDES(mu_);
   void PurgeLoop() ARCHIL_EXCLUDES(mu_);
   // The branch of the lineage rooted at `root` made with Idempotency-Key `key`, if any.
-  Result<std::optional<BranchInfo>> FindByIdempotencyKey(Txn& t, DiskNo root,
-                                                         std::string_view key);
+  Result<std::optional<BranchInfo>> FindByIdempotencyKey(Txn& t, DiskNo root, std::string_view key);
   // The head of a disk, hidden ones included. NotFound if unknown.
   Result<std::shared_ptr<DiskFs>> Head(DiskNo disk) ARCHIL_EXCLUDES(mu_);
   void SyncLoop();

@@ -17,8 +17,8 @@ Status NoCheckpointNamed(std::string_view name) {
 }
 
 BranchInfo BranchInfoOf(const BranchRecord& b, std::string_view name) {
-  return BranchInfo{b.child,   b.parent, std::string(name), b.from_checkpoint, b.fork_epoch,
-                    b.created, b.idempotency_key, false};
+  return BranchInfo{b.child,      b.parent,  std::string(name), b.from_checkpoint,
+                    b.fork_epoch, b.created, b.idempotency_key, false};
 }
 
 bool ValidBranchName(std::string_view name) {
@@ -116,8 +116,7 @@ Result<BranchCreated> Engine::CreateBranch(const BranchRequest& req) {
     ARCHIL_ASSIGN_OR_RETURN(CkptRecord ckpt, DecodeCkpt(*cv));
     if (ckpt.epoch != fork) return Status::Busy("checkpoint changed; retry");
     if (ckpt.state != CkptState::kCommitted) {
-      return Status::FailedPrecondition("checkpoint '" + req.checkpoint +
-                                        "' is not committed yet");
+      return Status::FailedPrecondition("checkpoint '" + req.checkpoint + "' is not committed yet");
     }
     // The lineage root hands out the branch's inode-number space.
     const std::string root_key = MetaKey(p.root, MetaType::kDisk);
@@ -178,13 +177,13 @@ Result<BranchCreated> Engine::CreateBranch(const BranchRequest& req) {
     MutexLock lock(&mu_);
     disks_[req.child.value()] = fs;
   }
-  BranchInfo info{req.child, req.parent, req.name, req.checkpoint, fork, now,
-                  req.idempotency_key, false};
+  BranchInfo info{req.child, req.parent,          req.name, req.checkpoint, fork,
+                  now,       req.idempotency_key, false};
   return BranchCreated{std::move(info), true};
 }
 
 Result<std::optional<BranchInfo>> Engine::FindByIdempotencyKey(Txn& t, DiskNo root,
-                                                                std::string_view key) {
+                                                               std::string_view key) {
   const std::string names = MetaKey(root, MetaType::kBranch);
   auto it = t.NewIterator(core_.cfs[Cf::kMeta]);
   for (it->Seek(names); it->Valid() && it->key().starts_with(names); it->Next()) {

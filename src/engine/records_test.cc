@@ -63,7 +63,8 @@ CkptRecord RandomCkpt(Rng& r) {
 }
 
 BranchRecord RandomBranch(Rng& r) {
-  return BranchRecord{DiskNo(r.U64()), DiskNo(r.U64()), Epoch(r.U64()), r.I64(),
+  return BranchRecord{DiskNo(r.U64()),          DiskNo(r.U64()),
+                      Epoch(r.U64()),           r.I64(),
                       r.Bytes(r.Range(0, 100)), r.Bytes(r.Range(0, 2) == 0 ? 0 : r.Range(1, 64))};
 }
 

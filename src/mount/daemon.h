@@ -29,7 +29,7 @@ struct DaemonOptions {
   std::string run_dir;  // where mount records go
   bool read_only = false;
   std::string checkpoint;  // "" = the disk's head; else that checkpoint (read_only is set)
-  bool force = false;  // take the disk over from a mount elsewhere
+  bool force = false;      // take the disk over from a mount elsewhere
   uint32_t read_ahead_kb = 1024;
   uint32_t max_cache_mb = 0;  // 0: the kernel's default bound on dirty pages
   int sync_interval_ms = 2000;

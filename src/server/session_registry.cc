@@ -56,7 +56,7 @@ Status SessionRegistry::LoadDisk(engine::DiskNo disk) {
     if (sessions_.count(st.id)) continue;
     const engine::SessionRecord& r = st.record;
     SessionIdentity id{
-        st.id,      r.holder_id, r.token_id,   disk,       posix::Ino(r.root_ino.value()),
+        st.id,      r.holder_id, r.token_id,   disk,        posix::Ino(r.root_ino.value()),
         r.lease_ms, r.hostname,  r.mount_path, r.client_id, ""};
     std::shared_ptr<Session> s = Make(std::move(id), r.slots, fs);
     for (auto& [slot, rec] : st.slots) {
