@@ -109,14 +109,9 @@ void EngineDisks::OnTokenRevoked(const DiskId& disk, std::string_view token_id) 
 Status EngineDisks::PurgeDiskData(const DiskId& disk) {
   ARCHIL_ASSIGN_OR_RETURN(engine::DiskNo no, engine::DiskNoFromId(disk));
   if (server::DiskServer* server = server_.load()) server->EndDiskSessions(no);
+  // NotFound: already deleted, or hidden earlier for its branches.
   Status s = engine_->DeleteDisk(no);
-  if (s.code() == Status::Code::kNotFound) {
-    // Already deleted, or hidden earlier for its branches.
-    Result<engine::LineageInfo> l = engine_->Lineage(no);
-    if (l.ok() && l->hidden) return Status::FailedPrecondition("kept for its branches");
-    return Status::Ok();
-  }
-  ARCHIL_RETURN_IF_ERROR(s);
+  if (!s.ok() && s.code() != Status::Code::kNotFound) return s;
   Result<engine::LineageInfo> l = engine_->Lineage(no);
   if (l.ok() && l->hidden) return Status::FailedPrecondition("kept for its branches");
   return Status::Ok();

@@ -690,7 +690,7 @@ void DiskServer::SessionCreate(const ConnPtr& c, const proto::FrameHeader& h,
     }
   }
   const uint32_t slots = m.slots() == 0 ? kDefaultSlots : std::clamp(m.slots(), 1u, kMaxSlots);
-  Result<std::shared_ptr<Session>> s = registry_.Create(std::move(id), slots);
+  Result<std::shared_ptr<Session>> s = registry_.Create(std::move(id), slots, std::move(view));
   if (!s.ok()) {
     ARCHIL_LOG(kError) << "server: creating a session: " << s.status().ToString();
     return Error(c, h, proto::WireStatusForErrno(ErrnoFor(s.status())),

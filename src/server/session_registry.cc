@@ -28,13 +28,12 @@ std::shared_ptr<Session> SessionRegistry::Make(SessionIdentity identity, uint32_
   return std::make_shared<Session>(std::move(identity), slots, engine_, fs, std::move(view));
 }
 
-Result<std::shared_ptr<Session>> SessionRegistry::Create(SessionIdentity identity, uint32_t slots) {
+Result<std::shared_ptr<Session>> SessionRegistry::Create(SessionIdentity identity, uint32_t slots,
+                                                         std::shared_ptr<posix::FileSystem> view) {
   ARCHIL_RETURN_IF_ERROR(SecureRandomBytes(identity.id.data(), identity.id.size()));
   ARCHIL_RETURN_IF_ERROR(SecureRandomBytes(identity.holder_id.data(), identity.holder_id.size()));
   std::shared_ptr<Session> s;
-  if (!identity.checkpoint.empty()) {
-    ARCHIL_ASSIGN_OR_RETURN(std::shared_ptr<posix::FileSystem> view,
-                            engine_->OpenCheckpoint(identity.disk, identity.checkpoint));
+  if (view) {
     posix::FileSystem* fs = view.get();
     s = Make(std::move(identity), slots, fs, std::move(view));
   } else {

@@ -26,9 +26,10 @@ class SessionRegistry {
   explicit SessionRegistry(engine::Engine* engine) : engine_(engine) {}
 
   // Creates a session with fresh random ids (identity.id and holder_id are replaced) on the
-  // disk's head, or on a read-only view of identity.checkpoint (not stored). NotFound if the
-  // disk or the checkpoint is not in the engine.
-  Result<std::shared_ptr<Session>> Create(SessionIdentity identity, uint32_t slots)
+  // disk's head; or, with `view` (the engine's view of identity.checkpoint), on that read-only
+  // view, not stored. NotFound if the disk is not in the engine.
+  Result<std::shared_ptr<Session>> Create(SessionIdentity identity, uint32_t slots,
+                                          std::shared_ptr<posix::FileSystem> view = nullptr)
       ARCHIL_EXCLUDES(mu_);
   // The session `id` of `disk`, loading the disk's stored sessions first if this run has not;
   // NotFound if there is none.
