@@ -43,7 +43,8 @@ set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 LATENCY_SRC=${ARCHIL_LATENCY_SCRIPT:-}
 WRITE_DOCS=0 QUICK=0
-ARGS="$*"
+# The command as docs show it: the script's file by its name only, not where it lies here.
+ARGS=$(sed -E 's#(--latency-script )[^ ]*/#\1#' <<< "$*")
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --latency-script) LATENCY_SRC="$2"; shift 2 ;;
