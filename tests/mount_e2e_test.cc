@@ -52,12 +52,14 @@ TEST_F(MountTest, MountedDiskKeepsFilesAcrossRemounts) {
     }
   }
   EXPECT_TRUE(mounted_line);
+  EXPECT_EQ(ReadAheadKb(), "1024");  // the default, set after INIT (which would cap it at 128)
 
   Ran u = Archil({"unmount", mnt_});
   ASSERT_EQ(u.exit_code, 0) << u.err;
   EXPECT_FALSE(fs::exists(mnt_ + "/hello.txt"));
-  EXPECT_FALSE(ProcessAlive(s.value("pid", 0)));  // unmount waits for the daemon
-  ASSERT_EQ(Mount(id).exit_code, 0);              // by id this time
+  EXPECT_FALSE(ProcessAlive(s.value("pid", 0)));                // unmount waits for the daemon
+  ASSERT_EQ(Mount(id, {"--read-ahead", "4096"}).exit_code, 0);  // by id this time
+  EXPECT_EQ(ReadAheadKb(), "4096");
   EXPECT_EQ(Slurp(mnt_ + "/hello.txt"), "hello, disk\n");
   EXPECT_EQ(Slurp(mnt_ + "/a/b/c/deep"), std::string(3 << 20, 'x'));
   EXPECT_EQ(fs::read_symlink(mnt_ + "/link"), "hello.txt");

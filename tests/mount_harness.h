@@ -139,6 +139,15 @@ class MountTest : public CliTest {
     return Archil(args);
   }
 
+  // The kernel's read-ahead of the mount at mnt_ (its bdi's read_ahead_kb), or "" if not found.
+  std::string ReadAheadKb() {
+    std::optional<mount::MountEntry> e = mount::FindMount(mnt_);
+    if (!e) return "";
+    std::string v = Slurp("/sys/class/bdi/0:" + std::to_string(e->minor) + "/read_ahead_kb");
+    while (!v.empty() && v.back() == '\n') v.pop_back();
+    return v;
+  }
+
   pid_t DaemonPid(const std::string& mnt) {
     Ran s = Archil({"--json", "status", mnt});
     json j = json::parse(s.out, nullptr, false);

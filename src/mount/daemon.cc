@@ -208,13 +208,6 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   }
   std::optional<MountEntry> entry = FindMount(o.mountpoint);
   unsigned minor = entry ? entry->minor : 0;
-  if (entry) {
-    std::string bdi = "/sys/class/bdi/0:" + std::to_string(minor);
-    WriteSysfs(bdi + "/read_ahead_kb", std::to_string(o.read_ahead_kb));
-    if (o.max_cache_mb > 0) {
-      WriteSysfs(bdi + "/max_bytes", std::to_string(uint64_t{o.max_cache_mb} << 20));
-    }
-  }
 
   const pid_t self = getpid();
   std::thread loop([&adapter, self] {
@@ -229,6 +222,15 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
     loop.join();
     (void)disk->Goodbye();
     return ExitCodeFor(Status::Code::kIoError);
+  }
+  if (entry) {
+    // After INIT: the kernel sets the read-ahead from INIT's reply (capped at its own offer,
+    // 128 KiB), overwriting anything written before.
+    std::string bdi = "/sys/class/bdi/0:" + std::to_string(minor);
+    WriteSysfs(bdi + "/read_ahead_kb", std::to_string(o.read_ahead_kb));
+    if (o.max_cache_mb > 0) {
+      WriteSysfs(bdi + "/max_bytes", std::to_string(uint64_t{o.max_cache_mb} << 20));
+    }
   }
   const double mount_ms = static_cast<double>(MonotonicNanos() - o.start_ns) / 1e6;
   char line[96];
