@@ -357,10 +357,17 @@ TEST(DiskServer, PipelinedWritesOfOneFileApplyInTheOrderSent) {
     w.set_crc32c(Crc32c(data));
     raw.Send(proto::kTypeWrite, w, data);
   }
+  const engine::CommitStats before = h.engine().commit_stats();
   raw.Flush();
   for (int i = 0; i < kWrites; ++i) ASSERT_EQ(raw.Receive().header.status, proto::WireStatus::kOk);
   EXPECT_EQ(*RemoteFs(c.get()).Read(posix::Ino(ino), 0, 4096),
             std::string(4096, static_cast<char>('A' + (kWrites - 1) % 50)));
+  // Ordered, yet not one at a time: a write starts once the previous one has its place in the
+  // engine's queue, so the file's writes share groups and syncs (ADR 0015).
+  const engine::CommitStats after = h.engine().commit_stats();
+  EXPECT_EQ(after.ops - before.ops, uint64_t{kWrites});
+  EXPECT_LT(after.groups - before.groups, uint64_t{kWrites} / 2)
+      << "the writes of one file were committed one by one";
 }
 
 // Many clients sending 1 MiB writes at once to a server that may hold only 4 MiB of requests in

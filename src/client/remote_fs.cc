@@ -206,8 +206,13 @@ Result<std::string> RemoteFs::Read(posix::Ino ino, uint64_t offset, size_t lengt
     ARCHIL_ASSIGN_OR_RETURN(
         auto r, client_->CallAs<v1::ReadReply>(proto::kTypeRead, m, nullptr, {}, &data));
     if (Crc32c(data) != r.crc32c()) return Status::Errno(EIO, "read data failed its checksum");
-    out += data;
-    if (data.size() < m.length()) break;  // end of file
+    const bool at_eof = data.size() < m.length();
+    if (out.empty()) {
+      out = std::move(data);  // one piece: nearly every read
+    } else {
+      out += data;
+    }
+    if (at_eof) break;
   }
   return out;
 }

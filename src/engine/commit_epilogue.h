@@ -42,7 +42,22 @@ class EpilogueScope {
   EpilogueScope& operator=(const EpilogueScope&) = delete;
 };
 
+// Installs `on_queued` for the calling thread's next mutation until the scope ends: it runs as
+// soon as that mutation's commit has its place in the queue (CommitQueue::Commit's on_queued),
+// before it is durable. Only the operation's first commit takes it, as for the epilogue. The
+// disk server uses it to let the next write to the same file start (ADR 0015).
+// REQUIRES: no other OnQueuedScope is active on this thread.
+class OnQueuedScope {
+ public:
+  explicit OnQueuedScope(std::function<void()> on_queued);
+  ~OnQueuedScope();  // uninstalls it if no mutation took it
+  OnQueuedScope(const OnQueuedScope&) = delete;
+  OnQueuedScope& operator=(const OnQueuedScope&) = delete;
+};
+
 // Engine internals: the calling thread's epilogue, uninstalled; empty if none.
 CommitEpilogue TakeEpilogue();
+// Engine internals: the calling thread's on_queued hook, uninstalled; empty if none.
+std::function<void()> TakeOnQueued();
 
 }  // namespace archil::engine

@@ -1,5 +1,6 @@
 #include "engine/commit_queue.h"
 
+#include <algorithm>
 #include <cerrno>
 
 namespace archil::engine {
@@ -7,6 +8,7 @@ namespace archil::engine {
 struct CommitQueue::Entry {
   explicit Entry(Mutex* mu) : wake(mu) {}
   std::function<Status(Txn&)> prepare;
+  std::function<void()> on_queued;         // Commit's: runs once e is in the queue
   std::optional<rocksdb::WriteBatch> raw;  // CommitBatch: written alone, instead of a prepare
   bool wait_durable = true;                // false: CommitUnsynced
   Status result;
@@ -62,9 +64,10 @@ CommitQueue::~CommitQueue() {
   while (!queue_.empty() || in_flight_ > 0) idle_.Wait(&mu_);
 }
 
-Status CommitQueue::Commit(std::function<Status(Txn&)> prepare) {
+Status CommitQueue::Commit(std::function<Status(Txn&)> prepare, std::function<void()> on_queued) {
   Entry e(&mu_);
   e.prepare = std::move(prepare);
+  e.on_queued = std::move(on_queued);
   return Enqueue(&e);
 }
 
@@ -91,6 +94,12 @@ Status CommitQueue::Enqueue(Entry* e) {
       // No group applies, so the queue held nothing before e: e is at its front.
       leading_ = true;
       e->lead = true;
+    }
+    if (e->on_queued) {
+      // Outside mu_: the hook may start mutations of its own (on other threads), queued after e.
+      mu_.Unlock();
+      e->on_queued();
+      mu_.Lock();
     }
     while (!e->done && !e->lead) e->wake.Wait(&mu_);
     if (e->done) return e->result;
@@ -225,6 +234,7 @@ CommitQueue::Applied CommitQueue::Apply(std::vector<Entry*>& group) {
   rocksdb::WriteBatchWithIndex batch(rocksdb::BytewiseComparator(), 0, /*overwrite_key=*/false);
   std::vector<std::function<void()>> on_apply;
   std::vector<std::function<void()>> on_abort;
+  std::vector<std::pair<std::string, std::function<Status()>>> before_write;
   Applied applied;
   if (group.front()->raw) {
     Entry* e = group.front();
@@ -256,6 +266,7 @@ CommitQueue::Applied CommitQueue::Apply(std::vector<Entry*>& group) {
       for (auto& fn : txn.on_apply_) on_apply.push_back(std::move(fn));
       for (auto& fn : txn.on_durable_) applied.on_durable.push_back(std::move(fn));
       for (auto& fn : txn.on_abort_) on_abort.push_back(std::move(fn));
+      for (auto& kv : txn.before_write_) before_write.push_back(std::move(kv));
     }
   };
   prepare_rest();
@@ -279,6 +290,20 @@ CommitQueue::Applied CommitQueue::Apply(std::vector<Entry*>& group) {
     for (auto& fn : applied.on_durable) fn();
     applied.on_durable.clear();
     return applied;
+  }
+  // What the records point at is durable before any of them reaches the WAL (SyncBeforeWrite).
+  std::vector<std::string_view> synced;
+  for (auto& [key, fn] : before_write) {
+    if (std::find(synced.begin(), synced.end(), key) != synced.end()) continue;
+    synced.push_back(key);
+    if (Status s = fn(); !s.ok()) {
+      for (Entry* e : group) {
+        if (e->result.ok()) e->result = s;
+      }
+      for (auto it = on_abort.rbegin(); it != on_abort.rend(); ++it) (*it)();
+      applied.on_durable.clear();
+      return applied;
+    }
   }
   rocksdb::WriteOptions wo;
   wo.sync = false;  // stage 2 syncs

@@ -81,6 +81,14 @@ class Txn final : public KvReader {
   // Runs if the group's Write fails after this prepare succeeded: undoes in-memory state the
   // prepare changed at once (so that later prepares of its group saw it, e.g. an epoch bump).
   void OnAbort(std::function<void()> fn) { on_abort_.push_back(std::move(fn)); }
+  // Runs after every prepare of the group and before its Write, once per `key` in the group
+  // (the first registration wins): to make durable what the group's records will point at (a
+  // segment's data, formats.md invariant 2), with one fdatasync for every write of the group.
+  // If it fails, nothing of the group is written: each of its mutations fails with the error and
+  // the OnAbort hooks run, but the queue is not broken (the database was not touched).
+  void SyncBeforeWrite(std::string key, std::function<Status()> fn) {
+    before_write_.emplace_back(std::move(key), std::move(fn));
+  }
 
  private:
   friend class CommitQueue;
@@ -89,6 +97,7 @@ class Txn final : public KvReader {
   std::vector<std::function<void()>> on_apply_;
   std::vector<std::function<void()>> on_durable_;
   std::vector<std::function<void()>> on_abort_;
+  std::vector<std::pair<std::string, std::function<Status()>>> before_write_;
   bool wrote_ = false;
 };
 
@@ -111,7 +120,13 @@ class CommitQueue {
   // Runs `prepare` in its turn (see above) and returns once its writes are durable.
   // Returns prepare's error (nothing of it written), the group Write's error, the WAL sync's
   // error (see Failures above), or OK.
-  Status Commit(std::function<Status(Txn&)> prepare) ARCHIL_EXCLUDES(mu_);
+  // `on_queued`, if set, runs on the caller's thread as soon as the mutation has its place in the
+  // queue: every Commit that begins after it returns runs its prepare after this one's, and sees
+  // its writes. It does not run if the queue refuses the mutation (stopping or broken). This is
+  // how a caller orders dependent mutations without waiting for each one's sync (the disk
+  // server's writes to one file, ADR 0015).
+  Status Commit(std::function<Status(Txn&)> prepare, std::function<void()> on_queued = {})
+      ARCHIL_EXCLUDES(mu_);
 
   // As Commit, but returns once the mutation's group is written, without waiting for the WAL sync:
   // it becomes durable with the next sync (any later Commit's, or the engine's syncer), and later
@@ -127,14 +142,17 @@ class CommitQueue {
 
   // As Commit, for a prepare that computes a value.
   template <typename T>
-  Result<T> CommitWith(std::function<Result<T>(Txn&)> prepare) {
+  Result<T> CommitWith(std::function<Result<T>(Txn&)> prepare,
+                       std::function<void()> on_queued = {}) {
     std::optional<T> out;
-    Status s = Commit([&](Txn& txn) -> Status {
-      Result<T> r = prepare(txn);
-      if (!r.ok()) return r.status();
-      out = std::move(r).value();
-      return Status::Ok();
-    });
+    Status s = Commit(
+        [&](Txn& txn) -> Status {
+          Result<T> r = prepare(txn);
+          if (!r.ok()) return r.status();
+          out = std::move(r).value();
+          return Status::Ok();
+        },
+        std::move(on_queued));
     if (!s.ok()) return s;
     return std::move(*out);
   }

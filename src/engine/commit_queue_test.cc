@@ -132,6 +132,102 @@ TEST_F(CommitQueueTest, LaterMutationsSeeEarlierOnesAndHooksRunOnCommit) {
   EXPECT_EQ(hooks.load(), 200 * 1'000'001);
 }
 
+// on_queued runs once the mutation has its place: a Commit begun from it, even before the first
+// mutation's prepare has run, runs after it and sees its write (how the disk server orders one
+// file's writes without waiting for each sync).
+TEST_F(CommitQueueTest, ACommitBegunFromOnQueuedRunsAfterIt) {
+  CommitQueue q(db_.get());
+  auto* cf = db_->DefaultColumnFamily();
+  std::atomic<bool> first_prepared{false}, second_queued{false};
+  std::string seen;
+  std::thread second;
+  Status first = q.Commit(
+      [&](Txn& txn) {
+        first_prepared = true;
+        txn.Put(cf, "a", "1");
+        return Status::Ok();
+      },
+      [&] {
+        EXPECT_FALSE(first_prepared) << "on_queued ran after the prepare";
+        second = std::thread([&] {
+          Status s = q.Commit(
+              [&](Txn& txn) {
+                Result<std::string> v = txn.Get(cf, "a");
+                seen = v.ok() ? *v : "<absent>";
+                return Status::Ok();
+              },
+              [&] { second_queued = true; });
+          EXPECT_TRUE(s.ok()) << s.ToString();
+        });
+        // The second is queued before the first has even prepared.
+        while (!second_queued) std::this_thread::yield();
+      });
+  ASSERT_TRUE(first.ok()) << first.ToString();
+  second.join();
+  EXPECT_EQ(seen, "1");
+}
+
+// SyncBeforeWrite hooks run after the group's prepares and before its Write, once per key for the
+// whole group; a failed one fails the group, runs its OnAbort hooks, writes nothing, and leaves
+// the queue working.
+TEST_F(CommitQueueTest, SyncBeforeWriteRunsOncePerKeyBeforeTheGroupIsWritten) {
+  CommitQueue q(db_.get());
+  auto* cf = db_->DefaultColumnFamily();
+  std::atomic<int> queued{0}, seg_syncs{0};
+  std::atomic<bool> leading{false};
+  // The first commit leads alone and holds the lead until the next two are queued: they then
+  // make one group.
+  std::thread lead([&] {
+    ASSERT_TRUE(q.Commit([&](Txn& txn) {
+                   leading = true;
+                   while (queued < 2) std::this_thread::yield();
+                   txn.Put(cf, "c0", "v");
+                   return Status::Ok();
+                 }).ok());
+  });
+  while (!leading) std::this_thread::yield();
+  auto member = [&](const std::string& key) {
+    Status s = q.Commit(
+        [&, key](Txn& txn) {
+          txn.Put(cf, key, "v");
+          txn.SyncBeforeWrite("seg", [&] {
+            seg_syncs++;
+            EXPECT_EQ(Stored("c1"), "<absent>") << "the group was written before its sync";
+            EXPECT_EQ(Stored("c2"), "<absent>") << "the group was written before its sync";
+            return Status::Ok();
+          });
+          return Status::Ok();
+        },
+        [&] { queued++; });
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  };
+  std::thread m1(member, "c1"), m2(member, "c2");
+  lead.join();
+  m1.join();
+  m2.join();
+  EXPECT_EQ(seg_syncs.load(), 1);
+  EXPECT_EQ(q.stats().groups, 2u);
+  EXPECT_EQ(Stored("c1"), "v");
+  EXPECT_EQ(Stored("c2"), "v");
+
+  bool aborted = false;
+  Status failed = q.Commit([&](Txn& txn) {
+    txn.Put(cf, "lost", "v");
+    txn.OnAbort([&] { aborted = true; });
+    txn.SyncBeforeWrite("seg", [] { return Status::Errno(EIO, "fdatasync"); });
+    return Status::Ok();
+  });
+  EXPECT_EQ(ErrnoFor(failed), EIO) << failed.ToString();
+  EXPECT_TRUE(aborted);
+  EXPECT_EQ(Stored("lost"), "<absent>");
+  EXPECT_TRUE(q.health().ok()) << q.health().ToString();
+  ASSERT_TRUE(q.Commit([&](Txn& txn) {
+                 txn.Put(cf, "after", "v");
+                 return Status::Ok();
+               }).ok());
+  EXPECT_EQ(Stored("after"), "v");
+}
+
 // The queue over RocksDB over the power-loss simulator.
 class CommitQueueOnSim : public ::testing::Test {
  protected:

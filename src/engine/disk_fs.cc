@@ -69,20 +69,24 @@ Status DiskFs::Admit(uint64_t bytes) const {
 
 Status DiskFs::Mutate(const std::function<Status(Txn&)>& prepare) {
   CommitEpilogue epilogue = TakeEpilogue();
-  return core_->queue->Commit([&](Txn& t) -> Status {
-    ARCHIL_RETURN_IF_ERROR(prepare(t));
-    if (epilogue) epilogue(t, CommitResult{});
-    return Status::Ok();
-  });
+  return core_->queue->Commit(
+      [&](Txn& t) -> Status {
+        ARCHIL_RETURN_IF_ERROR(prepare(t));
+        if (epilogue) epilogue(t, CommitResult{});
+        return Status::Ok();
+      },
+      TakeOnQueued());
 }
 
 Result<posix::Attr> DiskFs::MutateAttr(const std::function<Result<posix::Attr>(Txn&)>& prepare) {
   CommitEpilogue epilogue = TakeEpilogue();
-  return core_->queue->CommitWith<posix::Attr>([&](Txn& t) -> Result<posix::Attr> {
-    Result<posix::Attr> r = prepare(t);
-    if (r.ok() && epilogue) epilogue(t, CommitResult{&r.value()});
-    return r;
-  });
+  return core_->queue->CommitWith<posix::Attr>(
+      [&](Txn& t) -> Result<posix::Attr> {
+        Result<posix::Attr> r = prepare(t);
+        if (r.ok() && epilogue) epilogue(t, CommitResult{&r.value()});
+        return r;
+      },
+      TakeOnQueued());
 }
 
 Result<posix::Attr> DiskFs::Lookup(posix::Ino parent, std::string_view name) {

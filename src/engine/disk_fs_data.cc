@@ -30,11 +30,12 @@ Result<std::string> DiskFs::Ops::ReadBlocks(KvReader& r, Ino ino, uint64_t first
       uint64_t from = std::max(first, e_first), to = std::min(end, e_end);
       if (from >= to) continue;
       auto seg_blk = static_cast<uint32_t>(e.seg_blk + (from - e_first));
-      ARCHIL_ASSIGN_OR_RETURN(
-          std::string data,
-          c_->segments->Read(e.seg_disk, e.seg_no, seg_blk, static_cast<uint32_t>(to - from)));
+      // Straight into place; blocks that fail their checksum fail the whole read.
+      char* const dst = out.data() + (from - first) * kBlockSize;
+      ARCHIL_RETURN_IF_ERROR(c_->segments->ReadInto(e.seg_disk, e.seg_no, seg_blk,
+                                                    static_cast<uint32_t>(to - from), dst));
       for (uint64_t b = from; b < to; ++b) {
-        const char* p = data.data() + (b - from) * kBlockSize;
+        const char* p = dst + (b - from) * kBlockSize;
         if (Crc32c(p, kBlockSize) != e.crcs[b - e_first]) {
           std::string what = "checksum mismatch: inode " + std::to_string(ino.value()) + " block " +
                              std::to_string(b) + " in segment " +
@@ -43,8 +44,6 @@ Result<std::string> DiskFs::Ops::ReadBlocks(KvReader& r, Ino ino, uint64_t first
           ARCHIL_LOG(kError) << what;
           return Status::Corruption(what);
         }
-        std::copy(p, p + kBlockSize,
-                  out.begin() + static_cast<ptrdiff_t>((b - first) * kBlockSize));
       }
     }
   }
@@ -84,8 +83,10 @@ Result<uint64_t> DiskFs::Ops::WriteBlocks(Txn& t, Ino ino, uint64_t first,
     if (as_intent) {
       t.Put(cf(Cf::kIntent), IntentKey(disk_, seg, seg_blk),
             EncodeIntent({e.crcs, std::string(piece)}));
-    } else if (to_sync.empty() || !(to_sync.back() == seg)) {
-      to_sync.push_back(seg);
+    } else {
+      // The device starts on it now; the group's sync before its Write waits for the rest.
+      c_->segments->StartWriteback(disk_, seg, seg_blk, n);
+      if (to_sync.empty() || !(to_sync.back() == seg)) to_sync.push_back(seg);
     }
     ARCHIL_ASSIGN_OR_RETURN(ChunkRecord chunk, LoadChunk(t, ino, c));
     Versioned<ChunkRecord> v{{ValueKind::kValue, 0, epoch_}, std::move(chunk)};
@@ -102,8 +103,13 @@ Result<uint64_t> DiskFs::Ops::WriteBlocks(Txn& t, Ino ino, uint64_t first,
     ARCHIL_RETURN_IF_ERROR(PutChunk(t, ino, c, v.body));
     pos += n;
   }
-  // Large writes: the data is durable in its segment before any pointer to it is (invariant 2).
-  for (SegNo seg : to_sync) ARCHIL_RETURN_IF_ERROR(c_->segments->Sync(disk_, seg));
+  // Large writes: the data is durable in its segment before any pointer to it is (invariant 2):
+  // the group syncs each segment once, after its prepares and before its Write (ADR 0015).
+  for (SegNo seg : to_sync) {
+    t.SyncBeforeWrite(c_->segments->Path(disk_, seg), [segments = c_->segments, disk = disk_, seg] {
+      return segments->Sync(disk, seg);
+    });
+  }
   return replaced;
 }
 
@@ -199,7 +205,10 @@ Result<std::string> DiskFs::Read(posix::Ino ino, uint64_t offset, size_t length)
   uint64_t end = std::min<uint64_t>(n.rec.size, offset + length);
   uint64_t first = offset / kBlockSize, last = (end + kBlockSize - 1) / kBlockSize;
   ARCHIL_ASSIGN_OR_RETURN(std::string blocks, ops.ReadBlocks(view, n.ino, first, last - first));
-  return blocks.substr(offset - first * kBlockSize, end - offset);
+  // In place: an aligned read (the kernel's, nearly always) only drops its tail.
+  blocks.erase(0, offset - first * kBlockSize);
+  blocks.resize(end - offset);
+  return blocks;
 }
 
 Result<posix::Attr> DiskFs::Write(posix::Ino ino, uint64_t offset, std::string_view data) {

@@ -100,7 +100,9 @@ class DiskFs::Ops {
   Result<std::string> ReadBlocks(KvReader& r, Ino ino, uint64_t first, uint64_t n);
 
   // Writes whole blocks starting at file block `first` into a fresh place in the open segment and
-  // points the chunk maps at it. Returns the number of blocks that held data before.
+  // points the chunk maps at it. Returns the number of blocks that held data before. Up to 64 KiB
+  // ride in the batch as intents; a larger write's segment is synced by the group before its
+  // Write (Txn::SyncBeforeWrite).
   Result<uint64_t> WriteBlocks(Txn& t, Ino ino, uint64_t first, std::string_view blocks);
   // Drops blocks [first, first + n) from the chunk maps; returns how many held data.
   Result<uint64_t> DropBlocks(Txn& t, Ino ino, uint64_t first, uint64_t n);

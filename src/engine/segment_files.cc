@@ -75,20 +75,31 @@ Status SegmentFiles::Write(DiskNo disk, SegNo seg, uint32_t blk, std::string_vie
   return f->Pwrite(uint64_t{blk} * kBlockSize, data);
 }
 
+void SegmentFiles::StartWriteback(DiskNo disk, SegNo seg, uint32_t blk, uint32_t nblk) {
+  Result<io::File*> f = Handle(disk, seg);
+  if (f.ok()) (*f)->StartWriteback(uint64_t{blk} * kBlockSize, uint64_t{nblk} * kBlockSize);
+}
+
 Status SegmentFiles::Sync(DiskNo disk, SegNo seg) {
   ARCHIL_ASSIGN_OR_RETURN(io::File * f, Handle(disk, seg));
   return f->Sync();
 }
 
 Result<std::string> SegmentFiles::Read(DiskNo disk, SegNo seg, uint32_t blk, uint32_t nblk) {
-  ARCHIL_ASSIGN_OR_RETURN(io::File * f, Handle(disk, seg));
   std::string out(size_t{nblk} * kBlockSize, '\0');
-  ARCHIL_ASSIGN_OR_RETURN(size_t n, f->Pread(uint64_t{blk} * kBlockSize, out.size(), out.data()));
-  if (n != out.size()) {
+  ARCHIL_RETURN_IF_ERROR(ReadInto(disk, seg, blk, nblk, out.data()));
+  return out;
+}
+
+Status SegmentFiles::ReadInto(DiskNo disk, SegNo seg, uint32_t blk, uint32_t nblk, char* out) {
+  ARCHIL_ASSIGN_OR_RETURN(io::File * f, Handle(disk, seg));
+  const size_t want = size_t{nblk} * kBlockSize;
+  ARCHIL_ASSIGN_OR_RETURN(size_t n, f->Pread(uint64_t{blk} * kBlockSize, want, out));
+  if (n != want) {
     return Status::Corruption("segment " + Path(disk, seg) + " ends before block " +
                               std::to_string(blk + nblk));
   }
-  return out;
+  return Status::Ok();
 }
 
 Status SegmentFiles::Remove(DiskNo disk, SegNo seg) {

@@ -28,11 +28,17 @@ class SegmentFiles {
   Status Create(DiskNo disk, SegNo seg) ARCHIL_EXCLUDES(mu_);
   // Writes `data` (whole blocks) at block `blk`; durable only after Sync.
   Status Write(DiskNo disk, SegNo seg, uint32_t blk, std::string_view data) ARCHIL_EXCLUDES(mu_);
+  // Starts writing `nblk` blocks from `blk` to the device without waiting (a hint for a later
+  // Sync; io::File::StartWriteback).
+  void StartWriteback(DiskNo disk, SegNo seg, uint32_t blk, uint32_t nblk) ARCHIL_EXCLUDES(mu_);
   // fdatasync: everything written to this segment before the call is durable.
   Status Sync(DiskNo disk, SegNo seg) ARCHIL_EXCLUDES(mu_);
   // `nblk` blocks from `blk`. Corruption if the file is shorter (committed data is never past
   // the end of its segment once intents are replayed).
   Result<std::string> Read(DiskNo disk, SegNo seg, uint32_t blk, uint32_t nblk)
+      ARCHIL_EXCLUDES(mu_);
+  // As Read, into `out` (nblk * kBlockSize bytes), sparing a copy.
+  Status ReadInto(DiskNo disk, SegNo seg, uint32_t blk, uint32_t nblk, char* out)
       ARCHIL_EXCLUDES(mu_);
   // Unlinks one segment; durable when this returns. OK if it does not exist.
   Status Remove(DiskNo disk, SegNo seg) ARCHIL_EXCLUDES(mu_);

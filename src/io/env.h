@@ -55,6 +55,13 @@ class File {
   virtual Status Pwrite(uint64_t offset, std::string_view data) = 0;
   // fdatasync(2): makes this file's contents and size durable (not its name; see Env::SyncDir).
   virtual Status Sync() = 0;
+  // A hint: starts writing [offset, offset + len) to the device without waiting for it
+  // (sync_file_range(SYNC_FILE_RANGE_WRITE)), so that a later Sync has less left to wait for.
+  // It makes nothing durable. The default does nothing.
+  virtual void StartWriteback(uint64_t offset, uint64_t len) {
+    (void)offset;
+    (void)len;
+  }
   // Current size in bytes.
   virtual Result<uint64_t> Size() = 0;
   // Sets the size to `size`: shortens, or extends with zeros.

@@ -57,6 +57,12 @@ class PosixFile final : public File {
     return Status::Ok();
   }
 
+  void StartWriteback(uint64_t offset, uint64_t len) override {
+    // Best effort: an error here (EIO, ENOSPC) shows again at the Sync that matters.
+    (void)::sync_file_range(fd_, static_cast<off64_t>(offset), static_cast<off64_t>(len),
+                            SYNC_FILE_RANGE_WRITE);
+  }
+
   Result<uint64_t> Size() override {
     struct stat st;
     if (::fstat(fd_, &st) != 0) return Err("fstat", path_);

@@ -9,10 +9,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <optional>
 
 #include "base/log.h"
 #include "base/random.h"
+#include "engine/commit_epilogue.h"
 #include "proto/messages.h"
 #include "proto/validate.h"
 #include "server/attr_convert.h"
@@ -395,15 +398,26 @@ bool DiskServer::OnFrame(const ConnPtr& c, proto::Frame frame) {
     return true;
   }
   InodeOrder::TicketPtr ticket = InodeOrder::NewTicket(MutationKeys(h.type, **m));
-  auto run = [this, c, f, m, ticket] {
-    Work(c, *f, m->get(), WireStatus::kOk);
-    std::vector<std::function<void()>> next = c->order.Finish(ticket);
-    if (next.empty()) return;
-    MutexLock lock(&lf_mu_);
-    for (auto& n : next) {
-      jobs_.push_back(std::move(n));
-      lf_cv_.Signal();
+  auto run = [this, c, f, m, ticket, type = h.type] {
+    auto finished = std::make_shared<std::atomic<bool>>(false);
+    auto finish = [this, c, ticket, finished] {
+      if (finished->exchange(true)) return;
+      std::vector<std::function<void()>> next = c->order.Finish(ticket);
+      if (next.empty()) return;
+      MutexLock lock(&lf_mu_);
+      for (auto& n : next) {
+        jobs_.push_back(std::move(n));
+        lf_cv_.Signal();
+      }
+    };
+    {
+      // A WRITE is one commit: the next mutation of its file may start as soon as that commit has
+      // its place in the engine's queue, so that a file's writes share syncs (ADR 0015).
+      std::optional<engine::OnQueuedScope> early;
+      if (type == proto::kTypeWrite) early.emplace(finish);
+      Work(c, *f, m->get(), WireStatus::kOk);
     }
+    finish();
   };
   // The work holds its ticket until it is taken out to run (TakeRun), which breaks the cycle.
   if (c->order.Arrive(ticket, std::move(run))) ready_.push_back(InodeOrder::TakeRun(ticket));
