@@ -1,6 +1,10 @@
 // The `archil` and `archil-server` binaries end to end, as a user runs them: a real server process
 // started through `archil server`, found through its advertisement, driven by the CLI.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <nlohmann/json.hpp>
@@ -59,6 +63,74 @@ TEST_F(CliTest, VersionAndUsageErrors) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_EQ(r.err.rfind("archil: ", 0), 0u) << r.err;
   }
+  EXPECT_NE(Archil({"frobnicate"}).err.find("unknown command 'frobnicate'"), std::string::npos);
+}
+
+// A server whose replies have the wrong shape ("data" of the wrong type) gets a clear error from
+// every command that reads them, never an abort.
+TEST_F(CliTest, RepliesOfTheWrongShapeAreErrorsNotCrashes) {
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(listener, 16), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  std::atomic<bool> stop{false};
+  std::thread fake([&] {
+    while (!stop) {
+      int c = accept(listener, nullptr, nullptr);
+      if (c < 0) return;
+      char buf[4096];
+      (void)!read(c, buf, sizeof(buf));
+      const std::string body = R"({"success":true,"data":[1]})";
+      const std::string reply =
+          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+          std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+      (void)!write(c, reply.data(), reply.size());
+      close(c);
+    }
+  });
+  const std::string endpoint = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  for (std::vector<std::string> cmd : {std::vector<std::string>{"disks", "list"},
+                                       {"disks", "get", "x"},
+                                       {"disks", "create", "x"},
+                                       {"keys", "list"},
+                                       {"--json", "disks", "list"},
+                                       {"branches", "list", "x"},
+                                       {"checkpoints", "list", "x"}}) {
+    cmd.insert(cmd.begin(), {"--endpoint", endpoint, "--api-key", "key-x"});
+    Ran r = Archil(cmd);
+    EXPECT_LT(r.exit_code, 128) << cmd[4] << " " << cmd[5] << " was killed: " << r.err;
+    EXPECT_NE(r.exit_code, 0) << cmd[4] << " " << cmd[5] << ": " << r.out;
+    EXPECT_EQ(r.err.rfind("archil: ", 0), 0u) << r.err;
+  }
+  stop = true;
+  shutdown(listener, SHUT_RDWR);
+  close(listener);
+  fake.join();
+}
+
+// -q prints only what a script asks for: a create's id and token, a list's identifiers.
+TEST_F(CliTest, QuietPrintsOnlyWhatWasAskedFor) {
+  StartServer();
+  Ran created = Archil({"-q", "disks", "create", "quiet"});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  const size_t nl = created.out.find('\n');
+  ASSERT_NE(nl, std::string::npos) << created.out;
+  const std::string id = created.out.substr(0, nl);
+  EXPECT_EQ(id.rfind("dsk-", 0), 0u) << created.out;
+  EXPECT_EQ(created.out.substr(nl + 1).rfind("adt_", 0), 0u) << created.out;
+  EXPECT_EQ(std::count(created.out.begin(), created.out.end(), '\n'), 2) << created.out;
+  Ran again = Archil({"-q", "disks", "create", "quiet"});  // idempotent: the id only
+  EXPECT_EQ(again.out, id + "\n");
+  Ran list = Archil({"-q", "disks", "list"});
+  EXPECT_EQ(list.out, id + "\n");
+  Ran keys = Archil({"-q", "keys", "list"});
+  EXPECT_EQ(std::count(keys.out.begin(), keys.out.end(), '\n'), 1) << keys.out;  // the admin key
+  EXPECT_EQ(keys.out.find("ID"), std::string::npos) << "no header: " << keys.out;
 }
 
 TEST_F(CliTest, NoServerSaysHowToStartOne) {

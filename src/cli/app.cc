@@ -1,4 +1,6 @@
 #include <cstdio>
+#include <exception>
+#include <string>
 
 #include "api/exit_code.h"
 #include "base/log.h"
@@ -50,6 +52,15 @@ int RunCli(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
+    if (app.get_subcommands().empty()) {
+      // The first word that is not a flag names the command: say that it is not one.
+      for (const std::string& word : app.remaining()) {
+        if (!word.empty() && word[0] != '-') {
+          what = "unknown command '" + word + "'";
+          break;
+        }
+      }
+    }
     std::fprintf(stderr, "archil: %s (see `archil --help`, or `archil <command> --help`)\n",
                  what.c_str());
     return 2;
@@ -60,7 +71,14 @@ int RunCli(int argc, char** argv) {
     return 2;
   }
   SetLogLevel(*level);
-  Status result = ctx.action ? ctx.action() : Status::Internal("no command chosen");
+  Status result;
+  try {
+    result = ctx.action ? ctx.action() : Status::Internal("no command chosen");
+  } catch (const std::exception& e) {
+    // A reply of an unexpected shape must not abort the CLI (the JSON library throws on a type
+    // it was not asked for): it is the server's protocol error, said as such.
+    result = Status::Corruption(std::string("the server's reply could not be read: ") + e.what());
+  }
   if (!result.ok()) std::fprintf(stderr, "%s\n", ErrorLine(result).c_str());
   return ExitCodeFor(result.code());
 }

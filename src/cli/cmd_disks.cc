@@ -45,8 +45,15 @@ Status Create(const CliContext& ctx, const CreateArgs& a) {
   if (!created.users.empty()) token = created.users[0].token.value_or("");
   if (created.created) {
     if (token.empty()) return Status::Corruption("the server created the disk but sent no token");
+    if (ctx.options.quiet) {
+      // What a script asks for: the id, then the token, one per line.
+      std::printf("%s\n%s\n", id.c_str(), token.c_str());
+      return Status::Ok();
+    }
     std::printf("created disk %s (%s)\n", id.c_str(), a.name.c_str());
     std::printf("disk token, shown only now (export ARCHIL_MOUNT_TOKEN=...):\n%s\n", token.c_str());
+  } else if (ctx.options.quiet) {
+    std::printf("%s\n", id.c_str());
   } else {
     std::printf(
         "disk %s (%s) already exists with these settings; its token is not shown again "
@@ -75,7 +82,7 @@ Status List(const CliContext& ctx, const std::string& name, std::optional<uint32
     PrintJson(all);
     return Status::Ok();
   }
-  PrintTable(kDiskHeader, rows);
+  PrintTable(ctx.options.quiet, kDiskHeader, rows);
   return Status::Ok();
 }
 
@@ -86,7 +93,7 @@ Status Get(const CliContext& ctx, const std::string& ref) {
     PrintJson(d.raw);
     return Status::Ok();
   }
-  PrintTable(kDiskHeader, {DiskRow(d.disk)});
+  PrintTable(ctx.options.quiet, kDiskHeader, {DiskRow(d.disk)});
   return Status::Ok();
 }
 

@@ -42,7 +42,7 @@ Status List(const CliContext& ctx) {
     PrintJson(all);
     return Status::Ok();
   }
-  PrintTable({"ID", "NAME", "KEY", "CREATED", "DESCRIPTION"}, rows);
+  PrintTable(ctx.options.quiet, {"ID", "NAME", "KEY", "CREATED", "DESCRIPTION"}, rows);
   return Status::Ok();
 }
 

@@ -119,7 +119,7 @@ Status ListCheckpoints(const CliContext& ctx, const std::string& ref, const std:
   }
   std::vector<std::vector<std::string>> rows;
   for (const wire::Checkpoint& c : cps) rows.push_back({c.name, c.status, c.created_at});
-  PrintTable({"NAME", "STATUS", "CREATED"}, rows);
+  PrintTable(ctx.options.quiet, {"NAME", "STATUS", "CREATED"}, rows);
   return Status::Ok();
 }
 
@@ -184,7 +184,7 @@ Status ListBranches(const CliContext& ctx, const std::string& ref) {
   }
   std::vector<std::vector<std::string>> rows;
   for (const wire::Branch& b : branches) rows.push_back(BranchRow(b));
-  PrintTable(kBranchHeader, rows);
+  PrintTable(ctx.options.quiet, kBranchHeader, rows);
   return Status::Ok();
 }
 
@@ -199,7 +199,7 @@ Status GetBranch(const CliContext& ctx, const std::string& ref, const std::strin
     PrintJson(r.data);
     return Status::Ok();
   }
-  PrintTable(kBranchHeader, {BranchRow(b)});
+  PrintTable(ctx.options.quiet, kBranchHeader, {BranchRow(b)});
   return Status::Ok();
 }
 

@@ -35,7 +35,7 @@ Status List(const CliContext& ctx, const std::string& disk) {
   for (const wire::User& u : d.disk.users) {
     rows.push_back({u.identifier, u.type, u.nickname, "..." + u.token_suffix, u.created_at});
   }
-  PrintTable({"IDENTIFIER", "TYPE", "NICKNAME", "TOKEN", "CREATED"}, rows);
+  PrintTable(ctx.options.quiet, {"IDENTIFIER", "TYPE", "NICKNAME", "TOKEN", "CREATED"}, rows);
   return Status::Ok();
 }
 

@@ -5,8 +5,14 @@
 
 namespace archil {
 
-void PrintTable(const std::vector<std::string>& header,
+void PrintTable(bool quiet, const std::vector<std::string>& header,
                 const std::vector<std::vector<std::string>>& rows) {
+  if (quiet) {
+    for (const auto& r : rows) {
+      if (!r.empty()) std::printf("%s\n", r[0].c_str());
+    }
+    return;
+  }
   std::vector<size_t> width(header.size(), 0);
   auto widen = [&](const std::vector<std::string>& row) {
     for (size_t i = 0; i < row.size() && i < width.size(); ++i)

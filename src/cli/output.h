@@ -7,8 +7,9 @@
 
 namespace archil {
 
-// Prints a header row and rows, columns padded to the widest cell, to stdout.
-void PrintTable(const std::vector<std::string>& header,
+// Prints a header row and rows, columns padded to the widest cell, to stdout. With `quiet`
+// (-q), only each row's first cell (its identifier), one per line, for scripts.
+void PrintTable(bool quiet, const std::vector<std::string>& header,
                 const std::vector<std::vector<std::string>>& rows);
 
 // Pretty-printed JSON to stdout.

@@ -4,6 +4,7 @@
 
 #include "api/wire.h"
 #include "base/clock.h"
+#include "base/log.h"
 #include "base/status.h"
 #include "base/strings.h"
 
@@ -290,7 +291,13 @@ ApiResponse ErrorResponse(const Status& status) {
 }
 
 ApiResponse ApiRouter::Handle(const ApiRequest& request) const {
-  return Dispatch(service_, request).Run();
+  ApiResponse response = Dispatch(service_, request).Run();
+  if (response.status >= 500) {
+    // The server's own failures are logged at the default level, with what the client was told.
+    ARCHIL_LOG(kWarn) << request.method << " " << request.path << " -> " << response.status << " "
+                      << response.body;
+  }
+  return response;
 }
 
 }  // namespace archil
