@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -229,6 +231,46 @@ TEST_F(CliTest, OneServerPerDataDir) {
   EXPECT_EQ(second.exit_code, 5) << second.err;
   EXPECT_NE(second.err.find("another archil server (pid " + std::to_string(server_) + ")"),
             std::string::npos)
+      << second.err;
+  EXPECT_EQ(Archil({"disks", "list"}).exit_code, 0) << "the first server must be unharmed";
+}
+
+// A second server for the same region on this machine is refused before it touches anything: it
+// would overwrite the first one's advertisement (and delete it on exit). Its files are private.
+TEST_F(CliTest, OneServerPerRegionAndItsFilesArePrivate) {
+  auto Slurp = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  StartServer();
+  const std::string advert = Slurp((dir_ / "run" / "test-1.json").string());
+  Ran second = Archil({"server", "--data-dir", (dir_ / "other").string(), "--api-listen",
+                       "127.0.0.1:0", "--mount-listen", "127.0.0.1:0", "--region", "test-1"});
+  EXPECT_EQ(second.exit_code, 5) << second.err;
+  EXPECT_NE(second.err.find("serves region test-1"), std::string::npos) << second.err;
+  EXPECT_FALSE(fs::exists(dir_ / "other")) << "refused before creating its data directory";
+  EXPECT_EQ(Slurp((dir_ / "run" / "test-1.json").string()), advert);
+  EXPECT_EQ(Archil({"disks", "list"}).exit_code, 0) << "the first server must be unharmed";
+
+  auto mode = [](const fs::path& p) {
+    struct stat st {};
+    return stat(p.c_str(), &st) == 0 ? (st.st_mode & 0777) : 07777u;
+  };
+  EXPECT_EQ(mode(dir_ / "data"), 0700u);
+  EXPECT_EQ(mode(dir_ / "data" / "catalog.db"), 0600u);
+  EXPECT_EQ(mode(dir_ / "data" / "engine"), 0700u);
+  EXPECT_EQ(mode(dir_ / "run" / "test-1.json"), 0644u);  // every local user finds the server
+}
+
+// Two servers never share a catalog given with --catalog (outside their data directories).
+TEST_F(CliTest, OneServerPerCatalog) {
+  const std::string catalog = "sqlite://" + (dir_ / "shared.db").string();
+  StartServer({"--catalog", catalog});
+  Ran second =
+      Archil({"server", "--data-dir", (dir_ / "other").string(), "--api-listen", "127.0.0.1:0",
+              "--mount-listen", "127.0.0.1:0", "--region", "test-2", "--catalog", catalog});
+  EXPECT_EQ(second.exit_code, 5) << second.err;
+  EXPECT_NE(second.err.find("uses " + (dir_ / "shared.db").string()), std::string::npos)
       << second.err;
   EXPECT_EQ(Archil({"disks", "list"}).exit_code, 0) << "the first server must be unharmed";
 }

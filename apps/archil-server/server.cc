@@ -40,10 +40,11 @@ Status MakeDir(const std::string& path, mode_t mode) {
   return Status::FromErrno(errno, "create directory " + path);
 }
 
-// One server per data directory: holds an exclusive lock on DATA_DIR/lock for the process's life
-// (released by the kernel if it dies), with the holder's pid inside for the error message.
-Result<int> LockDataDir(const std::string& dir) {
-  std::string path = dir + "/lock";
+// One server per data directory (and per catalog): holds an exclusive lock on `path` for the
+// process's life (released by the kernel if it dies), with the holder's pid inside for the error
+// message. `what` is the directory or catalog it guards, `flag` the option that names it.
+Result<int> LockExclusive(const std::string& path, const std::string& what,
+                          const std::string& flag) {
   int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return Status::FromErrno(errno, "open " + path);
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -52,8 +53,8 @@ Result<int> LockDataDir(const std::string& dir) {
     close(fd);
     std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?";
     while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
-    return Status::Busy("another archil server (pid " + pid + ") uses " + dir +
-                        ": stop it, or pass a different --data-dir");
+    return Status::Busy("another archil server (pid " + pid + ") uses " + what +
+                        ": stop it, or pass a different " + flag);
   }
   std::string pid = std::to_string(getpid()) + "\n";
   if (ftruncate(fd, 0) != 0 || pwrite(fd, pid.data(), pid.size(), 0) < 0) {
@@ -150,13 +151,41 @@ Status RunServer(const ServerOptions& o) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  // What the server creates is its own: the data directory 0700, the catalog, its WAL, the
+  // engine's files 0600 (the advertisement alone is for every local user, below).
+  umask(077);
+  std::string run_dir = o.run_dir;
+  if (run_dir.empty()) {
+    const char* env = std::getenv("ARCHIL_RUN_DIR");
+    run_dir = env && *env ? env : kDefaultRunDir;
+  }
+  if (std::optional<pid_t> other = LiveAdvertiser(run_dir, o.region); other && *other != getpid()) {
+    return Status::Busy("another archil server (pid " + std::to_string(*other) +
+                        ") serves region " + o.region + " on this machine (" +
+                        AdvertisementPath(run_dir, o.region) +
+                        "): stop it, or pass a different --region or --run-dir");
+  }
   ARCHIL_RETURN_IF_ERROR(MakeDir(o.data_dir, 0700));
-  ARCHIL_ASSIGN_OR_RETURN(int lock_fd, LockDataDir(o.data_dir));
   struct CloseOnExit {
-    int fd;
-    ~CloseOnExit() { close(fd); }
-  } lock_guard{lock_fd};
+    int fd = -1;
+    ~CloseOnExit() {
+      if (fd >= 0) close(fd);
+    }
+  };
+  CloseOnExit data_lock, catalog_lock;
+  ARCHIL_ASSIGN_OR_RETURN(data_lock.fd,
+                          LockExclusive(o.data_dir + "/lock", o.data_dir, "--data-dir"));
+  if (struct stat st; stat(o.data_dir.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+    if (chmod(o.data_dir.c_str(), 0700) == 0) {
+      ARCHIL_LOG(kInfo) << "made " << o.data_dir << " private to its owner (0700)";
+    }
+  }
   ARCHIL_ASSIGN_OR_RETURN(std::string catalog_path, CatalogPath(o));
+  if (!o.catalog.empty()) {
+    // A catalog outside the data directory has a lock of its own: two servers never share one.
+    ARCHIL_ASSIGN_OR_RETURN(catalog_lock.fd,
+                            LockExclusive(catalog_path + ".lock", catalog_path, "--catalog"));
+  }
   ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<SqliteCatalog> catalog,
                           SqliteCatalog::Open(catalog_path));
 
@@ -206,14 +235,13 @@ Status RunServer(const ServerOptions& o) {
       server::DiskServer::Start(dso, engine.get(), &authority, &SystemClock::Instance()));
   engine_disks.set_server(disk_server.get());
 
-  std::string run_dir = o.run_dir;
-  if (run_dir.empty()) {
-    const char* env = std::getenv("ARCHIL_RUN_DIR");
-    run_dir = env && *env ? env : kDefaultRunDir;
-  }
   Endpoints self{o.region, server->url(), disk_server->address(),
                  std::filesystem::absolute(o.data_dir).string() + "/admin-api-key"};
+  // Every local user reads the advertisement (0644 in a 0755 directory); the process's umask is
+  // 077 again right after (a file another thread creates meanwhile lies in the 0700 data dir).
+  umask(022);
   Status advertised = WriteAdvertisement(io::PosixEnv(), run_dir, self, getpid());
+  umask(077);
   if (!advertised.ok()) {
     ARCHIL_LOG(kWarn) << "local CLIs will need --endpoint: " << advertised.ToString();
   }

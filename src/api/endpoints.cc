@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -34,6 +36,46 @@ Status ValidateApiUrl(const std::string& url, const std::string& where) {
                                  " must start with http:// or https://");
 }
 
+// Owned by root or the caller, and not writable by anyone else (or, with `private_only`, not
+// readable either): whether what a file says can be trusted as this machine's and this user's.
+Status CheckTrusted(const struct stat& st, const std::string& path, bool private_only) {
+  if (!S_ISREG(st.st_mode)) return Status::PermissionDenied(path + " is not a regular file");
+  if (st.st_uid != 0 && st.st_uid != geteuid()) {
+    return Status::PermissionDenied(path + " belongs to uid " + std::to_string(st.st_uid) +
+                                    ", neither root nor you");
+  }
+  const mode_t others = private_only ? (S_IRWXG | S_IRWXO) : (S_IWGRP | S_IWOTH);
+  if ((st.st_mode & others) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return Status::PermissionDenied(
+        path + " has mode " + mode +
+        (private_only ? ": others may read it" : ": others may write it"));
+  }
+  return Status::Ok();
+}
+
+// The whole file (at most 64 KiB), if CheckTrusted passes on the open file itself.
+Result<std::string> ReadTrustedFile(const std::string& path, bool private_only) {
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return Status::FromErrno(errno, "open " + path);
+  struct stat st;
+  Status s = fstat(fd, &st) == 0 ? CheckTrusted(st, path, private_only)
+                                 : Status::FromErrno(errno, "stat " + path);
+  std::string text;
+  while (s.ok() && text.size() < (64u << 10)) {
+    char buf[4096];
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) s = Status::FromErrno(errno, "read " + path);
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  if (!s.ok()) return s;
+  return text;
+}
+
 Result<json> ReadJsonFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Status::FromErrno(errno, "read " + path);
@@ -51,18 +93,42 @@ std::string StringField(const json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// A live server's advertisement, or nullopt for stale or unreadable files.
-std::optional<Endpoints> ReadAdvertisement(const std::string& path) {
-  Result<json> j = ReadJsonFile(path);
-  if (!j.ok()) return std::nullopt;
+// Whether `p` is a process that has not exited (a zombie has: its server is gone).
+bool Alive(pid_t p) {
+  if (p <= 0 || (kill(p, 0) != 0 && errno == ESRCH)) return false;
+  std::ifstream stat("/proc/" + std::to_string(p) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;  // no /proc: trust kill(2)
+  const size_t paren = line.rfind(')');
+  return paren == std::string::npos || paren + 2 >= line.size() || line[paren + 2] != 'Z';
+}
+
+struct Advertisement {
+  Endpoints endpoints;
+  pid_t pid = 0;
+};
+
+// A live server's advertisement, or nullopt for stale, untrusted or unreadable files.
+std::optional<Advertisement> ReadAdvertisementFile(const std::string& path) {
+  Result<std::string> text = ReadTrustedFile(path, /*private_only=*/false);
+  if (!text.ok()) return std::nullopt;
+  json parsed = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded() || !parsed.is_object()) return std::nullopt;
+  Result<json> j = std::move(parsed);
   auto pid = j->find("pid");
   if (pid == j->end() || !pid->is_number_integer()) return std::nullopt;
-  pid_t p = static_cast<pid_t>(pid->get<int64_t>());
-  if (p <= 0 || (kill(p, 0) != 0 && errno == ESRCH)) return std::nullopt;
+  const int64_t raw = pid->get<int64_t>();
+  if (raw <= 0 || raw > INT32_MAX || !Alive(static_cast<pid_t>(raw))) return std::nullopt;
   Endpoints e{StringField(*j, "region"), TrimSlash(StringField(*j, "api")),
               StringField(*j, "mount"), StringField(*j, "adminKeyFile")};
   if (e.region.empty() || !ValidateApiUrl(e.api_url, path).ok()) return std::nullopt;
-  return e;
+  return Advertisement{std::move(e), static_cast<pid_t>(raw)};
+}
+
+std::optional<Endpoints> ReadAdvertisement(const std::string& path) {
+  std::optional<Advertisement> a = ReadAdvertisementFile(path);
+  if (!a) return std::nullopt;
+  return std::move(a->endpoints);
 }
 
 std::vector<Endpoints> LocalServers(const std::string& run_dir) {
@@ -116,6 +182,19 @@ ResolveOptions ResolveOptionsFromEnv() {
   }
   o.run_dir = Env("ARCHIL_RUN_DIR").value_or(kDefaultRunDir);
   return o;
+}
+
+std::optional<pid_t> LiveAdvertiser(const std::string& run_dir, const std::string& region) {
+  std::optional<Advertisement> a = ReadAdvertisementFile(AdvertisementPath(run_dir, region));
+  if (!a || a->endpoints.region != region) return std::nullopt;
+  return a->pid;
+}
+
+Result<std::string> ReadAdminKeyFile(const std::string& path) {
+  ARCHIL_ASSIGN_OR_RETURN(std::string text, ReadTrustedFile(path, /*private_only=*/true));
+  std::string key = text.substr(0, text.find('\n'));
+  if (key.empty()) return Status::InvalidArgument(path + " holds no key");
+  return key;
 }
 
 Status ValidateRegionName(const std::string& region) {

@@ -6,7 +6,8 @@
 //        {"regions": {"<region>": {"api": "https://host:port", "mount": "host:port"}}}
 //   3. servers running on this machine, which advertise themselves as
 //        <run dir>/<region>.json = {"region": ..., "api": ..., "pid": ...}
-//      (run dir: ARCHIL_RUN_DIR, default /run/archil). Stale files (dead pid) are ignored.
+//      (run dir: ARCHIL_RUN_DIR, default /run/archil). Stale files (dead pid) are ignored, and so
+//      are files that someone other than root or the caller owns or may write.
 // With no region given, a single live local server is used; several are an error naming them.
 //
 // Thread-safety: free functions over the file system; no shared state.
@@ -49,6 +50,12 @@ ResolveOptions ResolveOptionsFromEnv();
 
 Result<Endpoints> ResolveEndpoints(const ResolveOptions& options);
 
+// The first line of a local server's admin key file, read only if the file is private to the
+// caller: a regular file (not a symlink), owned by the caller or root, with no group or other
+// permissions. Anything else is PermissionDenied, naming what is wrong: an advertisement in a
+// directory others can write must not make the CLI send someone else's file as a credential.
+Result<std::string> ReadAdminKeyFile(const std::string& path);
+
 // Region names: 1 to 64 of [a-z0-9-], starting with a letter or digit.
 Status ValidateRegionName(const std::string& region);
 
@@ -56,6 +63,9 @@ Status ValidateRegionName(const std::string& region);
 // server writes it atomically (control/advertisement.h).
 std::string AdvertisementPath(const std::string& run_dir, const std::string& region);
 std::string AdvertisementJson(const Endpoints& endpoints, pid_t pid);
+// The pid of a live process whose advertisement of `region` is in `run_dir` (and trusted, as the
+// resolver reads it), or nullopt.
+std::optional<pid_t> LiveAdvertiser(const std::string& run_dir, const std::string& region);
 // Removes the advertisement if it is still this process's.
 void RemoveAdvertisement(const std::string& run_dir, const std::string& region, pid_t pid);
 

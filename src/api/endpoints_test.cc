@@ -82,6 +82,45 @@ TEST_F(EndpointsTest, IgnoresStaleAndGarbageAdvertisements) {
   EXPECT_NE(e.status().message().find("archil server"), std::string::npos);
 }
 
+// An advertisement that someone other than root or the caller owns or may write is not trusted:
+// it could point the CLI at any server and name any file as the admin key.
+TEST_F(EndpointsTest, IgnoresAdvertisementsOthersMayWrite) {
+  Endpoints e{"local", "http://127.0.0.1:8420", "127.0.0.1:8421", ""};
+  Advertise(e);
+  const std::string path = AdvertisementPath(opts_.run_dir, "local");
+  fs::permissions(path, fs::perms(0644));
+  ASSERT_TRUE(ResolveEndpoints(opts_).ok());
+  fs::permissions(path, fs::perms(0666));
+  EXPECT_EQ(ResolveEndpoints(opts_).status().code(), Status::Code::kNotFound);
+  fs::permissions(path, fs::perms(0644));
+  fs::create_symlink(path, dir_ / "run" / "other.json");  // a symlink is not followed
+  fs::rename(path, dir_ / "real.json");
+  fs::rename(dir_ / "run" / "other.json", path);
+  EXPECT_EQ(ResolveEndpoints(opts_).status().code(), Status::Code::kNotFound);
+}
+
+TEST_F(EndpointsTest, AdminKeyFileMustBePrivate) {
+  const fs::path key = dir_ / "admin-api-key";
+  WriteFile(key, "key-abc\nsecond line\n");
+  fs::permissions(key, fs::perms(0600));
+  Result<std::string> k = ReadAdminKeyFile(key.string());
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  EXPECT_EQ(*k, "key-abc");
+  fs::permissions(key, fs::perms(0640));
+  EXPECT_EQ(ReadAdminKeyFile(key.string()).status().code(), Status::Code::kPermissionDenied);
+  EXPECT_NE(ReadAdminKeyFile(key.string()).status().message().find("0640"), std::string::npos);
+  fs::permissions(key, fs::perms(0600));
+  fs::create_symlink(key, dir_ / "link");
+  EXPECT_FALSE(ReadAdminKeyFile((dir_ / "link").string()).ok());
+  EXPECT_FALSE(ReadAdminKeyFile("/etc").ok());
+  if (geteuid() == 0) {
+    ASSERT_EQ(chown(key.c_str(), 4242, 4242), 0);
+    Result<std::string> theirs = ReadAdminKeyFile(key.string());
+    EXPECT_EQ(theirs.status().code(), Status::Code::kPermissionDenied);
+    EXPECT_NE(theirs.status().message().find("uid 4242"), std::string::npos);
+  }
+}
+
 TEST_F(EndpointsTest, UnknownRegionSaysWhatToDo) {
   opts_.region = "nowhere";
   Result<Endpoints> e = ResolveEndpoints(opts_);

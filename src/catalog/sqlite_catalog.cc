@@ -244,6 +244,7 @@ Result<std::unique_ptr<SqliteCatalog>> SqliteCatalog::Open(const std::string& pa
   ARCHIL_RETURN_IF_ERROR(c->Exec("PRAGMA journal_mode = WAL").WithContext("catalog " + path));
   ARCHIL_RETURN_IF_ERROR(c->Exec("PRAGMA synchronous = FULL"));
   ARCHIL_RETURN_IF_ERROR(c->Exec("PRAGMA foreign_keys = ON"));
+  ARCHIL_RETURN_IF_ERROR(c->QuickCheck().WithContext("catalog " + path));
   ARCHIL_RETURN_IF_ERROR(c->Migrate().WithContext("catalog " + path));
   if (path != ":memory:") ARCHIL_RETURN_IF_ERROR(c->PreallocateWal(path + "-wal"));
   return c;
@@ -278,6 +279,34 @@ Status SqliteCatalog::PreallocateWal(const std::string& wal_path) {
 SqliteCatalog::~SqliteCatalog() {
   for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
   sqlite3_close(db_);
+}
+
+Status SqliteCatalog::QuickCheck() {
+  // quick_check reads every page (a catalog is small: milliseconds) and answers one row "ok",
+  // or rows naming what is wrong.
+  std::string problems;
+  char* err = nullptr;
+  int rc = sqlite3_exec(
+      db_, "PRAGMA quick_check(8)",
+      [](void* out, int n, char** values, char**) {
+        auto* p = static_cast<std::string*>(out);
+        if (n > 0 && values[0] != nullptr && std::string_view(values[0]) != "ok") {
+          if (!p->empty()) *p += "; ";
+          *p += values[0];
+        }
+        return 0;
+      },
+      &problems, &err);
+  if (rc != SQLITE_OK) {
+    std::string what = err ? err : sqlite3_errstr(rc);
+    sqlite3_free(err);
+    return Status::Corruption("the integrity check could not run: " + what);
+  }
+  if (!problems.empty()) {
+    return Status::Corruption("fails its integrity check (" + problems +
+                              "): restore it from a backup");
+  }
+  return Status::Ok();
 }
 
 Status SqliteCatalog::Exec(const char* sql) {

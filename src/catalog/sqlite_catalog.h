@@ -57,6 +57,9 @@ class SqliteCatalog final : public Catalog {
   Status Migrate() ARCHIL_REQUIRES(mu_);
   Status PreallocateWal(const std::string& wal_path) ARCHIL_REQUIRES(mu_);
   Status Exec(const char* sql) ARCHIL_REQUIRES(mu_);
+  // PRAGMA quick_check at open: Corruption naming the first problems, so that a damaged catalog
+  // stops the server at start instead of failing requests later.
+  Status QuickCheck() ARCHIL_REQUIRES(mu_);
   Result<std::vector<DiskUser>> UsersOf(const DiskId& disk_id) ARCHIL_REQUIRES(mu_);
   Result<Disk> LiveDiskWhere(const char* column, std::string_view value) ARCHIL_REQUIRES(mu_);
   Result<std::vector<DiskId>> DeletingDisks(bool kept) ARCHIL_EXCLUDES(mu_);

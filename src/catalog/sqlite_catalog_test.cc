@@ -98,6 +98,45 @@ TEST_F(SqliteCatalogTest, AStatementThatCannotBePreparedIsAnError) {
   EXPECT_NE(r.status().ToString().find("disk_users"), std::string::npos) << r.status().ToString();
 }
 
+// A catalog with a damaged page is refused at open, naming the problem (it would otherwise fail
+// some requests later, or answer them wrongly).
+TEST_F(SqliteCatalogTest, ADamagedCatalogIsRefusedAtOpen) {
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(catalog_
+                    ->CreateDisk(MakeDisk(Id(1000 + i), "disk-" + std::to_string(i)),
+                                 MakeUser(Hex16(5000 + i), Id(1000 + i)))
+                    .ok());
+  }
+  catalog_.reset();  // the last close checkpoints the WAL into the file
+  const fs::path db = dir_ / "catalog.db";
+  // The root page of disk_users, which opening does not read.
+  int root = 0;
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(db.string().c_str(), &raw), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT rootpage FROM sqlite_master WHERE name='disk_users'",
+                                 -1, &st, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    root = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(raw);
+  }
+  ASSERT_GT(root, 1);
+  {
+    std::fstream f(db, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(root - 1) * 1024);  // its header and cell pointers
+    const std::string junk(64, '\x5a');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  auto c = SqliteCatalog::Open(db.string());
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Status::Code::kCorruption) << c.status().ToString();
+  EXPECT_NE(c.status().message().find("integrity check"), std::string::npos)
+      << c.status().ToString();
+}
+
 TEST_F(SqliteCatalogTest, PaginatesInCreationOrder) {
   for (int i = 0; i < 7; ++i) {
     ASSERT_TRUE(catalog_

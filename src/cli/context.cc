@@ -1,7 +1,6 @@
 #include "cli/context.h"
 
 #include <cstdlib>
-#include <fstream>
 
 #include "api/endpoints.h"
 
@@ -24,12 +23,17 @@ Result<ApiClient> CliContext::Api() const {
   ARCHIL_ASSIGN_OR_RETURN(Url url, ParseUrl(e.api_url));
 
   std::string key = FirstNonEmpty(options.api_key, "ARCHIL_API_KEY");
+  std::string why;
   if (key.empty() && !e.admin_key_file.empty()) {
-    std::ifstream in(e.admin_key_file);  // readable by root only (0600)
-    std::getline(in, key);
+    Result<std::string> admin = ReadAdminKeyFile(e.admin_key_file);  // private: 0600, root's
+    if (admin.ok()) {
+      key = *admin;
+    } else if (admin.status().code() == Status::Code::kPermissionDenied) {
+      why = " (the local server's admin key is not used: " + admin.status().message() + ")";
+    }
   }
   if (key.empty()) {
-    return Status::Unauthenticated("no API key for " + e.api_url);
+    return Status::Unauthenticated("no API key for " + e.api_url + why);
   }
   HttpClientOptions http;
   http.ca_file = FirstNonEmpty(options.ca_file, "ARCHIL_CA_FILE");
