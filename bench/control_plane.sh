@@ -33,7 +33,7 @@ fi
 for tool in curl jq hyperfine fio; do
   command -v $tool >/dev/null || { echo "bench: $tool is missing (scripts/setup.sh installs it)" >&2; exit 1; }
 done
-BIN=build/release/bin
+BIN=${ARCHIL_BIN_DIR:-build/release/bin}  # another build: ARCHIL_BIN_DIR=build/xyz/bin
 [ -x $BIN/archil ] || { echo "bench: build first (scripts/setup.sh)" >&2; exit 1; }
 
 T=$(mktemp -d /var/tmp/archil-bench.XXXXXX)

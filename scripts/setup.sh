@@ -25,6 +25,7 @@ done
 APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
   libssl-dev libsqlite3-dev librocksdb-dev libfuse3-dev fuse3 libasio-dev libcpp-httplib-dev
+  libboost-dev  # Boost.Beast/Asio, header-only: the API server (docs/adr/0016-event-driven-api-server.md)
   nlohmann-json3-dev libprotobuf-dev protobuf-compiler libcli11-dev libspdlog-dev
   libcurl4-openssl-dev libpugixml-dev libsystemd-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -69,6 +69,10 @@ class Catalog {
   // of the API.
   virtual Status DeleteApiKey(std::string_view id) = 0;
   virtual Result<int64_t> CountApiKeys() = 0;
+
+  // How long the operation the catalog is busy with has run, in nanoseconds (0 when idle): how a
+  // stalled disk under the catalog shows. Catalogs that cannot tell answer 0.
+  virtual int64_t BusyNs() const { return 0; }
 };
 
 }  // namespace archil

@@ -6,10 +6,21 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 
 #include "base/strings.h"
 
 namespace archil {
+namespace {
+
+int64_t SteadyNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
 namespace {
 
 constexpr int kSchemaVersion = 2;
@@ -101,15 +112,19 @@ Result<int64_t> DecodeCursor(const std::string& cursor) {
 // 1-based, columns 0-based. REQUIRES: the catalog mutex is held for its whole lifetime.
 class SqliteCatalog::Stmt {
  public:
-  Stmt(SqliteCatalog* c, const std::string& sql) ARCHIL_REQUIRES(c->mu_) : db_(c->db_) {
-    auto it = c->statements_.find(sql);
-    if (it != c->statements_.end()) {
+  Stmt(SqliteCatalog* c, const std::string& sql) ARCHIL_REQUIRES(c->mu_)
+      : Stmt(c->db_, &c->statements_, sql) {}
+  // On another connection (the reader), with its own cache. REQUIRES: the mutex that guards
+  // `db` and `cache` is held for the statement's whole lifetime.
+  Stmt(sqlite3* db, std::map<std::string, sqlite3_stmt*>* cache, const std::string& sql) : db_(db) {
+    auto it = cache->find(sql);
+    if (it != cache->end()) {
       stmt_ = it->second;
       rc_ = SQLITE_OK;
       return;
     }
     rc_ = sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
-    if (rc_ == SQLITE_OK) c->statements_.emplace(sql, stmt_);
+    if (rc_ == SQLITE_OK) cache->emplace(sql, stmt_);
   }
   ~Stmt() {
     if (stmt_ == nullptr) return;  // never prepared (sqlite3_clear_bindings(NULL) crashes)
@@ -155,6 +170,24 @@ class SqliteCatalog::Stmt {
   sqlite3_stmt* stmt_ = nullptr;
   int rc_;
   int next_ = 0;
+};
+
+// The catalog mutex, held for one operation, recording since when (BusyNs).
+class ARCHIL_SCOPED_CAPABILITY SqliteCatalog::Held {
+ public:
+  explicit Held(SqliteCatalog* c) ARCHIL_ACQUIRE(c->mu_) : c_(c) {
+    c_->mu_.Lock();
+    c_->held_since_ns_.store(SteadyNanos(), std::memory_order_relaxed);
+  }
+  ~Held() ARCHIL_RELEASE() {
+    c_->held_since_ns_.store(0, std::memory_order_relaxed);
+    c_->mu_.Unlock();
+  }
+  Held(const Held&) = delete;
+  Held& operator=(const Held&) = delete;
+
+ private:
+  SqliteCatalog* const c_;
 };
 
 // BEGIN IMMEDIATE ... COMMIT; rolls back unless Commit() succeeded. REQUIRES: the catalog mutex
@@ -247,6 +280,7 @@ Result<std::unique_ptr<SqliteCatalog>> SqliteCatalog::Open(const std::string& pa
   ARCHIL_RETURN_IF_ERROR(c->QuickCheck().WithContext("catalog " + path));
   ARCHIL_RETURN_IF_ERROR(c->Migrate().WithContext("catalog " + path));
   if (path != ":memory:") ARCHIL_RETURN_IF_ERROR(c->PreallocateWal(path + "-wal"));
+  ARCHIL_RETURN_IF_ERROR(c->OpenReader(path));
   return c;
 }
 
@@ -279,6 +313,29 @@ Status SqliteCatalog::PreallocateWal(const std::string& wal_path) {
 SqliteCatalog::~SqliteCatalog() {
   for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
   sqlite3_close(db_);
+  MutexLock lock(&reader_mu_);
+  for (auto& [sql, stmt] : reader_statements_) sqlite3_finalize(stmt);
+  sqlite3_close(reader_);
+}
+
+int64_t SqliteCatalog::BusyNs() const {
+  const int64_t since = held_since_ns_.load(std::memory_order_relaxed);
+  return since == 0 ? 0 : std::max<int64_t>(0, SteadyNanos() - since);
+}
+
+Status SqliteCatalog::OpenReader(const std::string& path) {
+  if (path == ":memory:") return Status::Ok();
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc == SQLITE_OK) rc = sqlite3_busy_timeout(db, 5000);
+  if (rc != SQLITE_OK) {
+    Status s = SqliteError(db, rc, "open the catalog's reader " + path);
+    sqlite3_close(db);
+    return s;
+  }
+  MutexLock lock(&reader_mu_);
+  reader_ = db;
+  return Status::Ok();
 }
 
 Status SqliteCatalog::QuickCheck() {
@@ -388,7 +445,7 @@ Result<Disk> SqliteCatalog::LiveDiskWhere(const char* column, std::string_view v
 }
 
 Result<CreateDiskResult> SqliteCatalog::CreateDisk(const Disk& disk, const DiskUser& first_user) {
-  MutexLock lock(&mu_);
+  Held lock(this);
   Txn txn(this);
   ARCHIL_RETURN_IF_ERROR(txn.Begin());
   Result<Disk> existing = LiveDiskWhere("name", disk.name);
@@ -425,13 +482,13 @@ Result<CreateDiskResult> SqliteCatalog::CreateDisk(const Disk& disk, const DiskU
 }
 
 Result<Disk> SqliteCatalog::GetDisk(const DiskId& id) {
-  MutexLock lock(&mu_);
+  Held lock(this);
   return LiveDiskWhere("id", id.str());
 }
 
 Result<Page<Disk>> SqliteCatalog::ListDisks(const PageRequest& page, std::string_view name) {
   ARCHIL_ASSIGN_OR_RETURN(int64_t after, DecodeCursor(page.cursor));
-  MutexLock lock(&mu_);
+  Held lock(this);
   std::string sql = std::string("SELECT ") + kDiskColumns +
                     " FROM disks WHERE state = 'available' AND seq > ?" +
                     (name.empty() ? "" : " AND name = ?") + " ORDER BY seq LIMIT ?";
@@ -448,7 +505,7 @@ Result<Page<Disk>> SqliteCatalog::ListDisks(const PageRequest& page, std::string
 }
 
 Status SqliteCatalog::MarkDiskDeleting(const DiskId& id, bool keep_for_branches) {
-  MutexLock lock(&mu_);
+  Held lock(this);
   Stmt s(this,
          "UPDATE disks SET state = 'deleting', kept_for_branches = ? WHERE id = ? AND "
          "state = 'available'");
@@ -459,7 +516,7 @@ Status SqliteCatalog::MarkDiskDeleting(const DiskId& id, bool keep_for_branches)
 }
 
 Status SqliteCatalog::KeepDiskForBranches(const DiskId& id) {
-  MutexLock lock(&mu_);
+  Held lock(this);
   Stmt s(this, "UPDATE disks SET kept_for_branches = 1 WHERE id = ? AND state = 'deleting'");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
   ARCHIL_RETURN_IF_ERROR(s.Bind(id.str()).Run());
@@ -468,7 +525,7 @@ Status SqliteCatalog::KeepDiskForBranches(const DiskId& id) {
 }
 
 Result<std::vector<DiskId>> SqliteCatalog::DeletingDisks(bool kept) {
-  MutexLock lock(&mu_);
+  Held lock(this);
   Stmt s(this,
          "SELECT id FROM disks WHERE state = 'deleting' AND kept_for_branches = ? ORDER BY seq");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
@@ -486,7 +543,7 @@ Result<std::vector<DiskId>> SqliteCatalog::DisksToPurge() { return DeletingDisks
 Result<std::vector<DiskId>> SqliteCatalog::DisksKeptForBranches() { return DeletingDisks(true); }
 
 Result<Disk> SqliteCatalog::GetLineageRoot(const DiskId& id) {
-  MutexLock lock(&mu_);
+  Held lock(this);
   Stmt s(this, std::string("SELECT ") + kDiskColumns +
                    " FROM disks WHERE id = ? AND (state = 'available' OR kept_for_branches = 1)");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
@@ -499,14 +556,14 @@ Result<Disk> SqliteCatalog::GetLineageRoot(const DiskId& id) {
 }
 
 Status SqliteCatalog::PurgeDisk(const DiskId& id) {
-  MutexLock lock(&mu_);
+  Held lock(this);
   Stmt s(this, "DELETE FROM disks WHERE id = ? AND state = 'deleting'");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
   return s.Bind(id.str()).Run();
 }
 
 Status SqliteCatalog::AddDiskUser(const DiskUser& user) {
-  MutexLock lock(&mu_);
+  Held lock(this);
   Txn txn(this);
   ARCHIL_RETURN_IF_ERROR(txn.Begin());
   ARCHIL_RETURN_IF_ERROR(LiveDiskWhere("id", user.disk_id.str()).status());
@@ -521,7 +578,7 @@ Status SqliteCatalog::AddDiskUser(const DiskUser& user) {
 }
 
 Status SqliteCatalog::RemoveDiskUser(const DiskId& disk_id, std::string_view identifier) {
-  MutexLock lock(&mu_);
+  Held lock(this);
   Stmt s(this,
          "DELETE FROM disk_users WHERE identifier = ? AND disk_id = ? AND disk_id IN "
          "(SELECT id FROM disks WHERE state = 'available')");
@@ -535,21 +592,34 @@ Status SqliteCatalog::RemoveDiskUser(const DiskId& disk_id, std::string_view ide
 }
 
 Result<DiskUser> SqliteCatalog::GetDiskUser(std::string_view identifier) {
-  MutexLock lock(&mu_);
-  Stmt s(this,
-         "SELECT u.identifier, u.disk_id, u.type, u.nickname, u.token_suffix, u.secret_hash, "
-         "u.created_at FROM disk_users u JOIN disks d ON d.id = u.disk_id "
-         "WHERE u.identifier = ? AND (d.state = 'available' OR d.kept_for_branches = 1)");
-  ARCHIL_RETURN_IF_ERROR(s.prepared());
-  s.Bind(identifier);
-  ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
-  if (!row) return Status::NotFound("no disk user '" + std::string(identifier) + "'");
-  return DiskUser{s.Text(0), DiskId::Trusted(s.Text(1)), s.Text(2), s.Text(3), s.Text(4), s.Text(5),
-                  s.Int(6)};
+  static const std::string kSql =
+      "SELECT u.identifier, u.disk_id, u.type, u.nickname, u.token_suffix, u.secret_hash, "
+      "u.created_at FROM disk_users u JOIN disks d ON d.id = u.disk_id "
+      "WHERE u.identifier = ? AND (d.state = 'available' OR d.kept_for_branches = 1)";
+  auto read = [&](Stmt& s) -> Result<DiskUser> {
+    ARCHIL_RETURN_IF_ERROR(s.prepared());
+    s.Bind(identifier);
+    ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) return Status::NotFound("no disk user '" + std::string(identifier) + "'");
+    return DiskUser{
+        s.Text(0), DiskId::Trusted(s.Text(1)), s.Text(2), s.Text(3), s.Text(4), s.Text(5),
+        s.Int(6)};
+  };
+  {
+    // Authentication: on the reader, so that it never waits for a write's fsync.
+    MutexLock lock(&reader_mu_);
+    if (reader_ != nullptr) {
+      Stmt s(reader_, &reader_statements_, kSql);
+      return read(s);
+    }
+  }
+  Held lock(this);
+  Stmt s(this, kSql);
+  return read(s);
 }
 
 Status SqliteCatalog::AddApiKey(const ApiKey& key) {
-  MutexLock lock(&mu_);
+  Held lock(this);
   Stmt s(this,
          "INSERT INTO api_keys(id, name, description, token_suffix, secret_hash, created_at) "
          "VALUES (?, ?, ?, ?, ?, ?)");
@@ -560,20 +630,32 @@ Status SqliteCatalog::AddApiKey(const ApiKey& key) {
 }
 
 Result<ApiKey> SqliteCatalog::GetApiKey(std::string_view id) {
-  MutexLock lock(&mu_);
-  Stmt s(this,
-         "SELECT seq, id, name, description, token_suffix, secret_hash, created_at "
-         "FROM api_keys WHERE id = ?");
-  ARCHIL_RETURN_IF_ERROR(s.prepared());
-  s.Bind(id);
-  ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
-  if (!row) return Status::NotFound("no API key '" + std::string(id) + "'");
-  return KeyFromRow(s);
+  static const std::string kSql =
+      "SELECT seq, id, name, description, token_suffix, secret_hash, created_at "
+      "FROM api_keys WHERE id = ?";
+  auto read = [&](Stmt& s) -> Result<ApiKey> {
+    ARCHIL_RETURN_IF_ERROR(s.prepared());
+    s.Bind(id);
+    ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) return Status::NotFound("no API key '" + std::string(id) + "'");
+    return KeyFromRow(s);
+  };
+  {
+    // Authentication: on the reader, so that it never waits for a write's fsync.
+    MutexLock lock(&reader_mu_);
+    if (reader_ != nullptr) {
+      Stmt s(reader_, &reader_statements_, kSql);
+      return read(s);
+    }
+  }
+  Held lock(this);
+  Stmt s(this, kSql);
+  return read(s);
 }
 
 Result<Page<ApiKey>> SqliteCatalog::ListApiKeys(const PageRequest& page) {
   ARCHIL_ASSIGN_OR_RETURN(int64_t after, DecodeCursor(page.cursor));
-  MutexLock lock(&mu_);
+  Held lock(this);
   Stmt s(this,
          "SELECT seq, id, name, description, token_suffix, secret_hash, created_at "
          "FROM api_keys WHERE seq > ? ORDER BY seq LIMIT ?");
@@ -583,7 +665,7 @@ Result<Page<ApiKey>> SqliteCatalog::ListApiKeys(const PageRequest& page) {
 }
 
 Status SqliteCatalog::DeleteApiKey(std::string_view id) {
-  MutexLock lock(&mu_);
+  Held lock(this);
   Txn txn(this);
   ARCHIL_RETURN_IF_ERROR(txn.Begin());
   Stmt count(this, "SELECT count(*), sum(id = ?) FROM api_keys");
@@ -602,7 +684,7 @@ Status SqliteCatalog::DeleteApiKey(std::string_view id) {
 }
 
 Result<int64_t> SqliteCatalog::CountApiKeys() {
-  MutexLock lock(&mu_);
+  Held lock(this);
   Stmt s(this, "SELECT count(*) FROM api_keys");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
   ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
@@ -613,7 +695,7 @@ Result<std::string> SqliteCatalog::Pragma(std::string_view name) {
   if (name != "synchronous" && name != "journal_mode") {
     return Status::InvalidArgument("not a durability pragma: " + std::string(name));
   }
-  MutexLock lock(&mu_);
+  Held lock(this);
   Stmt s(this, "PRAGMA " + std::string(name));
   ARCHIL_RETURN_IF_ERROR(s.prepared());
   ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());

@@ -8,6 +8,7 @@
 // Schema and versioning: docs/api.md#catalog.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -45,6 +46,10 @@ class SqliteCatalog final : public Catalog {
   Status DeleteApiKey(std::string_view id) override;
   Result<int64_t> CountApiKeys() override;
 
+  // How long the operation now holding the catalog has run (0 when none does): a commit that
+  // waits seconds for its fsync is a stalled disk, which /api/health reports.
+  int64_t BusyNs() const override;
+
   // The value of a durability setting on the catalog's connection, as SQLite reports it
   // ("synchronous" -> "2" for FULL, "journal_mode" -> "wal"), for diagnostics and tests.
   // InvalidArgument for any other pragma.
@@ -53,7 +58,12 @@ class SqliteCatalog final : public Catalog {
  private:
   class Stmt;
   class Txn;
+  class Held;
   explicit SqliteCatalog(sqlite3* db) : db_(db) {}
+  // Opens the second, read-only connection that credential lookups use, so that authentication
+  // never waits behind a write's fsync (WAL readers do not block on the writer). None for
+  // ":memory:" (another connection would see another database): lookups then use db_.
+  Status OpenReader(const std::string& path);
   Status Migrate() ARCHIL_REQUIRES(mu_);
   Status PreallocateWal(const std::string& wal_path) ARCHIL_REQUIRES(mu_);
   Status Exec(const char* sql) ARCHIL_REQUIRES(mu_);
@@ -68,6 +78,12 @@ class SqliteCatalog final : public Catalog {
   sqlite3* const db_ ARCHIL_PT_GUARDED_BY(mu_);
   // Prepared statements by SQL text, reused across calls (parsing cost more than running them).
   std::map<std::string, sqlite3_stmt*> statements_ ARCHIL_GUARDED_BY(mu_);
+  // steady_clock nanoseconds at which the current holder of mu_ took it (Held); 0 when free.
+  std::atomic<int64_t> held_since_ns_{0};
+
+  Mutex reader_mu_;
+  sqlite3* reader_ ARCHIL_PT_GUARDED_BY(reader_mu_) = nullptr;
+  std::map<std::string, sqlite3_stmt*> reader_statements_ ARCHIL_GUARDED_BY(reader_mu_);
 };
 
 }  // namespace archil

@@ -89,7 +89,9 @@ class Dispatch {
     const std::string& m = r_.method;
 
     if (p.size() == 1 && p[0] == "health") {
-      return m == "GET" ? Ok(200, {{"status", "ok"}, {"region", s_->region()}}) : NoMethod("GET");
+      if (m != "GET") return NoMethod("GET");
+      if (Status h = s_->Health(); !h.ok()) return ErrorResponse(h);  // 503: stalled
+      return Ok(200, {{"status", "ok"}, {"region", s_->region()}});
     }
     Result<ApiKey> key = s_->Authenticate(r_.authorization);
     if (!key.ok()) return ErrorResponse(key.status());

@@ -1,167 +1,186 @@
 #include "control/http_server.h"
 
-#include <httplib.h>
-#include <sys/socket.h>
+#include <openssl/ssl.h>
 
-#include "base/clock.h"
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <optional>
+#include <thread>
+#include <vector>
+
 #include "base/log.h"
+#include "control/connection_limits.h"
+#include "control/handler_pool.h"
+#include "control/http_session.h"
 
 namespace archil {
-namespace {
 
-// httplib listens with a backlog of 5, so a burst of new connections overflows the accept queue
-// and clients see resets. Linux lets listen() be called again to raise it; this exposes the
-// listening socket for that.
-template <typename Base>
-class TunedServer : public Base {
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+
+class HttpServer::Impl {
  public:
-  using Base::Base;
-  void RaiseBacklog(int backlog) { ::listen(this->svr_sock_, backlog); }
-};
-using PlainServer = TunedServer<httplib::Server>;
-using TlsServer = TunedServer<httplib::SSLServer>;
-
-ApiRequest ToApiRequest(const httplib::Request& req) {
-  ApiRequest r;
-  r.method = req.method;
-  // The path as sent, not httplib's percent-decoded copy: "/%61pi/tokens" must not route as
-  // "/api/tokens". No route or id of the API needs an escape, so an escaped path is a 404.
-  r.path = req.target.substr(0, req.target.find('?'));
-  for (const auto& [k, v] : req.params) r.query.emplace(k, v);
-  r.authorization = req.get_header_value("Authorization");
-  r.idempotency_key = req.get_header_value("Idempotency-Key");
-  r.body = req.body;
-  return r;
-}
-
-std::string ReasonPhrase(int status) {
-  switch (status) {
-    case 400:
-      return "malformed HTTP request";
-    case 404:
-      return "not found";
-    case 405:
-      return "method not allowed";
-    case 414:
-      return "request URI too long";
-    case 416:
-      return "range not satisfiable";
-    default:
-      return "HTTP error " + std::to_string(status);
+  Impl(const HttpServerOptions& o, const ApiRouter* router)
+      : options_(o),
+        limits_(o.max_connections, o.max_connections_per_peer),
+        acceptor_(asio::make_strand(ioc_)),
+        retry_(acceptor_.get_executor()),
+        pool_(o.threads, o.max_connections) {
+    config_.router = router;
+    config_.pool = &pool_;
+    config_.in_flight = &in_flight_;
+    config_.handshake_timeout = std::chrono::milliseconds(o.tls_handshake_timeout_ms);
+    config_.head_timeout = std::chrono::milliseconds(o.head_timeout_ms);
+    config_.body_timeout = std::chrono::milliseconds(o.body_timeout_ms);
+    config_.write_timeout = std::chrono::seconds(o.io_timeout_seconds);
+    config_.keep_alive = std::chrono::seconds(o.keep_alive_seconds);
+    config_.max_body_bytes = o.max_body_bytes;
+    config_.max_header_bytes = o.max_header_bytes;
+    config_.max_target_bytes = o.max_target_bytes;
+    config_.max_requests = o.max_requests_per_connection;
   }
-}
 
-void Send(const ApiResponse& api, httplib::Response& res) {
-  res.status = api.status;
-  res.set_content(api.body, "application/json");
-}
+  Status LoadTls() {
+    tls_.emplace(asio::ssl::context::tls_server);
+    tls_->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                      asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                      asio::ssl::context::no_tlsv1_1);
+    error_code ec;
+    tls_->use_certificate_chain_file(options_.tls_cert_file, ec);
+    if (!ec) tls_->use_private_key_file(options_.tls_key_file, asio::ssl::context::pem, ec);
+    if (ec || SSL_CTX_check_private_key(tls_->native_handle()) != 1) {
+      return Status::InvalidArgument("cannot load TLS certificate " + options_.tls_cert_file +
+                                     " / key " + options_.tls_key_file +
+                                     " (are they PEM files that match?)");
+    }
+    return Status::Ok();
+  }
 
-}  // namespace
+  Result<int> Listen() {
+    const HttpServerOptions& o = options_;
+    auto fail = [&o](const error_code& ec) {
+      return Status::Unavailable("cannot listen on " + o.host + ":" + std::to_string(o.port) +
+                                 ": " + ec.message() +
+                                 " (in use, or not an address of this machine?)");
+    };
+    error_code ec;
+    tcp::resolver resolver(ioc_);
+    auto endpoints = resolver.resolve(o.host, std::to_string(o.port),
+                                      tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+    if (ec || endpoints.empty()) return fail(ec ? ec : asio::error::host_not_found);
+    tcp::endpoint endpoint = endpoints.begin()->endpoint();
+    // SO_REUSEADDR (a restart binds while old connections sit in TIME_WAIT), never SO_REUSEPORT:
+    // a second server on the same port must fail here.
+    acceptor_.open(endpoint.protocol(), ec);
+    if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) acceptor_.bind(endpoint, ec);
+    if (!ec) acceptor_.listen(o.listen_backlog, ec);
+    if (ec) return fail(ec);
+    return acceptor_.local_endpoint(ec).port();
+  }
 
-HttpServer::HttpServer(std::unique_ptr<httplib::Server> server, bool tls, std::string host,
-                       int port)
-    : server_(std::move(server)), tls_(tls), host_(std::move(host)), port_(port) {}
+  void Serve() {
+    running_ = true;
+    asio::post(acceptor_.get_executor(), [this] { Accept(); });
+    std::vector<std::thread> threads;
+    for (size_t i = 1; i < options_.io_threads; ++i) {
+      threads.emplace_back([this, i] {
+        pthread_setname_np(pthread_self(), ("http-io-" + std::to_string(i)).c_str());
+        ioc_.run();
+      });
+    }
+    ioc_.run();
+    for (std::thread& t : threads) t.join();
+    running_ = false;
+  }
+
+  void Stop() {
+    running_ = false;
+    asio::post(acceptor_.get_executor(), [this] {
+      error_code ignored;
+      acceptor_.close(ignored);
+      retry_.cancel();
+    });
+    for (int i = 0; i < 1000 && in_flight_.load() > 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ioc_.stop();
+  }
+
+  bool running() const { return running_; }
+
+ private:
+  void Accept() {
+    acceptor_.async_accept(asio::make_strand(ioc_), [this](error_code ec, tcp::socket socket) {
+      if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+      if (ec) {
+        // Out of file descriptors (or another transient failure): retry shortly rather than spin.
+        ARCHIL_LOG(kWarn) << "API accept failed: " << ec.message();
+        retry_.expires_after(std::chrono::milliseconds(50));
+        retry_.async_wait([this](error_code wait_ec) {
+          if (!wait_ec) Accept();
+        });
+        return;
+      }
+      error_code peer_ec;
+      tcp::endpoint peer = socket.remote_endpoint(peer_ec);
+      std::unique_ptr<ConnectionLimits::Slot> slot;
+      if (!peer_ec) slot = limits_.Acquire(peer.address().to_string());
+      if (slot) {
+        StartSession(std::move(socket), tls_ ? &*tls_ : nullptr, &config_, std::move(slot));
+      } else {
+        error_code ignored;
+        socket.close(ignored);  // over a cap: refused at once, nothing read or written
+      }
+      Accept();
+    });
+  }
+
+  const HttpServerOptions options_;
+  std::optional<asio::ssl::context> tls_;
+  ConnectionLimits limits_;
+  std::atomic<int> in_flight_{0};
+  SessionConfig config_;
+  std::atomic<bool> running_{false};
+  asio::io_context ioc_;
+  tcp::acceptor acceptor_;
+  asio::steady_timer retry_;
+  HandlerPool pool_;  // destroyed first: its last tasks post to ioc_
+};
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl, bool tls, std::string host, int port)
+    : impl_(std::move(impl)), tls_(tls), host_(std::move(host)), port_(port) {}
 
 HttpServer::~HttpServer() = default;
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Bind(const HttpServerOptions& o,
                                                      const ApiRouter* router) {
   bool tls = !o.tls_cert_file.empty() || !o.tls_key_file.empty();
-  std::unique_ptr<httplib::Server> server;
-  std::function<void()> raise_backlog;
+  auto impl = std::make_unique<Impl>(o, router);
   if (tls) {
     if (o.tls_cert_file.empty() || o.tls_key_file.empty()) {
       return Status::InvalidArgument("HTTPS needs both --tls-cert and --tls-key");
     }
-    auto ssl = std::make_unique<TlsServer>(o.tls_cert_file.c_str(), o.tls_key_file.c_str());
-    if (!ssl->is_valid()) {
-      return Status::InvalidArgument("cannot load TLS certificate " + o.tls_cert_file + " / key " +
-                                     o.tls_key_file + " (are they PEM files that match?)");
-    }
-    raise_backlog = [s = ssl.get()] { s->RaiseBacklog(1024); };
-    server = std::move(ssl);
-  } else {
-    auto plain = std::make_unique<PlainServer>();
-    raise_backlog = [s = plain.get()] { s->RaiseBacklog(1024); };
-    server = std::move(plain);
+    ARCHIL_RETURN_IF_ERROR(impl->LoadTls());
   }
-
-  size_t threads = o.threads;
-  server->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  server->set_keep_alive_timeout(o.keep_alive_seconds);
-  server->set_keep_alive_max_count(1000);
-  server->set_read_timeout(o.io_timeout_seconds, 0);
-  server->set_write_timeout(o.io_timeout_seconds, 0);
-  server->set_payload_max_length(o.max_body_bytes);
-  server->set_tcp_nodelay(true);
-
-  auto handler = [router](const httplib::Request& req, httplib::Response& res) {
-    int64_t start = SystemClock::Instance().MonotonicNanos();
-    ApiResponse api = router->Handle(ToApiRequest(req));
-    Send(api, res);
-    ARCHIL_LOG(kDebug) << req.method << " " << req.path << " " << api.status << " "
-                       << (SystemClock::Instance().MonotonicNanos() - start) / 1000 << " us";
-  };
-  // The API has no byte ranges: a Range header would make httplib cut or multiply the JSON
-  // envelope (a create's one-time token lost; thousands of ranges turning a list into megabytes).
-  // httplib parses the header before routing, so its ranges are dropped here, before any handler.
-  server->set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
-    const_cast<httplib::Request&>(req).ranges.clear();  // NOLINT: httplib offers no other hook
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
-  const char* kAll = R"(/.*)";
-  server->Get(kAll, handler);
-  server->Post(kAll, handler);
-  server->Delete(kAll, handler);
-  server->Put(kAll, handler);
-  server->Patch(kAll, handler);
-  server->Options(kAll, handler);
-
-  // Errors httplib answers itself (413, 400 for a bad request line, 404 for HEAD ...) get the
-  // envelope too; responses the router produced already have a body and are left alone.
-  httplib::Server::HandlerWithResponse on_error = [](const httplib::Request&,
-                                                     httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    if (res.status == 413) {
-      Send(ErrorResponse(Status::TooLarge("request body is too large")), res);
-    } else {
-      Send(ErrorResponse(res.status, res.status >= 500 ? "internal" : "bad_request",
-                         ReasonPhrase(res.status)),
-           res);
-    }
-    return httplib::Server::HandlerResponse::Handled;
-  };
-  server->set_error_handler(on_error);
-  server->set_exception_handler(
-      [](const httplib::Request& req, httplib::Response& res, const std::exception_ptr&) {
-        ARCHIL_LOG(kError) << "exception while serving " << req.method << " " << req.path;
-        Send(ErrorResponse(Status::Internal("internal error")), res);
-      });
-
-  int port = o.port;
-  if (port == 0) {
-    port = server->bind_to_any_port(o.host);
-    if (port < 0) port = 0;
-  } else if (!server->bind_to_port(o.host, port)) {
-    port = 0;
-  }
-  if (port <= 0) {
-    return Status::Unavailable("cannot listen on " + o.host + ":" + std::to_string(o.port) +
-                               " (in use, or not an address of this machine?)");
-  }
-  raise_backlog();
-  return std::unique_ptr<HttpServer>(new HttpServer(std::move(server), tls, o.host, port));
+  ARCHIL_ASSIGN_OR_RETURN(int port, impl->Listen());
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl), tls, o.host, port));
 }
 
 Status HttpServer::Serve() {
-  if (!server_->listen_after_bind())
-    return Status::Unavailable("HTTP listener stopped with an error");
+  impl_->Serve();
   return Status::Ok();
 }
 
-void HttpServer::Stop() { server_->stop(); }
+void HttpServer::Stop() { impl_->Stop(); }
 
-bool HttpServer::running() const { return server_->is_running(); }
+bool HttpServer::running() const { return impl_->running(); }
 
 std::string HttpServer::url() const {
   std::string host = host_.find(':') != std::string::npos ? "[" + host_ + "]" : host_;

@@ -1,7 +1,10 @@
-// HttpServer: serves an ApiRouter over HTTP/1.1 (HTTPS when given a certificate) with
-// cpp-httplib, configured for a control plane: a pool large enough for
-// 100+ concurrent keep-alive clients, a short keep-alive, read/write timeouts, a body limit that
-// answers 413, and the JSON envelope on every error httplib produces itself.
+// HttpServer: serves an ApiRouter over HTTP/1.1 (HTTPS when given a certificate), event-driven on
+// Boost.Beast/Asio (docs/adr/0016-event-driven-api-server.md): a few I/O threads run every
+// connection (http_session.h), the router's blocking handlers run on a bounded HandlerPool, and
+// no client can hold the server: total deadlines for a TLS handshake, a request head and a body
+// (not inactivity timers), a short keep-alive, and caps on connections in total and per peer
+// address (over a cap a new connection is closed at once). Errors it answers itself carry the JSON
+// envelope. The API has no byte ranges: Range is ignored.
 //
 // Thread-safety: Serve() blocks on one thread; Stop() may be called from any other.
 #pragma once
@@ -12,10 +15,6 @@
 #include "base/status.h"
 #include "control/api_router.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace archil {
 
 struct HttpServerOptions {
@@ -23,10 +22,20 @@ struct HttpServerOptions {
   int port = 8420;            // 0: any free port
   std::string tls_cert_file;  // both set: HTTPS
   std::string tls_key_file;
-  size_t threads = 128;
-  size_t max_body_bytes = 64 * 1024;
-  int keep_alive_seconds = 2;
-  int io_timeout_seconds = 10;
+  size_t threads = 128;  // handler threads (the router's handlers block on SQLite commits)
+  size_t io_threads = 2;
+  size_t max_body_bytes = 64 * 1024;     // 413 beyond
+  size_t max_header_bytes = 16 * 1024;   // request line and headers; 431 beyond
+  size_t max_target_bytes = 8 * 1024;    // 414 beyond
+  int keep_alive_seconds = 2;            // idle between requests on one connection
+  int io_timeout_seconds = 10;           // writing one response, total
+  int head_timeout_ms = 10000;           // reading a request line and headers, total
+  int body_timeout_ms = 10000;           // reading a body, total
+  int tls_handshake_timeout_ms = 10000;  // total
+  size_t max_connections = 4096;
+  size_t max_connections_per_peer = 256;  // per peer IP address
+  size_t max_requests_per_connection = 1000;
+  int listen_backlog = 1024;
 };
 
 class HttpServer {
@@ -38,7 +47,7 @@ class HttpServer {
 
   // Accepts and serves until Stop(). Returns an error if the listener failed.
   Status Serve();
-  // Stops accepting, lets in-flight requests finish, and makes Serve() return.
+  // Stops accepting, lets in-flight requests finish (5 s at most), and makes Serve() return.
   void Stop();
 
   // True while Serve() accepts connections.
@@ -48,9 +57,10 @@ class HttpServer {
   std::string url() const;
 
  private:
-  HttpServer(std::unique_ptr<httplib::Server> server, bool tls, std::string host, int port);
+  class Impl;
+  HttpServer(std::unique_ptr<Impl> impl, bool tls, std::string host, int port);
 
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<Impl> impl_;
   bool tls_;
   std::string host_;
   int port_;

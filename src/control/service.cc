@@ -19,6 +19,13 @@ Result<uint32_t> ValidatePageLimit(std::optional<uint64_t> limit) {
   return static_cast<uint32_t>(*limit);
 }
 
+Status ControlService::Health(int64_t stalled_after_ms) const {
+  const int64_t busy_ms = catalog_->BusyNs() / 1'000'000;
+  if (busy_ms <= stalled_after_ms) return Status::Ok();
+  return Status::Unavailable("a catalog operation has waited " + std::to_string(busy_ms / 1000) +
+                             " s for the server's disk (stalled?)");
+}
+
 Result<ApiKey> ControlService::Authenticate(std::string_view authorization) const {
   ARCHIL_ASSIGN_OR_RETURN(std::string credential, CredentialFromAuthorization(authorization));
   Result<ParsedCredential> parsed = ParseCredential(credential);

@@ -92,6 +92,9 @@ class ControlService {
   Result<bool> BootstrapAdminKey(const std::function<Status(const std::string& token)>& persist);
 
   const std::string& region() const { return region_; }
+  // OK, or Unavailable when the catalog has been busy with one operation for over
+  // `stalled_after_ms` (a commit waiting that long for its fsync: the disk under it is stalled).
+  Status Health(int64_t stalled_after_ms = 5000) const;
 
  private:
   Result<LineageStore*> Lineages() const;

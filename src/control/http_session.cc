@@ -1,0 +1,326 @@
+#include "control/http_session.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <optional>
+#include <string>
+
+#include "base/clock.h"
+#include "base/log.h"
+
+namespace archil {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using Request = http::request<http::string_body>;
+
+std::string_view Sv(beast::string_view v) { return {v.data(), v.size()}; }
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Query strings decode as forms do: %XX escapes, and '+' for a space.
+std::string DecodeQueryPart(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 &&
+               HexValue(s[i + 2]) >= 0) {
+      out += static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// The framing rules Beast does not enforce itself (it already refuses bad chunk sizes and most
+// duplicate Content-Lengths): one Content-Length value, never with Transfer-Encoding, and no
+// Transfer-Encoding but exactly "chunked". Empty if the head is acceptable.
+std::string FramingError(const Request& req) {
+  auto lengths = req.equal_range(http::field::content_length);
+  std::optional<std::string> length;
+  for (auto it = lengths.first; it != lengths.second; ++it) {
+    std::string v(Trim(Sv(it->value())));
+    if (length && *length != v) return "two different Content-Length headers";
+    length = v;
+  }
+  auto encodings = req.equal_range(http::field::transfer_encoding);
+  if (encodings.first == encodings.second) return "";
+  if (length) return "Content-Length together with Transfer-Encoding";
+  int count = 0;
+  for (auto it = encodings.first; it != encodings.second; ++it) {
+    if (++count > 1 || Lower(Trim(Sv(it->value()))) != "chunked")
+      return "Transfer-Encoding other than chunked";
+  }
+  return "";
+}
+
+ApiResponse ErrorFor(int status, const std::string& detail) {
+  switch (status) {
+    case 413:
+      return ErrorResponse(Status::TooLarge("request body is too large"));
+    case 414:
+      return ErrorResponse(414, "too_large", "request URI too long");
+    case 431:
+      return ErrorResponse(431, "too_large", "request headers too large");
+    case 503:
+      return ErrorResponse(Status::Unavailable("server busy: " + detail));
+    default:
+      return ErrorResponse(Status::InvalidArgument("malformed HTTP request: " + detail));
+  }
+}
+
+// The answer to a read that failed: an HTTP status, or 0 to close without one.
+int StatusForReadError(const beast::error_code& ec) {
+  // A deadline closes the socket (beast::tcp_stream), so a timed-out read gets no answer.
+  if (ec == beast::error::timeout) return 0;
+  if (ec == http::error::end_of_stream || ec == asio::error::eof ||
+      ec == asio::error::connection_reset || ec == asio::error::operation_aborted ||
+      ec == asio::ssl::error::stream_truncated)
+    return 0;
+  if (ec == http::error::body_limit) return 413;
+  if (ec == http::error::header_limit) return 431;
+  if (ec == http::error::partial_message) return 0;
+  if (ec.category() == http::make_error_code(http::error::bad_method).category()) return 400;
+  return 0;  // a socket or TLS error: nothing can be written
+}
+
+template <class Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
+ public:
+  template <class... Args>
+  Session(const SessionConfig* cfg, std::unique_ptr<ConnectionLimits::Slot> slot, Args&&... args)
+      : stream_(std::forward<Args>(args)...), cfg_(cfg), slot_(std::move(slot)) {}
+
+  void Start() {
+    if constexpr (kTls) {
+      Deadline(cfg_->handshake_timeout);
+      stream_.async_handshake(asio::ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code ec) {
+                                if (ec) return self->Close();
+                                self->ReadHead();
+                              });
+    } else {
+      ReadHead();
+    }
+  }
+
+ private:
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
+  beast::tcp_stream& Tcp() { return beast::get_lowest_layer(stream_); }
+  void Deadline(std::chrono::milliseconds d) { Tcp().expires_after(d); }
+
+  // Between requests: the keep-alive budget for the first byte, then the head budget.
+  void AwaitNext() {
+    if (buffer_.size() > 0) return ReadHead();
+    Deadline(cfg_->keep_alive);
+    stream_.async_read_some(buffer_.prepare(4096),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                              if (ec) return self->Close();
+                              self->buffer_.commit(n);
+                              self->ReadHead();
+                            });
+  }
+
+  void ReadHead() {
+    parser_.emplace();
+    parser_->header_limit(static_cast<uint32_t>(cfg_->max_header_bytes));
+    parser_->body_limit(cfg_->max_body_bytes);
+    Deadline(cfg_->head_timeout);
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnHead(ec); });
+  }
+
+  void OnHead(beast::error_code ec) {
+    if (ec) return FailRead(ec, "head");
+    const Request& req = parser_->get();
+    if (std::string why = FramingError(req); !why.empty()) return Fail(400, why);
+    if (req.target().size() > cfg_->max_target_bytes) return Fail(414, "");
+    if (parser_->is_done()) return Dispatch();
+    Deadline(cfg_->body_timeout);
+    if (Lower(Trim(Sv(req[http::field::expect]))) == "100-continue") {
+      static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      asio::async_write(stream_, asio::buffer(kContinue),
+                        [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                          if (ec) return self->Close();
+                          self->ReadBody();
+                        });
+      return;
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                       if (ec) return self->FailRead(ec, "body");
+                       self->Dispatch();
+                     });
+  }
+
+  void FailRead(beast::error_code ec, const char* what) {
+    int status = StatusForReadError(ec);
+    if (status == 0) return Close();
+    Fail(status, std::string(what) + ": " + ec.message());
+  }
+
+  // Answers an error the server found itself, then closes.
+  void Fail(int status, const std::string& detail) {
+    Write(ErrorFor(status, detail), /*keep_alive=*/false, /*head=*/false);
+  }
+
+  void Dispatch() {
+    Request req = parser_->release();
+    parser_.reset();
+    ApiRequest api = ToApiRequest(Sv(req.method_string()), Sv(req.target()));
+    auto header = [&req](const char* name) {
+      auto it = req.find(name);
+      return it == req.end() ? std::string() : std::string(Sv(it->value()));
+    };
+    api.authorization = header("Authorization");
+    api.idempotency_key = header("Idempotency-Key");
+    api.body = std::move(req.body());
+    bool keep_alive = req.keep_alive() && ++served_ < cfg_->max_requests;
+    bool head = req.method() == http::verb::head;
+    cfg_->in_flight->fetch_add(1);
+    auto self = this->shared_from_this();
+    bool queued = cfg_->pool->Submit([self, api = std::move(api), keep_alive, head] {
+      int64_t start = SystemClock::Instance().MonotonicNanos();
+      ApiResponse res = self->cfg_->router->Handle(api);
+      ARCHIL_LOG(kDebug) << api.method << " " << api.path << " " << res.status << " "
+                         << (SystemClock::Instance().MonotonicNanos() - start) / 1000 << " us";
+      asio::post(self->stream_.get_executor(), [self, res = std::move(res), keep_alive, head] {
+        self->Write(res, keep_alive, head, /*counted=*/true);
+      });
+    });
+    if (!queued) {
+      cfg_->in_flight->fetch_sub(1);
+      Fail(503, "too many requests waiting");
+    }
+  }
+
+  void Write(const ApiResponse& api, bool keep_alive, bool head, bool counted = false) {
+    res_.emplace();
+    res_->version(11);
+    res_->result(static_cast<unsigned>(api.status));
+    res_->set(http::field::content_type, "application/json");
+    res_->keep_alive(keep_alive);
+    if (head) {
+      res_->content_length(api.body.size());  // the headers of the body, not the body
+    } else {
+      res_->body() = api.body;
+      res_->prepare_payload();
+    }
+    Deadline(cfg_->write_timeout);
+    http::async_write(
+        stream_, *res_,
+        [self = this->shared_from_this(), keep_alive, counted](beast::error_code ec, size_t) {
+          if (counted) self->cfg_->in_flight->fetch_sub(1);
+          self->res_.reset();
+          if (ec) return self->Close();
+          if (!keep_alive) return self->Linger();
+          self->AwaitNext();
+        });
+  }
+
+  // After a last response: stop sending, and read (and drop) what the peer still sends for a
+  // moment, so that unread input does not make the kernel reset the connection before the peer
+  // has read the response.
+  void Linger() {
+    // No TLS close_notify exchange: the response is complete by its Content-Length.
+    beast::error_code ignored;
+    Tcp().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    Deadline(std::chrono::milliseconds(1000));
+    Drain();
+  }
+
+  void Drain() {
+    Tcp().async_read_some(asio::buffer(drain_),
+                          [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                            if (ec) return self->Close();
+                            self->Drain();
+                          });
+  }
+
+  void Close() {
+    beast::error_code ignored;
+    Tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    Tcp().close();
+  }
+
+  Stream stream_;
+  const SessionConfig* const cfg_;
+  std::unique_ptr<ConnectionLimits::Slot> slot_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<http::response<http::string_body>> res_;
+  size_t served_ = 0;
+  char drain_[4096];
+};
+
+}  // namespace
+
+ApiRequest ToApiRequest(std::string_view method, std::string_view target) {
+  ApiRequest r;
+  r.method = std::string(method);
+  size_t q = target.find('?');
+  r.path = std::string(target.substr(0, q));
+  if (q == std::string_view::npos) return r;
+  std::string_view query = target.substr(q + 1);
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    size_t eq = pair.find('=');
+    std::string_view key = pair.substr(0, eq);
+    std::string_view value =
+        eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+    r.query.emplace(DecodeQueryPart(key), DecodeQueryPart(value));
+  }
+  return r;
+}
+
+void StartSession(tcp::socket socket, asio::ssl::context* tls, const SessionConfig* config,
+                  std::unique_ptr<ConnectionLimits::Slot> slot) {
+  beast::error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
+  if (tls != nullptr) {
+    std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(config, std::move(slot),
+                                                                    std::move(socket), *tls)
+        ->Start();
+  } else {
+    std::make_shared<Session<beast::tcp_stream>>(config, std::move(slot), std::move(socket))
+        ->Start();
+  }
+}
+
+}  // namespace archil
