@@ -591,12 +591,27 @@ Status SqliteCatalog::RemoveDiskUser(const DiskId& disk_id, std::string_view ide
   return Status::Ok();
 }
 
+template <typename T, typename Read>
+Result<T> SqliteCatalog::Lookup(const std::string& sql, const Read& read) {
+  {
+    // Authentication reads here, on the reader, so that it never waits for a write's fsync.
+    MutexLock lock(&reader_mu_);
+    if (reader_ != nullptr) {
+      Stmt s(reader_, &reader_statements_, sql);
+      return read(s);
+    }
+  }
+  Held lock(this);
+  Stmt s(this, sql);
+  return read(s);
+}
+
 Result<DiskUser> SqliteCatalog::GetDiskUser(std::string_view identifier) {
   static const std::string kSql =
       "SELECT u.identifier, u.disk_id, u.type, u.nickname, u.token_suffix, u.secret_hash, "
       "u.created_at FROM disk_users u JOIN disks d ON d.id = u.disk_id "
       "WHERE u.identifier = ? AND (d.state = 'available' OR d.kept_for_branches = 1)";
-  auto read = [&](Stmt& s) -> Result<DiskUser> {
+  return Lookup<DiskUser>(kSql, [&](Stmt& s) -> Result<DiskUser> {
     ARCHIL_RETURN_IF_ERROR(s.prepared());
     s.Bind(identifier);
     ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
@@ -604,18 +619,7 @@ Result<DiskUser> SqliteCatalog::GetDiskUser(std::string_view identifier) {
     return DiskUser{
         s.Text(0), DiskId::Trusted(s.Text(1)), s.Text(2), s.Text(3), s.Text(4), s.Text(5),
         s.Int(6)};
-  };
-  {
-    // Authentication: on the reader, so that it never waits for a write's fsync.
-    MutexLock lock(&reader_mu_);
-    if (reader_ != nullptr) {
-      Stmt s(reader_, &reader_statements_, kSql);
-      return read(s);
-    }
-  }
-  Held lock(this);
-  Stmt s(this, kSql);
-  return read(s);
+  });
 }
 
 Status SqliteCatalog::AddApiKey(const ApiKey& key) {
@@ -633,24 +637,13 @@ Result<ApiKey> SqliteCatalog::GetApiKey(std::string_view id) {
   static const std::string kSql =
       "SELECT seq, id, name, description, token_suffix, secret_hash, created_at "
       "FROM api_keys WHERE id = ?";
-  auto read = [&](Stmt& s) -> Result<ApiKey> {
+  return Lookup<ApiKey>(kSql, [&](Stmt& s) -> Result<ApiKey> {
     ARCHIL_RETURN_IF_ERROR(s.prepared());
     s.Bind(id);
     ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) return Status::NotFound("no API key '" + std::string(id) + "'");
     return KeyFromRow(s);
-  };
-  {
-    // Authentication: on the reader, so that it never waits for a write's fsync.
-    MutexLock lock(&reader_mu_);
-    if (reader_ != nullptr) {
-      Stmt s(reader_, &reader_statements_, kSql);
-      return read(s);
-    }
-  }
-  Held lock(this);
-  Stmt s(this, kSql);
-  return read(s);
+  });
 }
 
 Result<Page<ApiKey>> SqliteCatalog::ListApiKeys(const PageRequest& page) {

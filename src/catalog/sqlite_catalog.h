@@ -64,6 +64,9 @@ class SqliteCatalog final : public Catalog {
   // never waits behind a write's fsync (WAL readers do not block on the writer). None for
   // ":memory:" (another connection would see another database): lookups then use db_.
   Status OpenReader(const std::string& path);
+  // Runs the statement `sql` through `read` on the reader (on db_ when there is none).
+  template <typename T, typename Read>
+  Result<T> Lookup(const std::string& sql, const Read& read) ARCHIL_EXCLUDES(mu_, reader_mu_);
   Status Migrate() ARCHIL_REQUIRES(mu_);
   Status PreallocateWal(const std::string& wal_path) ARCHIL_REQUIRES(mu_);
   Status Exec(const char* sql) ARCHIL_REQUIRES(mu_);
