@@ -101,7 +101,8 @@ Status Status_(const CliContext& ctx, const std::string& path) {
                     std::to_string(r.in_flight), std::to_string(r.open_files), Mib(r.bytes_read),
                     Mib(r.bytes_written), std::to_string(r.reconnects), std::to_string(r.errors)});
   }
-  PrintTable(ctx.options.quiet, {"MOUNTPOINT", "DISK", "DISK ID", "SERVER", "STATE", "PID", "IN FLIGHT", "OPEN",
+  PrintTable(ctx.options.quiet,
+             {"MOUNTPOINT", "DISK", "DISK ID", "SERVER", "STATE", "PID", "IN FLIGHT", "OPEN",
               "READ MiB", "WRITTEN MiB", "RECONNECTS", "ERRORS"},
              rows);
   if (!ctx.options.quiet) {
