@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <optional>
 
@@ -399,9 +398,7 @@ bool DiskServer::OnFrame(const ConnPtr& c, proto::Frame frame) {
   }
   InodeOrder::TicketPtr ticket = InodeOrder::NewTicket(MutationKeys(h.type, **m));
   auto run = [this, c, f, m, ticket, type = h.type] {
-    auto finished = std::make_shared<std::atomic<bool>>(false);
-    auto finish = [this, c, ticket, finished] {
-      if (finished->exchange(true)) return;
+    auto finish = [this, c, ticket] {
       std::vector<std::function<void()>> next = c->order.Finish(ticket);
       if (next.empty()) return;
       MutexLock lock(&lf_mu_);

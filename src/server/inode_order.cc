@@ -75,6 +75,8 @@ std::function<void()> InodeOrder::TakeRun(const TicketPtr& t) { return std::exch
 std::vector<std::function<void()>> InodeOrder::Finish(const TicketPtr& t) {
   std::vector<std::function<void()>> now;
   MutexLock lock(&mu_);
+  if (t->finished) return now;  // a WRITE finishes early (once queued) and again at its end
+  t->finished = true;
   for (uint64_t k : t->keys) {
     auto it = last_.find(k);
     if (it != last_.end() && it->second == t) last_.erase(it);

@@ -38,6 +38,8 @@ class InodeOrder {
   // Takes the work of a runnable ticket out of it (once).
   static std::function<void()> TakeRun(const TicketPtr& t);
   // The mutation finished: returns the work of the mutations that may run now, in arrival order.
+  // Later calls for the same ticket return nothing (a WRITE releases its followers once its commit
+  // is queued, ADR 0015, and calls this again when it ends).
   std::vector<std::function<void()>> Finish(const TicketPtr& t) ARCHIL_EXCLUDES(mu_);
 
   struct Ticket {
@@ -45,6 +47,7 @@ class InodeOrder {
     std::function<void()> run;
     int waiting = 0;                   // unfinished predecessors
     std::vector<TicketPtr> followers;  // mutations waiting for this one
+    bool finished = false;             // guarded by the InodeOrder's mu_
   };
 
  private:

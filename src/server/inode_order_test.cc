@@ -30,6 +30,7 @@ TEST(InodeOrder, MutationsOfOneInodeRunInArrivalOrderOthersAtOnce) {
   InodeOrder::TakeRun(a)();
   auto after_a = order.Finish(a);
   ASSERT_EQ(after_a.size(), 1u);
+  EXPECT_TRUE(order.Finish(a).empty()) << "a second Finish released b again";
   after_a[0]();  // b
   auto after_b = order.Finish(b);
   ASSERT_EQ(after_b.size(), 1u);
