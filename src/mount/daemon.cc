@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -223,6 +224,11 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
     (void)disk->Goodbye();
     return ExitCodeFor(Status::Code::kIoError);
   }
+  // Init ran, but the kernel applies INIT's reply only once libfuse has written it: until then a
+  // sysfs write may be overwritten. Every other request waits for that reply, so a stat of the
+  // root (served by the loop above) returns only after it.
+  struct stat root_st {};
+  (void)stat(o.mountpoint.c_str(), &root_st);
   if (entry) {
     // After INIT: the kernel sets the read-ahead from INIT's reply (capped at its own offer,
     // 128 KiB), overwriting anything written before.
