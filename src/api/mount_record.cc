@@ -60,6 +60,9 @@ std::string MountRecordJson(const MountRecord& r) {
             {"bytes_written", r.bytes_written},
             {"open_files", r.open_files},
             {"held_orphans", r.held_orphans},
+            {"read_ahead_hits", r.read_ahead_hits},
+            {"read_ahead_misses", r.read_ahead_misses},
+            {"read_ahead_bytes", r.read_ahead_bytes},
             {"reconnects", r.reconnects},
             {"retries", r.retries},
             {"recreated", r.recreated}};
@@ -89,6 +92,9 @@ Result<MountRecord> ParseMountRecord(const std::string& text) {
     r.bytes_written = j.value("bytes_written", uint64_t{0});
     r.open_files = j.value("open_files", uint64_t{0});
     r.held_orphans = j.value("held_orphans", uint64_t{0});
+    r.read_ahead_hits = j.value("read_ahead_hits", uint64_t{0});
+    r.read_ahead_misses = j.value("read_ahead_misses", uint64_t{0});
+    r.read_ahead_bytes = j.value("read_ahead_bytes", uint64_t{0});
     r.reconnects = j.value("reconnects", uint64_t{0});
     r.retries = j.value("retries", uint64_t{0});
     r.recreated = j.value("recreated", uint64_t{0});

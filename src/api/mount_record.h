@@ -6,7 +6,8 @@
 //    "pid": 1234, "read_only": false, "started_unix_ms": ..., "mount_ms": 7.5,
 //    "updated_unix_ms": ..., "state": "connected", "requests": ..., "in_flight": ...,
 //    "errors": ..., "bytes_read": ..., "bytes_written": ..., "open_files": ...,
-//    "held_orphans": ..., "reconnects": ..., "retries": ..., "recreated": ...}
+//    "held_orphans": ..., "read_ahead_hits": ..., "read_ahead_misses": ...,
+//    "read_ahead_bytes": ..., "reconnects": ..., "retries": ..., "recreated": ...}
 //
 // A record whose pid is not alive belongs to a daemon that was killed: `archil mount` over that
 // mount point clears it, and `archil status` reports it as dead.
@@ -43,6 +44,9 @@ struct MountRecord {
   uint64_t bytes_written = 0;
   uint64_t open_files = 0;
   uint64_t held_orphans = 0;
+  uint64_t read_ahead_hits = 0;    // READs answered from the mount's read-ahead (fs/read_ahead.h)
+  uint64_t read_ahead_misses = 0;  // READs sent to the server
+  uint64_t read_ahead_bytes = 0;   // read ahead and not yet used, in flight included
   uint64_t reconnects = 0;
   uint64_t retries = 0;
   uint64_t recreated = 0;

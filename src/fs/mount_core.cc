@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace archil::fs {
@@ -16,7 +17,12 @@ constexpr uint64_t kDotDotOffset = 2;
 }  // namespace
 
 MountCore::MountCore(posix::FileSystem* fs, Ino root, MountOptions options)
-    : fs_(fs), root_(root), options_(options) {}
+    : fs_(fs),
+      root_(root),
+      options_(options),
+      read_ahead_(fs, ReadAheadOptions{.window = options.read_ahead_bytes,
+                                       .chunk = std::clamp<size_t>(options.read_ahead_bytes / 4,
+                                                                   4096, 1 << 20)}) {}
 
 NodeId MountCore::NodeOf(Ino ino) const {
   if (ino == root_) return kRootNode;
@@ -78,7 +84,12 @@ Result<NodeAttr> MountCore::GetAttr(NodeId node) { return SeenOr(fs_->GetAttr(In
 
 Result<NodeAttr> MountCore::SetAttr(NodeId node, const posix::SetAttrRequest& request) {
   ARCHIL_RETURN_IF_ERROR(Writable());
-  return SeenOr(fs_->SetAttr(InoOf(node), request));
+  const Ino ino = InoOf(node);
+  if (!request.size) return SeenOr(fs_->SetAttr(ino, request));
+  read_ahead_.Invalidate(ino);
+  Result<Attr> r = fs_->SetAttr(ino, request);
+  read_ahead_.Invalidate(ino);
+  return SeenOr(std::move(r));
 }
 
 Result<std::string> MountCore::Readlink(NodeId node) { return fs_->Readlink(InoOf(node)); }
@@ -190,22 +201,31 @@ Status MountCore::Release(NodeId node) {
     if (release) --held_;
     open_.erase(it);
   }
+  read_ahead_.Forget(ino);
   if (!release) return Status::Ok();
   return fs_->Release(ino, posix::HolderId(0));
 }
 
 Result<std::string> MountCore::Read(NodeId node, uint64_t offset, size_t length) {
-  return fs_->Read(InoOf(node), offset, length);
+  return read_ahead_.Read(InoOf(node), offset, length);
 }
 
 Result<NodeAttr> MountCore::Write(NodeId node, uint64_t offset, std::string_view data) {
   ARCHIL_RETURN_IF_ERROR(Writable());
-  return SeenOr(fs_->Write(InoOf(node), offset, data));
+  const Ino ino = InoOf(node);
+  read_ahead_.Invalidate(ino);
+  Result<Attr> r = fs_->Write(ino, offset, data);
+  read_ahead_.Invalidate(ino);
+  return SeenOr(std::move(r));
 }
 
 Status MountCore::Fallocate(NodeId node, uint32_t mode, uint64_t offset, uint64_t length) {
   ARCHIL_RETURN_IF_ERROR(Writable());
-  return fs_->Fallocate(InoOf(node), mode, offset, length);
+  const Ino ino = InoOf(node);
+  read_ahead_.Invalidate(ino);
+  Status s = fs_->Fallocate(ino, mode, offset, length);
+  read_ahead_.Invalidate(ino);
+  return s;
 }
 
 Result<std::vector<DirItem>> MountCore::ReadDir(NodeId dir, uint64_t offset, size_t max,
@@ -274,10 +294,14 @@ Status MountCore::RemoveXattr(NodeId node, std::string_view name) {
 Result<posix::StatFs> MountCore::Statfs() { return fs_->Statfs(); }
 
 CoreStats MountCore::stats() const {
-  MutexLock lock(&mu_);
-  uint64_t handles = 0;
-  for (const auto& [ino, o] : open_) handles += o.handles;
-  return CoreStats{handles, held_};
+  CoreStats s;
+  {
+    MutexLock lock(&mu_);
+    for (const auto& [ino, o] : open_) s.open_files += o.handles;
+    s.held_orphans = held_;
+  }
+  s.read_ahead = read_ahead_.stats();
+  return s;
 }
 
 }  // namespace archil::fs

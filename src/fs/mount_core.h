@@ -15,6 +15,8 @@
 //  - the kernel's capability probe: it asks for `security.capability` before every write(2)
 //    (to clear it), so the answer is remembered per inode once the server gave it, and kept up to
 //    date by this mount's own setxattr/removexattr of that name;
+//  - read-ahead of files read in order (fs/read_ahead.h), kept coherent with this mount's own
+//    writes, truncations and fallocates;
 //  - read-only mounts: every mutation is EROFS.
 //
 // Errors are the disk's errno (ErrnoFor), which the adapter returns to the kernel as they are.
@@ -32,6 +34,7 @@
 
 #include "base/mutex.h"
 #include "base/status.h"
+#include "fs/read_ahead.h"
 #include "posix/file_system.h"
 
 namespace archil::fs {
@@ -51,6 +54,8 @@ struct Caller {
 
 struct MountOptions {
   bool read_only = false;
+  size_t read_ahead_bytes = 0;  // the mount's read-ahead window (ReadAhead), in chunks of a
+                                // quarter of it (4 KiB to 1 MiB); 0: none
 };
 
 // Attributes as the kernel gets them: `node` is the node id (the root swap applied); `attr.ino`
@@ -70,6 +75,7 @@ struct DirItem {
 struct CoreStats {
   uint64_t open_files = 0;    // local handles of files and directories
   uint64_t held_orphans = 0;  // inodes held on the server because their last name went
+  ReadAheadStats read_ahead;
 };
 
 class MountCore {
@@ -108,6 +114,8 @@ class MountCore {
   Status Release(NodeId node) ARCHIL_EXCLUDES(mu_);
 
   Result<std::string> Read(NodeId node, uint64_t offset, size_t length);
+  // Write, a SetAttr with a size and Fallocate invalidate the inode's read-ahead before they are
+  // sent and after they are answered.
   Result<NodeAttr> Write(NodeId node, uint64_t offset, std::string_view data) ARCHIL_EXCLUDES(mu_);
   Status Fallocate(NodeId node, uint32_t mode, uint64_t offset, uint64_t length);
 
@@ -146,6 +154,7 @@ class MountCore {
   posix::FileSystem* const fs_;
   const Ino root_;
   const MountOptions options_;
+  ReadAhead read_ahead_;
 
   mutable Mutex mu_;
   std::unordered_map<uint64_t, Parent> dirs_ ARCHIL_GUARDED_BY(mu_);  // by disk ino

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -193,7 +194,12 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   Journal journal("archil-" + disk->disk_id(), o.journal_socket);
 
   client::RemoteFs remote(disk.get());
-  fs::MountCore core(&remote, posix::Ino(disk->root_ino()), fs::MountOptions{o.read_only});
+  // The mount's own read-ahead keeps READs in flight while the kernel is between its windows:
+  // four of the kernel's windows ahead, at most 16 MiB (docs/semantics.md §5.11).
+  const size_t own_read_ahead = std::min<size_t>(size_t{o.read_ahead_kb} * 1024 * 4, 16 << 20);
+  fs::MountCore core(
+      &remote, posix::Ino(disk->root_ino()),
+      fs::MountOptions{.read_only = o.read_only, .read_ahead_bytes = own_read_ahead});
   fuse::AdapterOptions ao;
   ao.writeback_cache = !o.read_only;
   ao.read_ahead_kb = o.read_ahead_kb;
@@ -266,6 +272,9 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
     record.bytes_written = st.bytes_written.load();
     record.open_files = core_stats.open_files;
     record.held_orphans = core_stats.held_orphans;
+    record.read_ahead_hits = core_stats.read_ahead.hits;
+    record.read_ahead_misses = core_stats.read_ahead.misses;
+    record.read_ahead_bytes = core_stats.read_ahead.bytes_cached;
     if (cs.reconnects > record.reconnects) {
       journal.Warning("reconnected to the disk server " + o.server + " (" +
                       std::to_string(cs.reconnects) + " reconnections, " +

@@ -1,0 +1,299 @@
+// ReadAhead over the reference model: in-order READs are answered from chunks read in the
+// background, random ones go to the disk, the end of a file stops it, a failed background read
+// leaves the READ its own answer, memory stays bounded, and (through MountCore) no chunk read
+// before a write, truncate or fallocate answers a READ after it.
+#include "fs/read_ahead.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/mutex.h"
+#include "fs/mount_core.h"
+#include "posix/model_fs.h"
+
+namespace archil::fs {
+namespace {
+
+constexpr size_t kChunk = 64 << 10;
+
+// The model, counting reads by offset; reads can be held at a gate, and made to fail.
+class CountingFs : public posix::ModelFs {
+ public:
+  CountingFs() : posix::ModelFs(&SystemClock::Instance(), 0755) {}
+
+  // Reads the model first, then waits at the gate: what a held read returns is what the file
+  // held when it was read.
+  Result<std::string> Read(Ino ino, uint64_t offset, size_t length) override {
+    Result<std::string> r = posix::ModelFs::Read(ino, offset, length);
+    MutexLock lock(&mu_);
+    ++reads_;
+    offsets_.push_back(offset);
+    ++waiting_;
+    arrived_.SignalAll();
+    while (closed_) open_.Wait(&mu_);
+    --waiting_;
+    if (fail_) return Status::Errno(EIO, "injected");
+    return r;
+  }
+
+  int reads() {
+    MutexLock lock(&mu_);
+    return reads_;
+  }
+  bool ReadAt(uint64_t offset) {
+    MutexLock lock(&mu_);
+    for (uint64_t o : offsets_) {
+      if (o == offset) return true;
+    }
+    return false;
+  }
+  void Close() {
+    MutexLock lock(&mu_);
+    closed_ = true;
+  }
+  void Open() {
+    MutexLock lock(&mu_);
+    closed_ = false;
+    open_.SignalAll();
+  }
+  // Waits until `n` reads wait at the closed gate.
+  void AwaitWaiting(int n) {
+    MutexLock lock(&mu_);
+    while (waiting_ < n) arrived_.Wait(&mu_);
+  }
+  void Fail(bool f) {
+    MutexLock lock(&mu_);
+    fail_ = f;
+  }
+
+ private:
+  Mutex mu_;
+  CondVar open_{&mu_};
+  CondVar arrived_{&mu_};
+  int reads_ ARCHIL_GUARDED_BY(mu_) = 0;
+  int waiting_ ARCHIL_GUARDED_BY(mu_) = 0;
+  bool closed_ ARCHIL_GUARDED_BY(mu_) = false;
+  bool fail_ ARCHIL_GUARDED_BY(mu_) = false;
+  std::vector<uint64_t> offsets_ ARCHIL_GUARDED_BY(mu_);
+};
+
+std::string Pattern(size_t n, char salt) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + i / 4096 + salt) & 0xff);
+  return s;
+}
+
+class ReadAheadTest : public ::testing::Test {
+ protected:
+  Ino MakeFile(const std::string& name, const std::string& data) {
+    Result<posix::Attr> a = fs_.Mknod(posix::kRootIno, name, S_IFREG | 0644, 0, {});
+    EXPECT_TRUE(a.ok());
+    EXPECT_TRUE(fs_.Write(a.value().ino, 0, data).ok());
+    return a.value().ino;
+  }
+  // Waits until `n` background reads have completed or failed.
+  static void AwaitChunks(ReadAhead* ra, uint64_t n) {
+    for (int i = 0; i < 5000; ++i) {
+      ReadAheadStats s = ra->stats();
+      if (s.chunks_read + s.chunks_failed >= n) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ADD_FAILURE() << "background reads did not complete";
+  }
+  CountingFs fs_;
+};
+
+TEST_F(ReadAheadTest, InOrderReadsAreAnsweredFromChunksReadAhead) {
+  const std::string data = Pattern(16 * kChunk + 100, 1);
+  Ino f = MakeFile("f", data);
+  ReadAhead ra(&fs_, ReadAheadOptions{.window = 4 * kChunk, .chunk = kChunk});
+  std::string got;
+  for (uint64_t off = 0; off < data.size(); off += kChunk) {
+    Result<std::string> r = ra.Read(f, off, kChunk);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    got += r.value();
+  }
+  EXPECT_EQ(got, data);  // the last READ is short: the file ends in it
+  ReadAheadStats s = ra.stats();
+  // The first two READs go to the disk (the second shows the order); every later one is a hit.
+  EXPECT_EQ(s.misses, 2u);
+  EXPECT_EQ(s.hits, 15u);
+  EXPECT_GE(s.chunks_read, 15u);
+  // The short chunk stopped it: nothing was asked for past the last window started before.
+  for (uint64_t c = 20; c < 24; ++c) EXPECT_FALSE(fs_.ReadAt(c * kChunk)) << c;
+}
+
+TEST_F(ReadAheadTest, RandomReadsStartNothing) {
+  const std::string data = Pattern(64 * kChunk, 2);
+  Ino f = MakeFile("f", data);
+  ReadAhead ra(&fs_, ReadAheadOptions{.window = 4 * kChunk, .chunk = kChunk});
+  const uint64_t offsets[] = {40, 3, 17, 60, 9, 33, 1, 50};
+  for (uint64_t c : offsets) {
+    Result<std::string> r = ra.Read(f, c * kChunk, 4096);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r.value(), data.substr(c * kChunk, 4096));
+  }
+  EXPECT_EQ(fs_.reads(), 8);  // one each, nothing more
+  EXPECT_EQ(ra.stats().hits, 0u);
+}
+
+TEST_F(ReadAheadTest, AWindowOfZeroReadsOnlyWhatIsAsked) {
+  const std::string data = Pattern(8 * kChunk, 3);
+  Ino f = MakeFile("f", data);
+  ReadAhead ra(&fs_, ReadAheadOptions{.window = 0, .chunk = kChunk});
+  for (uint64_t off = 0; off < data.size(); off += kChunk)
+    ASSERT_TRUE(ra.Read(f, off, kChunk).ok());
+  EXPECT_EQ(fs_.reads(), 8);
+}
+
+TEST_F(ReadAheadTest, ReadsThatStraddleChunksAreAssembled) {
+  const std::string data = Pattern(12 * kChunk, 4);
+  Ino f = MakeFile("f", data);
+  ReadAhead ra(&fs_, ReadAheadOptions{.window = 6 * kChunk, .chunk = kChunk});
+  // 1.5 chunks per READ: every later READ spans two chunks.
+  const size_t step = kChunk + kChunk / 2;
+  for (uint64_t off = 0; off < data.size(); off += step) {
+    Result<std::string> r = ra.Read(f, off, step);
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r.value(), data.substr(off, step)) << "at " << off;
+  }
+  EXPECT_GT(ra.stats().hits, 4u);
+}
+
+TEST_F(ReadAheadTest, AFailedBackgroundReadLeavesTheReadItsOwnAnswer) {
+  const std::string data = Pattern(8 * kChunk, 5);
+  Ino f = MakeFile("f", data);
+  ReadAhead ra(&fs_, ReadAheadOptions{.window = 2 * kChunk, .chunk = kChunk});
+  ASSERT_TRUE(ra.Read(f, 0, kChunk).ok());
+  fs_.Fail(true);
+  Result<std::string> r = ra.Read(f, kChunk, kChunk);  // starts chunks 2 and 3, which fail
+  EXPECT_FALSE(r.ok());
+  AwaitChunks(&ra, 2);
+  EXPECT_EQ(ra.stats().chunks_failed, 2u);
+  fs_.Fail(false);
+  // Chunk 2 failed in the background; the READ asks again and gets the data.
+  const int before = fs_.reads();
+  Result<std::string> again = ra.Read(f, 2 * kChunk, kChunk);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again.value(), data.substr(2 * kChunk, kChunk));
+  EXPECT_TRUE(fs_.ReadAt(2 * kChunk));
+  EXPECT_GE(fs_.reads(), before + 1);
+  EXPECT_EQ(ra.stats().hits, 0u);
+}
+
+TEST_F(ReadAheadTest, ChunksStayWithinTheMemoryBound) {
+  const std::string a = Pattern(32 * kChunk, 6);
+  const std::string b = Pattern(32 * kChunk, 7);
+  Ino fa = MakeFile("a", a);
+  Ino fb = MakeFile("b", b);
+  ReadAhead ra(&fs_,
+               ReadAheadOptions{.window = 8 * kChunk, .chunk = kChunk, .max_bytes = 5 * kChunk});
+  ASSERT_TRUE(ra.Read(fa, 0, kChunk).ok());
+  fs_.Close();  // nothing completes: every chunk started stays in flight
+  std::thread reader([&] {
+    (void)ra.Read(fa, kChunk, kChunk);  // starts 5 chunks of the 8 it would: the bound
+  });
+  fs_.AwaitWaiting(1);  // the READ's own read: its chunks were started before it
+  EXPECT_EQ(ra.stats().bytes_cached, 5 * kChunk);
+  fs_.Open();
+  reader.join();
+  ASSERT_TRUE(ra.Read(fb, 0, kChunk).ok());
+  ASSERT_TRUE(ra.Read(fb, kChunk, kChunk).ok());  // in order, but the bound is reached
+  EXPECT_EQ(ra.stats().bytes_cached, 5 * kChunk);
+  AwaitChunks(&ra, 5);
+  EXPECT_EQ(fs_.reads(), 2 + 5 + 2);  // a's two READs and five chunks; b's two READs, no chunk
+}
+
+// Through MountCore: a chunk in flight while this mount writes, truncates or punches the range
+// never answers a READ after the change.
+class ReadAheadCoherenceTest : public ReadAheadTest {
+ protected:
+  // Waits until `n` background reads have completed: they hold the file as it was.
+  void AwaitRead(uint64_t n) {
+    for (int i = 0; i < 5000 && core_.stats().read_ahead.chunks_read < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_EQ(core_.stats().read_ahead.chunks_read, n);
+  }
+  MountCore core_{&fs_, posix::kRootIno, MountOptions{.read_ahead_bytes = 4 * kChunk}};
+};
+
+TEST_F(ReadAheadCoherenceTest, AReadAfterAWriteSeesTheWrite) {
+  const std::string data = Pattern(16 * kChunk, 8);
+  Ino f = MakeFile("f", data);
+  const NodeId n = core_.NodeOf(f);
+  ASSERT_TRUE(core_.Read(n, 0, kChunk).ok());
+  // Hold the background reads the next READ starts, so they return after the write.
+  fs_.Close();
+  std::thread second([&] { (void)core_.Read(n, kChunk, kChunk); });
+  fs_.AwaitWaiting(2);  // the READ itself and at least one chunk
+  fs_.Open();
+  second.join();
+  const std::string patch(kChunk, 'w');
+  ASSERT_TRUE(core_.Write(n, 3 * kChunk, patch).ok());
+  Result<std::string> r = core_.Read(n, 2 * kChunk, 2 * kChunk);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value(), data.substr(2 * kChunk, kChunk) + patch);
+}
+
+TEST_F(ReadAheadCoherenceTest, AChunkReadBeforeAWriteNeverAnswersAfterIt) {
+  const std::string data = Pattern(16 * kChunk, 9);
+  Ino f = MakeFile("f", data);
+  const NodeId n = core_.NodeOf(f);
+  ASSERT_TRUE(core_.Read(n, 0, kChunk).ok());
+  ASSERT_TRUE(core_.Read(n, kChunk, kChunk).ok());  // chunks 2..5 start
+  AwaitRead(4);
+  fs_.Close();
+  ASSERT_TRUE(core_.Read(n, 2 * kChunk, kChunk).ok());  // from chunk 2; starts chunk 6
+  fs_.AwaitWaiting(1);  // chunk 6 has read the file as it is before the write, and is held
+  const std::string patch(4 * kChunk, 'z');
+  ASSERT_TRUE(core_.Write(n, 3 * kChunk, patch).ok());
+  fs_.Open();
+  AwaitRead(5);
+  std::string got;
+  for (uint64_t off = 3 * kChunk; off < 7 * kChunk; off += kChunk) {
+    Result<std::string> r = core_.Read(n, off, kChunk);
+    ASSERT_TRUE(r.ok());
+    got += r.value();
+  }
+  EXPECT_EQ(got, patch);  // not chunks 3..6 as read before the write
+}
+
+TEST_F(ReadAheadCoherenceTest, ATruncateEndsTheFileForReadsAfterIt) {
+  const std::string data = Pattern(16 * kChunk, 10);
+  Ino f = MakeFile("f", data);
+  const NodeId n = core_.NodeOf(f);
+  ASSERT_TRUE(core_.Read(n, 0, kChunk).ok());
+  ASSERT_TRUE(core_.Read(n, kChunk, kChunk).ok());
+  AwaitRead(4);
+  posix::SetAttrRequest cut;
+  cut.size = 2 * kChunk + 10;
+  ASSERT_TRUE(core_.SetAttr(n, cut).ok());
+  Result<std::string> r = core_.Read(n, 2 * kChunk, kChunk);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value(), data.substr(2 * kChunk, 10));
+}
+
+TEST_F(ReadAheadCoherenceTest, APunchedHoleReadsAsZeros) {
+  const std::string data = Pattern(16 * kChunk, 11);
+  Ino f = MakeFile("f", data);
+  const NodeId n = core_.NodeOf(f);
+  ASSERT_TRUE(core_.Read(n, 0, kChunk).ok());
+  ASSERT_TRUE(core_.Read(n, kChunk, kChunk).ok());
+  AwaitRead(4);
+  ASSERT_TRUE(
+      core_.Fallocate(n, 0x02 | 0x01 /* PUNCH_HOLE | KEEP_SIZE */, 2 * kChunk, kChunk).ok());
+  Result<std::string> r = core_.Read(n, 2 * kChunk, kChunk);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value(), std::string(kChunk, '\0'));
+}
+
+}  // namespace
+}  // namespace archil::fs
