@@ -66,6 +66,25 @@ TEST_F(CliTest, VersionAndUsageErrors) {
     EXPECT_EQ(r.err.rfind("archil: ", 0), 0u) << r.err;
   }
   EXPECT_NE(Archil({"frobnicate"}).err.find("unknown command 'frobnicate'"), std::string::npos);
+
+  // Only the chosen command's options are built (app.cc): a global option's value that is also a
+  // command's name does not choose that command, and every form of a global option is skipped.
+  for (std::vector<std::string> ok : {std::vector<std::string>{"--region", "disks", "version"},
+                                      {"--region=disks", "-q", "version"},
+                                      {"--json", "--log-level", "warn", "version"},
+                                      {"version", "--region", "keys"}}) {
+    Ran r = Archil(ok);
+    EXPECT_EQ(r.exit_code, 0) << ok[0] << " " << ok[1] << ": " << r.err;
+    EXPECT_NE(r.out.find("0."), std::string::npos) << r.out;
+  }
+  Ran help = Archil({"--log-level", "warn", "disks", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("archil disks"), std::string::npos) << help.out;
+  Ran all = Archil({"--help"});
+  for (const char* c : {"disks", "keys", "users", "server", "version", "mount", "unmount", "status",
+                        "checkpoints", "branches"}) {
+    EXPECT_NE(all.out.find("  " + std::string(c) + " "), std::string::npos) << c;
+  }
 }
 
 // A server whose replies have the wrong shape ("data" of the wrong type) gets a clear error from

@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -7,6 +9,41 @@
 #include "cli/commands.h"
 
 namespace archil {
+
+namespace {
+
+// The CLI's commands, by the adder that registers them (commands.h).
+struct CommandSet {
+  std::array<std::string_view, 3> names;  // unused places are empty
+  void (*add)(CLI::App&, CliContext*);
+};
+constexpr CommandSet kCommands[] = {
+    {{"disks"}, AddDisksCommand},
+    {{"keys"}, AddKeysCommand},
+    {{"users"}, AddUsersCommand},
+    {{"server"}, AddServerCommand},
+    {{"version"}, AddVersionCommand},
+    {{"mount", "unmount", "status"}, AddMountCommands},
+    {{"checkpoints", "branches"}, AddLineageCommands},
+};
+
+// The word of the command line that names its command: the first that is neither one of `app`'s
+// own (global) options nor the value of one. Empty if there is none, or if an option comes first
+// that `app` does not know (the full parser then says what is wrong).
+std::string ChosenCommand(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") return "";
+    if (word.empty() || word[0] != '-') return word;
+    if (word.find('=') != std::string::npos) continue;  // --option=value
+    const CLI::Option* o = app.get_option_no_throw(word);
+    if (o == nullptr) return "";
+    if (o->get_items_expected_min() > 0) ++i;  // its value is the next word
+  }
+  return "";
+}
+
+}  // namespace
 
 int RunCli(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "server") {
@@ -36,13 +73,16 @@ int RunCli(int argc, char** argv) {
   app.add_flag("-q,--quiet", g.quiet, "Print only what was asked for, and errors");
   app.add_flag("-v,--verbose", g.verbose, "Log debug messages");
 
-  AddDisksCommand(app, &ctx);
-  AddKeysCommand(app, &ctx);
-  AddUsersCommand(app, &ctx);
-  AddServerCommand(app, &ctx);
-  AddVersionCommand(app, &ctx);
-  AddMountCommands(app, &ctx);
-  AddLineageCommands(app, &ctx);
+  // Only the chosen command's tree is built: building all of them is most of a short command's
+  // start-up (measurements.md §5). Help and errors without a known command get every command.
+  const std::string chosen = ChosenCommand(app, argc, argv);
+  auto names = [&chosen](const CommandSet& c) {
+    return !chosen.empty() && std::find(c.names.begin(), c.names.end(), chosen) != c.names.end();
+  };
+  const bool known = std::any_of(std::begin(kCommands), std::end(kCommands), names);
+  for (const CommandSet& c : kCommands) {
+    if (!known || names(c)) c.add(app, &ctx);
+  }
 
   try {
     app.parse(argc, argv);
