@@ -3,9 +3,9 @@
 //
 // The catalog is the truth for which disks exist, their names, root attributes and tokens; the
 // engine holds each disk's tree. So:
-// - a disk created through the API gets its engine tree before the API answers, written without
-//   a sync (the catalog's commit is the acknowledgement); one a crash lost is created again by
-//   Reconcile at start, or on the first mount that finds it missing;
+// - a disk created through the API gets its engine tree just after the API answers, written
+//   without a sync (the catalog's commit is the acknowledgement); one a crash lost, or a mount
+//   that came first, is created by Reconcile at start or by the first mount that finds it missing;
 // - a disk deleted through the API ends its sessions at once, and the purger then deletes its
 //   engine tree; a revoked token ends the sessions it opened;
 // - the disk server checks tokens against the catalog (CatalogAuthority); a root's tokens also

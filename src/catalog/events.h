@@ -21,8 +21,10 @@ namespace archil {
 class CatalogListener {
  public:
   virtual ~CatalogListener() = default;
-  // `disk` exists (a create committed, or an identical create was repeated). Runs before the API
-  // answers, so a listener may make the disk usable (the engine creates its tree, unsynced).
+  // `disk` exists (a create committed, or an identical create was repeated). Through the API it
+  // runs just after the reply is handed over (control/after_reply.h), so a listener's work (the
+  // engine creates its tree, unsynced) is not in the create's latency; a mount that comes first
+  // makes the tree itself, and a delete that comes first takes it away again.
   virtual void OnDiskCreated(const Disk& disk) {}
   // `disk` was marked deleting: it is gone from the API and its tokens no longer authenticate.
   virtual void OnDiskDeleted(const DiskId& disk) = 0;

@@ -10,6 +10,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "control/after_reply.h"
 
 namespace archil {
 namespace {
@@ -213,6 +214,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     cfg_->in_flight->fetch_add(1);
     auto self = this->shared_from_this();
     bool queued = cfg_->pool->Submit([self, api = std::move(api), keep_alive, head] {
+      AfterReplyScope after_reply;
       int64_t start = SystemClock::Instance().MonotonicNanos();
       ApiResponse res = self->cfg_->router->Handle(api);
       ARCHIL_LOG(kDebug) << api.method << " " << api.path << " " << res.status << " "
@@ -220,6 +222,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       asio::post(self->stream_.get_executor(), [self, res = std::move(res), keep_alive, head] {
         self->Write(res, keep_alive, head, /*counted=*/true);
       });
+      after_reply.Run();
     });
     if (!queued) {
       cfg_->in_flight->fetch_sub(1);

@@ -1,7 +1,9 @@
 #include "control/service.h"
 
 #include "api/names.h"
+#include "base/log.h"
 #include "catalog/credentials.h"
+#include "control/after_reply.h"
 
 namespace archil {
 
@@ -67,8 +69,28 @@ Result<CreatedDisk> ControlService::CreateDisk(const CreateDiskRequest& request)
   ARCHIL_ASSIGN_OR_RETURN(CreateDiskResult result, catalog_->CreateDisk(disk, user));
   CreatedDisk out{std::move(result.disk), result.created, ""};
   if (out.created) out.token = cred.token;
-  if (events_) events_->OnDiskCreated(out.disk);
+  // The engine's copy follows the reply (the catalog's commit is the acknowledgement; ADR 0010).
+  if (events_) Defer([this, disk = out.disk] { MakeEngineCopy(disk); });
   return out;
+}
+
+void ControlService::MakeEngineCopy(const Disk& disk) {
+  events_->OnDiskCreated(disk);
+  // After the reply, a delete of the disk may have come first, and its purge may have found no
+  // tree to delete: then this one goes the same way.
+  Result<Disk> now = catalog_->GetDisk(disk.id);
+  if (now.ok()) return;
+  if (now.status().code() != Status::Code::kNotFound) {
+    ARCHIL_LOG(kWarn) << "disk " << disk.id << ": could not check it after creating its tree ("
+                      << now.status().ToString() << "); a restart removes the tree if it is gone";
+    return;
+  }
+  if (lineage_ == nullptr) return;
+  Status s = lineage_->DeleteDisk(disk.id);
+  if (!s.ok() && s.code() != Status::Code::kNotFound) {
+    ARCHIL_LOG(kWarn) << "disk " << disk.id << ": deleted before its tree was made, and deleting "
+                      << "the tree failed (" << s.ToString() << "); a restart removes it";
+  }
 }
 
 Result<Disk> ControlService::GetDisk(std::string_view id) const {

@@ -102,6 +102,8 @@ class ControlService {
   Result<DiskId> ResolveBranch(std::string_view disk_id, std::string_view branch) const;
   // A kept root with no disk left in the lineage store loses its catalog row.
   void SettleKeptRoot(const DiskId& root);
+  // A new disk's engine tree (events_), made after the reply (control/after_reply.h).
+  void MakeEngineCopy(const Disk& disk);
 
   Catalog* const catalog_;
   const Clock* const clock_;
