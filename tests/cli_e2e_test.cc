@@ -16,6 +16,7 @@
 #include "client/disk_client.h"
 #include "client/remote_fs.h"
 #include "net/socket.h"
+#include "scoped_tmpfs.h"
 
 namespace archil::testing {
 namespace {
@@ -302,6 +303,24 @@ TEST_F(CliTest, ServerRefusesBadOptions) {
   EXPECT_EQ(r.exit_code, 2);
   r = Archil({"server", "--bogus"});
   EXPECT_EQ(r.exit_code, 2);
+}
+
+// A server started on a disk too full for its catalog says so (ENOSPC), not a stale errno from
+// an earlier call, and leaves no server behind.
+TEST_F(CliTest, ServerOnAFullDiskSaysNoSpace) {
+  ScopedTmpfs full((dir_ / "full").string(), "2m");
+  ASSERT_TRUE(full.ok()) << std::strerror(full.error());
+  {
+    std::ofstream fill(dir_ / "full" / "fill", std::ios::binary);
+    const std::string kib(1024, 'f');
+    for (int i = 0; i < 1990; ++i) fill << kib;  // about 56 KiB left
+  }
+  Ran r = Archil({"server", "--data-dir", (dir_ / "full" / "data").string(), "--api-listen",
+                  "127.0.0.1:0", "--mount-listen", "127.0.0.1:0", "--run-dir",
+                  (dir_ / "full" / "run").string()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("No such file"), std::string::npos) << r.err;
 }
 
 TEST_F(CliTest, Https) {

@@ -296,10 +296,17 @@ Status SqliteCatalog::PreallocateWal(const std::string& wal_path) {
   struct stat st {};
   Status s = fstat(fd, &st) == 0 ? Status::Ok() : Status::FromErrno(errno, "stat " + wal_path);
   const std::string zeros(64 * 1024, '\0');
-  for (off_t off = st.st_size; s.ok() && off < kWalPreallocBytes;
-       off += static_cast<off_t>(zeros.size())) {
-    if (pwrite(fd, zeros.data(), zeros.size(), off) != static_cast<ssize_t>(zeros.size())) {
+  for (off_t off = st.st_size; s.ok() && off < kWalPreallocBytes;) {
+    // A short write (the disk filled up) is retried from where it stopped, so that the error is
+    // the one the next write returns (ENOSPC), never a stale errno.
+    ssize_t n = pwrite(fd, zeros.data(), zeros.size(), off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
       s = Status::FromErrno(errno, "preallocate " + wal_path);
+    } else if (n == 0) {
+      s = Status::FromErrno(ENOSPC, "preallocate " + wal_path);
+    } else {
+      off += n;
     }
   }
   if (s.ok() && st.st_size < kWalPreallocBytes && fdatasync(fd) != 0) {
