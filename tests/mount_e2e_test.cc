@@ -66,6 +66,55 @@ TEST_F(MountTest, MountedDiskKeepsFilesAcrossRemounts) {
   ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
 }
 
+// A listing gives the kernel every name with its attributes (READDIRPLUS), so `ls -l` or `find`
+// over a directory the kernel has not seen costs a few requests, not a LOOKUP per name.
+TEST_F(MountTest, AListingCarriesEveryNamesAttributes) {
+  StartServer();
+  CreateDisk("listing");
+  ASSERT_EQ(Mount("listing").exit_code, 0);
+  constexpr int kFiles = 300;
+  fs::create_directories(mnt_ + "/d");
+  for (int i = 0; i < kFiles; ++i) {
+    std::ofstream(mnt_ + "/d/f" + std::to_string(i)) << i;
+  }
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+  ASSERT_EQ(Mount("listing").exit_code, 0);  // the kernel's caches start empty
+  // The daemon rewrites its record every second: counts are read once a new one is out.
+  auto requests_after = [&](int64_t newer_than) -> std::pair<uint64_t, int64_t> {
+    for (int i = 0; i < 50; ++i) {
+      json j = json::parse(Archil({"--json", "status", mnt_}).out, nullptr, false);
+      if (j.is_object() && j.value("updated_unix_ms", int64_t{0}) > newer_than) {
+        return {j.value("requests", uint64_t{0}), j.value("updated_unix_ms", int64_t{0})};
+      }
+      usleep(100'000);
+    }
+    return {0, 0};
+  };
+  auto now_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  auto [before, at] = requests_after(now_ms());
+  ASSERT_NE(at, 0);
+  int seen = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(mnt_ + "/d")) {
+    struct stat st {};
+    ASSERT_EQ(lstat(e.path().c_str(), &st), 0) << e.path();
+    EXPECT_TRUE(S_ISREG(st.st_mode));
+    EXPECT_GT(st.st_size, 0);
+    ++seen;
+  }
+  EXPECT_EQ(seen, kFiles);
+  const int64_t listed = now_ms();
+  auto [after, at2] = requests_after(listed);
+  ASSERT_NE(at2, 0);
+  // The directory's LOOKUP, OPENDIR, a READDIRPLUS per few dozen names, RELEASEDIR, and what the
+  // status commands cost: far fewer than one request per name.
+  EXPECT_LT(after - before, uint64_t{kFiles / 4}) << after - before << " requests";
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+}
+
 TEST_F(MountTest, EveryLocalUserByTheirOwnPermissions) {
   StartServer();
   CreateDisk("perm");

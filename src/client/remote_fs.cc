@@ -148,16 +148,29 @@ Result<std::string> RemoteFs::Readlink(posix::Ino ino) {
 
 Result<posix::DirPage> RemoteFs::ReadDir(posix::Ino dir, uint64_t after_cookie,
                                          size_t max_entries) {
+  return ReadDirPage(dir, after_cookie, max_entries, /*plus=*/false);
+}
+
+Result<posix::DirPage> RemoteFs::ReadDirPlus(posix::Ino dir, uint64_t after_cookie,
+                                             size_t max_entries) {
+  return ReadDirPage(dir, after_cookie, max_entries, /*plus=*/true);
+}
+
+Result<posix::DirPage> RemoteFs::ReadDirPage(posix::Ino dir, uint64_t after_cookie,
+                                             size_t max_entries, bool plus) {
   v1::ReadDir m;
   m.set_dir(dir.value());
   m.set_cookie(after_cookie);
   m.set_max_entries(static_cast<uint32_t>(std::min<size_t>(max_entries, 4096)));
+  m.set_plus(plus);
   ARCHIL_ASSIGN_OR_RETURN(auto r, client_->CallAs<v1::ReadDirReply>(proto::kTypeReadDir, m));
   posix::DirPage page;
   page.eof = r.eof();
   for (const v1::DirEntry& e : r.entries()) {
-    page.entries.push_back(
-        posix::DirEntry{e.name(), posix::Ino(e.ino()), (e.type() & 017) << 12, e.cookie()});
+    posix::DirEntry d{e.name(), posix::Ino(e.ino()), (e.type() & 017) << 12, e.cookie(),
+                      std::nullopt};
+    if (plus && e.has_attr()) d.attr = FromProto(e.attr());
+    page.entries.push_back(std::move(d));
   }
   return page;
 }

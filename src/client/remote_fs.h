@@ -38,6 +38,8 @@ class RemoteFs final : public posix::FileSystem {
   Status Rename(posix::Ino parent, std::string_view name, posix::Ino new_parent,
                 std::string_view new_name, uint32_t flags) override;
   Result<std::string> Readlink(posix::Ino ino) override;
+  Result<posix::DirPage> ReadDirPlus(posix::Ino dir, uint64_t after_cookie,
+                                     size_t max_entries) override;
   Result<posix::DirPage> ReadDir(posix::Ino dir, uint64_t after_cookie,
                                  size_t max_entries) override;
   Result<std::string> GetXattr(posix::Ino ino, std::string_view name) override;
@@ -56,6 +58,9 @@ class RemoteFs final : public posix::FileSystem {
   Status DropHolder(posix::HolderId holder) override;
 
  private:
+  Result<posix::DirPage> ReadDirPage(posix::Ino dir, uint64_t after_cookie, size_t max_entries,
+                                     bool plus);
+
   DiskClient* const client_;
 };
 

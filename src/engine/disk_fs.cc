@@ -402,8 +402,8 @@ Result<posix::DirPage> DiskFs::ReadDir(posix::Ino dir, uint64_t after_cookie, si
       ARCHIL_RETURN_IF_ERROR(scan->status().WithContext("readdir"));
       return page;
     }
-    page.entries.push_back(
-        {std::string(rel.substr(16)), d.body.ino, uint32_t{d.body.dtype} << 12, cookie});
+    page.entries.push_back({std::string(rel.substr(16)), d.body.ino, uint32_t{d.body.dtype} << 12,
+                            cookie, std::nullopt});
   }
   ARCHIL_RETURN_IF_ERROR(scan->status().WithContext("readdir"));
   page.eof = true;

@@ -228,23 +228,27 @@ Status MountCore::Fallocate(NodeId node, uint32_t mode, uint64_t offset, uint64_
   return s;
 }
 
-Result<std::vector<DirItem>> MountCore::ReadDir(NodeId dir, uint64_t offset, size_t max,
-                                                bool* eof) {
+Result<std::vector<DirItem>> MountCore::ReadDir(NodeId dir, uint64_t offset, size_t max, bool* eof,
+                                                bool plus) {
   std::vector<DirItem> items;
   *eof = false;
   const Ino ino = InoOf(dir);
   if (max == 0) return items;
-  if (offset < kDotOffset) items.push_back({".", ino.value(), S_IFDIR, kDotOffset});
+  if (offset < kDotOffset) items.push_back({".", ino.value(), S_IFDIR, kDotOffset, std::nullopt});
   if (offset < kDotDotOffset && items.size() < max) {
     // d_ino of "..": the directory's own number (readdir(3) skips entries whose d_ino is 0).
-    items.push_back({"..", ino.value(), S_IFDIR, kDotDotOffset});
+    items.push_back({"..", ino.value(), S_IFDIR, kDotDotOffset, std::nullopt});
   }
   if (items.size() == max) return items;
   // Entry cookies start above 2 (docs/formats.md §4.3), so they serve as the kernel's offsets.
   uint64_t after = offset <= kDotDotOffset ? 0 : offset;
-  ARCHIL_ASSIGN_OR_RETURN(posix::DirPage page, fs_->ReadDir(ino, after, max - items.size()));
+  const size_t left = max - items.size();
+  ARCHIL_ASSIGN_OR_RETURN(posix::DirPage page, plus ? fs_->ReadDirPlus(ino, after, left)
+                                                    : fs_->ReadDir(ino, after, left));
   for (posix::DirEntry& e : page.entries) {
-    items.push_back({std::move(e.name), e.ino.value(), e.type, e.cookie});
+    DirItem item{std::move(e.name), e.ino.value(), e.type, e.cookie, std::nullopt};
+    if (e.attr) item.attr = Seen(*e.attr);
+    items.push_back(std::move(item));
   }
   *eof = page.eof;
   return items;

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -67,9 +68,10 @@ struct NodeAttr {
 
 struct DirItem {
   std::string name;
-  uint64_t ino = 0;     // d_ino: the disk's number (for "..", the directory's own)
-  uint32_t type = 0;    // S_IFMT bits
-  uint64_t offset = 0;  // the kernel's offset to resume after this entry
+  uint64_t ino = 0;              // d_ino: the disk's number (for "..", the directory's own)
+  uint32_t type = 0;             // S_IFMT bits
+  uint64_t offset = 0;           // the kernel's offset to resume after this entry
+  std::optional<NodeAttr> attr;  // `plus` listings, except "." and ".."
 };
 
 struct CoreStats {
@@ -120,8 +122,10 @@ class MountCore {
   Status Fallocate(NodeId node, uint32_t mode, uint64_t offset, uint64_t length);
 
   // Entries after `offset` (0: the start; "." and ".." are offsets 1 and 2), at most `max`.
-  // `eof` is set when the listing ended.
-  Result<std::vector<DirItem>> ReadDir(NodeId dir, uint64_t offset, size_t max, bool* eof);
+  // `eof` is set when the listing ended. `plus`: with each entry's attributes (READDIRPLUS: the
+  // kernel then needs no LOOKUP per name), one request to the disk as without.
+  Result<std::vector<DirItem>> ReadDir(NodeId dir, uint64_t offset, size_t max, bool* eof,
+                                       bool plus = false) ARCHIL_EXCLUDES(mu_);
 
   Result<std::string> GetXattr(NodeId node, std::string_view name);
   Status SetXattr(NodeId node, std::string_view name, std::string_view value, uint32_t flags);

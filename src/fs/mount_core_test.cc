@@ -181,6 +181,37 @@ TEST_F(MountCoreTest, ReadDirResumesAtEveryOffset) {
   EXPECT_EQ(seen.size(), made.size() + 2);
 }
 
+TEST_F(MountCoreTest, ReadDirPlusGivesEachEntrysAttributes) {
+  ASSERT_TRUE(core_.Mknod(kRootNode, "f", S_IFREG | 0640, 0, Caller{1000, 100}).ok());
+  Result<NodeAttr> d = core_.Mkdir(kRootNode, "d", 02750, Caller{1001, 101});
+  ASSERT_TRUE(d.ok());
+  bool eof = false;
+  Result<std::vector<DirItem>> r = core_.ReadDir(kRootNode, 0, 100, &eof, /*plus=*/true);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(eof);
+  ASSERT_EQ(r.value().size(), 4u);
+  for (const DirItem& item : r.value()) {
+    if (item.name == "." || item.name == "..") {
+      EXPECT_FALSE(item.attr) << item.name;  // the kernel never links them
+      continue;
+    }
+    ASSERT_TRUE(item.attr) << item.name;
+    EXPECT_EQ(item.attr->attr.ino.value(), item.ino);
+    EXPECT_EQ(item.attr->node, core_.NodeOf(item.attr->attr.ino));
+    if (item.name == "f") {
+      EXPECT_EQ(item.attr->attr.mode, S_IFREG | 0640u);
+      EXPECT_EQ(item.attr->attr.uid, 1000u);
+    } else {
+      EXPECT_EQ(item.attr->attr.mode & 07777, 02750u);
+      EXPECT_EQ(item.attr->attr.gid, 101u);
+    }
+  }
+  // Without plus, no attributes.
+  r = core_.ReadDir(kRootNode, 0, 100, &eof);
+  ASSERT_TRUE(r.ok());
+  for (const DirItem& item : r.value()) EXPECT_FALSE(item.attr) << item.name;
+}
+
 // Counts the requests that reach the disk for the capability probe.
 class CountingFs : public posix::ModelFs {
  public:

@@ -112,6 +112,8 @@ void Init(void* userdata, fuse_conn_info* conn) {
   want(FUSE_CAP_ASYNC_READ);
   want(FUSE_CAP_ASYNC_DIO);
   want(FUSE_CAP_PARALLEL_DIROPS);
+  want(FUSE_CAP_READDIRPLUS);
+  want(FUSE_CAP_READDIRPLUS_AUTO);  // the kernel asks for attributes when lookups follow
   want(FUSE_CAP_CACHE_SYMLINKS);
   want(FUSE_CAP_EXPLICIT_INVAL_DATA);
   if (o.writeback_cache && !self->core()->read_only()) want(FUSE_CAP_WRITEBACK_CACHE);
@@ -298,6 +300,35 @@ void ReadDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   fuse_reply_buf(req, buf.data(), used);
 }
 
+// As ReadDir, with each entry's attributes: the kernel links the entries into its dcache and
+// counts a lookup of each (Forget is a no-op here), so `ls -l` and `find` cost no LOOKUP per name.
+// "." and ".." go without a node (ino 0): the kernel never links them.
+void ReadDirPlus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+  InFlight f(req);
+  // An entry with attributes takes about 150 bytes plus its name.
+  const size_t max_entries = std::clamp<size_t>(size / 160, 1, 1024);
+  bool eof = false;
+  Result<std::vector<fs::DirItem>> r =
+      Core(req).ReadDir(ino, static_cast<uint64_t>(off), max_entries, &eof, /*plus=*/true);
+  if (!r.ok()) return ReplyStatus(req, r.status());
+  std::vector<char> buf(size);
+  size_t used = 0;
+  for (const fs::DirItem& item : r.value()) {
+    fuse_entry_param e{};
+    if (item.attr) {
+      e = EntryOf(req, *item.attr);
+    } else {
+      e.attr.st_ino = item.ino;
+      e.attr.st_mode = item.type;
+    }
+    size_t need = fuse_add_direntry_plus(req, buf.data() + used, size - used, item.name.c_str(), &e,
+                                         static_cast<off_t>(item.offset));
+    if (need > size - used) break;  // the next call resumes after the last entry placed
+    used += need;
+  }
+  fuse_reply_buf(req, buf.data(), used);
+}
+
 void ReleaseDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   InFlight f(req);
   ReplyStatus(req, Core(req).Release(ino));
@@ -399,6 +430,7 @@ fuse_lowlevel_ops MakeOps() {
   ops.fsync = Fsync;
   ops.opendir = OpenDir;
   ops.readdir = ReadDir;
+  ops.readdirplus = ReadDirPlus;
   ops.releasedir = ReleaseDir;
   ops.fsyncdir = FsyncDir;
   ops.statfs = StatFs;

@@ -64,6 +64,17 @@ class FileSystem {
   // without "." and "..". A cookie stays valid while the directory changes: no entry is returned
   // twice or skipped unless it was added or removed meanwhile.
   virtual Result<DirPage> ReadDir(Ino dir, uint64_t after_cookie, size_t max_entries) = 0;
+  // ReadDir, with each entry's attributes (DirEntry::attr; left empty for an entry whose
+  // attributes could not be read, e.g. one removed meanwhile). This default asks GetAttr of each.
+  virtual Result<DirPage> ReadDirPlus(Ino dir, uint64_t after_cookie, size_t max_entries) {
+    Result<DirPage> page = ReadDir(dir, after_cookie, max_entries);
+    if (!page.ok()) return page;
+    for (DirEntry& e : page->entries) {
+      Result<Attr> a = GetAttr(e.ino);
+      if (a.ok()) e.attr = *a;
+    }
+    return page;
+  }
 
   virtual Result<std::string> GetXattr(Ino ino, std::string_view name) = 0;
   // `flags`: 0, kXattrCreate (EEXIST if present) or kXattrReplace (ENODATA if absent).

@@ -382,7 +382,8 @@ Result<DirPage> ModelFs::ReadDir(Ino dir_ino, uint64_t after_cookie, size_t max_
   auto it = dir->by_cookie.upper_bound(after_cookie);
   for (; it != dir->by_cookie.end() && page.entries.size() < max_entries; ++it) {
     const Node& child = state_->nodes.at(dir->entries.at(it->second));
-    page.entries.push_back({it->second, child.attr.ino, child.attr.mode & S_IFMT, it->first});
+    page.entries.push_back(
+        {it->second, child.attr.ino, child.attr.mode & S_IFMT, it->first, std::nullopt});
   }
   page.eof = it == dir->by_cookie.end();
   return page;

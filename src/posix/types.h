@@ -93,8 +93,9 @@ struct Owner {
 struct DirEntry {
   std::string name;
   Ino ino;
-  uint32_t type = 0;    // S_IFMT bits of the inode
-  uint64_t cookie = 0;  // ReadDir(after_cookie = this) resumes after this entry
+  uint32_t type = 0;         // S_IFMT bits of the inode
+  uint64_t cookie = 0;       // ReadDir(after_cookie = this) resumes after this entry
+  std::optional<Attr> attr;  // ReadDirPlus only: the inode's attributes, if they could be read
   bool operator==(const DirEntry&) const = default;
 };
 
