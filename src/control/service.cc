@@ -44,10 +44,15 @@ Result<ApiKey> ControlService::Authenticate(std::string_view authorization) cons
     }
     return Status::Unauthenticated("invalid or revoked credential");
   }
-  Result<ApiKey> key = catalog_->GetApiKey(parsed->id);
+  // A key verified before needs no catalog read (control/key_cache.h); the secret is still
+  // compared on every request.
+  std::optional<ApiKey> known = keys_.Get(parsed->id);
+  const uint64_t epoch = keys_.Begin();
+  Result<ApiKey> key = known ? Result<ApiKey>(std::move(*known)) : catalog_->GetApiKey(parsed->id);
   if (!key.ok() && key.status().code() != Status::Code::kNotFound) return key.status();
   bool valid = SecretMatches(parsed->secret, key.ok() ? key->secret_hash : kNoSuchHash);
   if (!key.ok() || !valid) return Status::Unauthenticated("invalid or revoked API key");
+  if (!known) keys_.Put(*key, epoch);
   return key;
 }
 
@@ -194,7 +199,10 @@ Result<Page<ApiKey>> ControlService::ListApiKeys(const PageRequest& page) const 
 
 Status ControlService::DeleteApiKey(std::string_view id) {
   ARCHIL_RETURN_IF_ERROR(ValidateText("id", id, 64));
-  return catalog_->DeleteApiKey(id);
+  Status s = catalog_->DeleteApiKey(id);
+  // Also after a failure: the row may be gone even if the commit's answer was lost.
+  keys_.Forget(id);
+  return s;
 }
 
 Result<bool> ControlService::BootstrapAdminKey(

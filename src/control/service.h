@@ -15,6 +15,7 @@
 #include "base/status.h"
 #include "catalog/catalog.h"
 #include "catalog/events.h"
+#include "control/key_cache.h"
 #include "control/lineage_store.h"
 
 namespace archil {
@@ -110,6 +111,7 @@ class ControlService {
   const std::string region_;
   CatalogListener* const events_;
   LineageStore* const lineage_;
+  mutable KeyCache keys_;  // verified API keys (control/key_cache.h)
 };
 
 // Validates a limit given by a client: 1..100; absent means 50.
