@@ -54,11 +54,11 @@ class CountingFs : public posix::ModelFs {
     }
     return false;
   }
-  void Close() {
+  void CloseGate() {
     MutexLock lock(&mu_);
     closed_ = true;
   }
-  void Open() {
+  void OpenGate() {
     MutexLock lock(&mu_);
     closed_ = false;
     open_.SignalAll();
@@ -196,13 +196,13 @@ TEST_F(ReadAheadTest, ChunksStayWithinTheMemoryBound) {
   ReadAhead ra(&fs_,
                ReadAheadOptions{.window = 8 * kChunk, .chunk = kChunk, .max_bytes = 5 * kChunk});
   ASSERT_TRUE(ra.Read(fa, 0, kChunk).ok());
-  fs_.Close();  // nothing completes: every chunk started stays in flight
+  fs_.CloseGate();  // nothing completes: every chunk started stays in flight
   std::thread reader([&] {
     (void)ra.Read(fa, kChunk, kChunk);  // starts 5 chunks of the 8 it would: the bound
   });
   fs_.AwaitWaiting(1);  // the READ's own read: its chunks were started before it
   EXPECT_EQ(ra.stats().bytes_cached, 5 * kChunk);
-  fs_.Open();
+  fs_.OpenGate();
   reader.join();
   ASSERT_TRUE(ra.Read(fb, 0, kChunk).ok());
   ASSERT_TRUE(ra.Read(fb, kChunk, kChunk).ok());  // in order, but the bound is reached
@@ -231,10 +231,10 @@ TEST_F(ReadAheadCoherenceTest, AReadAfterAWriteSeesTheWrite) {
   const NodeId n = core_.NodeOf(f);
   ASSERT_TRUE(core_.Read(n, 0, kChunk).ok());
   // Hold the background reads the next READ starts, so they return after the write.
-  fs_.Close();
+  fs_.CloseGate();
   std::thread second([&] { (void)core_.Read(n, kChunk, kChunk); });
   fs_.AwaitWaiting(2);  // the READ itself and at least one chunk
-  fs_.Open();
+  fs_.OpenGate();
   second.join();
   const std::string patch(kChunk, 'w');
   ASSERT_TRUE(core_.Write(n, 3 * kChunk, patch).ok());
@@ -250,12 +250,12 @@ TEST_F(ReadAheadCoherenceTest, AChunkReadBeforeAWriteNeverAnswersAfterIt) {
   ASSERT_TRUE(core_.Read(n, 0, kChunk).ok());
   ASSERT_TRUE(core_.Read(n, kChunk, kChunk).ok());  // chunks 2..5 start
   AwaitRead(4);
-  fs_.Close();
+  fs_.CloseGate();
   ASSERT_TRUE(core_.Read(n, 2 * kChunk, kChunk).ok());  // from chunk 2; starts chunk 6
   fs_.AwaitWaiting(1);  // chunk 6 has read the file as it is before the write, and is held
   const std::string patch(4 * kChunk, 'z');
   ASSERT_TRUE(core_.Write(n, 3 * kChunk, patch).ok());
-  fs_.Open();
+  fs_.OpenGate();
   AwaitRead(5);
   std::string got;
   for (uint64_t off = 3 * kChunk; off < 7 * kChunk; off += kChunk) {
