@@ -20,6 +20,8 @@
 #   floor, 4k write+fdatasync ...    fio, back to back and 5 ms apart
 #   health (HTTP, no commit) ms / health ms, HTTPS (no commit)
 #                                    GET /api/health on a new connection: the round trip alone
+#   floor, HTTPS request against openssl s_server -www
+#                                    the same curl loop against the simplest TLS server there is
 #   bytes written per create         the plain server's /proc/PID/io (wchar; write_bytes if the
 #                                    kernel reports it) over 50 more creates, divided by 50
 #   fdatasync / fsync / write calls per create
@@ -67,7 +69,7 @@ cleanup() {
   set +e
   local p
   if [ -n "${WATCHDOG_PID:-}" ]; then kill -KILL "$WATCHDOG_PID" 2>/dev/null; wait "$WATCHDOG_PID" 2>/dev/null; fi
-  for p in "${STRACE_PID:-}" "${TLS_PID:-}" "${PID:-}"; do
+  for p in "${SSERVER_PID:-}" "${STRACE_PID:-}" "${TLS_PID:-}" "${PID:-}"; do
     [ -n "$p" ] || continue
     kill "$p" 2>/dev/null
     wait "$p" 2>/dev/null
@@ -181,6 +183,18 @@ for i in $(seq "$N"); do
   CURL_CA_BUNDLE=$CERT curl -sf -o /dev/null -w '%{time_appconnect} %{time_total}\n' "$TLS_API/api/health"
 done > "$T/tls-health.txt"
 echo "health ms, HTTPS (no commit): $(awk '{ print ($2 - $1) * 1000 }' "$T/tls-health.txt" | stats)"
+# The floor under the HTTPS rows: the same curl against `openssl s_server -www` (one thread, no
+# HTTP library, a fixed page) with the same certificate, measured the same way.
+SSERVER_PORT=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+openssl s_server -accept "127.0.0.1:$SSERVER_PORT" -cert "$CERT" -key "$T/tls-key.pem" -www -quiet \
+  > /dev/null 2>&1 &
+SSERVER_PID=$!
+for _ in $(seq 100); do CURL_CA_BUNDLE=$CERT curl -sf -o /dev/null "https://127.0.0.1:$SSERVER_PORT/" && break; sleep 0.05; done
+for i in $(seq "$N"); do
+  CURL_CA_BUNDLE=$CERT curl -s -o /dev/null -w '%{time_appconnect} %{time_total}\n' "https://127.0.0.1:$SSERVER_PORT/"
+done > "$T/sserver.txt"
+kill "$SSERVER_PID" 2>/dev/null; wait "$SSERVER_PID" 2>/dev/null || true; SSERVER_PID=
+echo "floor, HTTPS request against openssl s_server -www ms: $(awk '{ print ($2 - $1) * 1000 }' "$T/sserver.txt" | stats)"
 
 # What one create commits, on the plain server. /proc/PID/io covers every thread of the process:
 # wchar counts the bytes passed to write-family calls (SQLite's WAL and its checkpoints, the
