@@ -222,6 +222,14 @@ class ReadAheadCoherenceTest : public ReadAheadTest {
     }
     ASSERT_EQ(core_.stats().read_ahead.chunks_read, n);
   }
+  // A file of `data` whose first two chunks were READ in order: chunks 2..5 are read ahead.
+  NodeId ReadAheadOf(const std::string& data) {
+    const NodeId n = core_.NodeOf(MakeFile("f", data));
+    EXPECT_TRUE(core_.Read(n, 0, kChunk).ok());
+    EXPECT_TRUE(core_.Read(n, kChunk, kChunk).ok());
+    AwaitRead(4);
+    return n;
+  }
   MountCore core_{&fs_, posix::kRootIno, MountOptions{.read_ahead_bytes = 4 * kChunk}};
 };
 
@@ -245,11 +253,7 @@ TEST_F(ReadAheadCoherenceTest, AReadAfterAWriteSeesTheWrite) {
 
 TEST_F(ReadAheadCoherenceTest, AChunkReadBeforeAWriteNeverAnswersAfterIt) {
   const std::string data = Pattern(16 * kChunk, 9);
-  Ino f = MakeFile("f", data);
-  const NodeId n = core_.NodeOf(f);
-  ASSERT_TRUE(core_.Read(n, 0, kChunk).ok());
-  ASSERT_TRUE(core_.Read(n, kChunk, kChunk).ok());  // chunks 2..5 start
-  AwaitRead(4);
+  const NodeId n = ReadAheadOf(data);
   fs_.CloseGate();
   ASSERT_TRUE(core_.Read(n, 2 * kChunk, kChunk).ok());  // from chunk 2; starts chunk 6
   fs_.AwaitWaiting(1);  // chunk 6 has read the file as it is before the write, and is held
@@ -268,11 +272,7 @@ TEST_F(ReadAheadCoherenceTest, AChunkReadBeforeAWriteNeverAnswersAfterIt) {
 
 TEST_F(ReadAheadCoherenceTest, ATruncateEndsTheFileForReadsAfterIt) {
   const std::string data = Pattern(16 * kChunk, 10);
-  Ino f = MakeFile("f", data);
-  const NodeId n = core_.NodeOf(f);
-  ASSERT_TRUE(core_.Read(n, 0, kChunk).ok());
-  ASSERT_TRUE(core_.Read(n, kChunk, kChunk).ok());
-  AwaitRead(4);
+  const NodeId n = ReadAheadOf(data);
   posix::SetAttrRequest cut;
   cut.size = 2 * kChunk + 10;
   ASSERT_TRUE(core_.SetAttr(n, cut).ok());
@@ -282,14 +282,10 @@ TEST_F(ReadAheadCoherenceTest, ATruncateEndsTheFileForReadsAfterIt) {
 }
 
 TEST_F(ReadAheadCoherenceTest, APunchedHoleReadsAsZeros) {
-  const std::string data = Pattern(16 * kChunk, 11);
-  Ino f = MakeFile("f", data);
-  const NodeId n = core_.NodeOf(f);
-  ASSERT_TRUE(core_.Read(n, 0, kChunk).ok());
-  ASSERT_TRUE(core_.Read(n, kChunk, kChunk).ok());
-  AwaitRead(4);
+  const NodeId n = ReadAheadOf(Pattern(16 * kChunk, 11));
   ASSERT_TRUE(
-      core_.Fallocate(n, 0x02 | 0x01 /* PUNCH_HOLE | KEEP_SIZE */, 2 * kChunk, kChunk).ok());
+      core_.Fallocate(n, posix::kFallocPunchHole | posix::kFallocKeepSize, 2 * kChunk, kChunk)
+          .ok());
   Result<std::string> r = core_.Read(n, 2 * kChunk, kChunk);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.value(), std::string(kChunk, '\0'));
