@@ -46,6 +46,13 @@ Result<std::string> ReadAhead::Read(posix::Ino ino, uint64_t offset, size_t leng
       s.at_eof = false;
     }
     s.frontier = std::max(s.frontier, end);
+    // Chunks the reader has passed, beyond the reordering allowed above, will not be read.
+    while (!s.chunks.empty()) {
+      auto first = s.chunks.begin();
+      if (first->first + first->second->length + 2 * options_.chunk > offset) break;
+      ++stats_.chunks_dropped;
+      Drop(&s, first);
+    }
     parts = Covering(&s, offset, length);
     if (in_order && !s.at_eof) {
       if (s.ahead < end) s.ahead = end;

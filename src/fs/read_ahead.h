@@ -17,8 +17,9 @@
 //
 // Memory: chunks (in flight or read) take at most `max_bytes` in all; when full, no new chunk
 // starts and READs go to the disk directly. A chunk is dropped once a READ has consumed its end
-// (the kernel's page cache keeps what it read), when its inode is invalidated or forgotten, or when
-// a READ far from it shows the reader has moved.
+// (the kernel's page cache keeps what it read), when its inode is invalidated or forgotten, when
+// the reader has passed it without reading it, or when a READ far from it shows the reader has
+// moved.
 //
 // Thread-safety: safe for concurrent use. Background reads run on `threads` threads of its own;
 // the destructor waits for those in flight. `fs` must be safe for concurrent use.

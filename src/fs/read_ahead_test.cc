@@ -211,6 +211,22 @@ TEST_F(ReadAheadTest, ChunksStayWithinTheMemoryBound) {
   EXPECT_EQ(fs_.reads(), 2 + 5 + 2);  // a's two READs and five chunks; b's two READs, no chunk
 }
 
+TEST_F(ReadAheadTest, ChunksAReaderSkipsAreDropped) {
+  const std::string data = Pattern(64 * kChunk, 12);
+  Ino f = MakeFile("f", data);
+  ReadAhead ra(&fs_,
+               ReadAheadOptions{.window = 4 * kChunk, .chunk = kChunk, .max_bytes = 64 * kChunk});
+  // Every other chunk, each READ still in order: the chunks between them are never read.
+  for (uint64_t c = 0; c < 48; c += 2) {
+    Result<std::string> r = ra.Read(f, c * kChunk, kChunk);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r.value(), data.substr(c * kChunk, kChunk)) << c;
+    // What is kept: the window ahead, and the chunks just behind the reader.
+    EXPECT_LE(ra.stats().bytes_cached, 8 * kChunk) << "after chunk " << c;
+  }
+  EXPECT_GT(ra.stats().hits, 10u);
+}
+
 // Through MountCore: a chunk in flight while this mount writes, truncates or punches the range
 // never answers a READ after the change.
 class ReadAheadCoherenceTest : public ReadAheadTest {
