@@ -34,6 +34,7 @@ APT_PACKAGES=(
   strace valgrind  # measurements.md §9: syscalls and instructions per engine write
   iproute2         # tests/netns_tls_test.cc: a mount from another network namespace
   time             # bench/control_plane.sh: page faults of one `archil version` (/usr/bin/time)
+  rclone           # bench/mount.sh: the peer rows (rclone's VFS mount over s3rver)
 )
 
 SUDO=
