@@ -47,7 +47,7 @@ Result<ApiKey> ControlService::Authenticate(std::string_view authorization) cons
   // A key verified before needs no catalog read (control/key_cache.h); the secret is still
   // compared on every request.
   std::optional<ApiKey> known = keys_.Get(parsed->id);
-  const uint64_t epoch = keys_.Begin();
+  const uint64_t epoch = known ? 0 : keys_.Begin();  // before the catalog is read
   Result<ApiKey> key = known ? Result<ApiKey>(std::move(*known)) : catalog_->GetApiKey(parsed->id);
   if (!key.ok() && key.status().code() != Status::Code::kNotFound) return key.status();
   bool valid = SecretMatches(parsed->secret, key.ok() ? key->secret_hash : kNoSuchHash);

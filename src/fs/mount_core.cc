@@ -86,10 +86,7 @@ Result<NodeAttr> MountCore::SetAttr(NodeId node, const posix::SetAttrRequest& re
   ARCHIL_RETURN_IF_ERROR(Writable());
   const Ino ino = InoOf(node);
   if (!request.size) return SeenOr(fs_->SetAttr(ino, request));
-  read_ahead_.Invalidate(ino);
-  Result<Attr> r = fs_->SetAttr(ino, request);
-  read_ahead_.Invalidate(ino);
-  return SeenOr(std::move(r));
+  return SeenOr(ChangingData(ino, [&] { return fs_->SetAttr(ino, request); }));
 }
 
 Result<std::string> MountCore::Readlink(NodeId node) { return fs_->Readlink(InoOf(node)); }
@@ -213,19 +210,13 @@ Result<std::string> MountCore::Read(NodeId node, uint64_t offset, size_t length)
 Result<NodeAttr> MountCore::Write(NodeId node, uint64_t offset, std::string_view data) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   const Ino ino = InoOf(node);
-  read_ahead_.Invalidate(ino);
-  Result<Attr> r = fs_->Write(ino, offset, data);
-  read_ahead_.Invalidate(ino);
-  return SeenOr(std::move(r));
+  return SeenOr(ChangingData(ino, [&] { return fs_->Write(ino, offset, data); }));
 }
 
 Status MountCore::Fallocate(NodeId node, uint32_t mode, uint64_t offset, uint64_t length) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   const Ino ino = InoOf(node);
-  read_ahead_.Invalidate(ino);
-  Status s = fs_->Fallocate(ino, mode, offset, length);
-  read_ahead_.Invalidate(ino);
-  return s;
+  return ChangingData(ino, [&] { return fs_->Fallocate(ino, mode, offset, length); });
 }
 
 Result<std::vector<DirItem>> MountCore::ReadDir(NodeId dir, uint64_t offset, size_t max, bool* eof,

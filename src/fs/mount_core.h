@@ -154,6 +154,15 @@ class MountCore {
   Result<posix::Owner> OwnerFor(Ino parent, Caller caller, uint32_t* mode) ARCHIL_EXCLUDES(mu_);
   // Before a removal of (parent, name): if the victim is open here and not yet held, hold it.
   Status HoldIfOpen(Ino parent, std::string_view name) ARCHIL_EXCLUDES(mu_);
+  // Runs `change` (a change of `ino`'s data or size) between two invalidations of its read-ahead:
+  // no chunk read before the change is answered survives it (fs/read_ahead.h, Coherence).
+  template <typename Change>
+  auto ChangingData(Ino ino, Change change) {
+    read_ahead_.Invalidate(ino);
+    auto r = change();
+    read_ahead_.Invalidate(ino);
+    return r;
+  }
 
   posix::FileSystem* const fs_;
   const Ino root_;

@@ -278,38 +278,18 @@ void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (fuse_reply_open(req, fi) != 0) (void)Core(req).Release(ino);
 }
 
-void ReadDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+// READDIR and READDIRPLUS: a page of entries in the kernel's buffer of `size`. With `plus`, each
+// entry carries its attributes: the kernel links the entries into its dcache and counts a lookup
+// of each (Forget is a no-op here), so `ls -l` and `find` cost no LOOKUP per name; "." and ".."
+// go without a node (ino 0), as the kernel never links them.
+void ReplyDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus) {
   InFlight f(req);
-  // The smallest dirent is 24 bytes plus the name: ask for what can fit, at most one page.
-  const size_t max_entries = std::clamp<size_t>(size / 32, 1, 1024);
+  // The smallest dirent is 24 bytes plus the name, one with attributes about 150: ask for what
+  // can fit.
+  const size_t max_entries = std::clamp<size_t>(size / (plus ? 160 : 32), 1, 1024);
   bool eof = false;
   Result<std::vector<fs::DirItem>> r =
-      Core(req).ReadDir(ino, static_cast<uint64_t>(off), max_entries, &eof);
-  if (!r.ok()) return ReplyStatus(req, r.status());
-  std::vector<char> buf(size);
-  size_t used = 0;
-  for (const fs::DirItem& item : r.value()) {
-    struct stat st {};
-    st.st_ino = item.ino;
-    st.st_mode = item.type;
-    size_t need = fuse_add_direntry(req, buf.data() + used, size - used, item.name.c_str(), &st,
-                                    static_cast<off_t>(item.offset));
-    if (need > size - used) break;  // the next call resumes after the last entry placed
-    used += need;
-  }
-  fuse_reply_buf(req, buf.data(), used);
-}
-
-// As ReadDir, with each entry's attributes: the kernel links the entries into its dcache and
-// counts a lookup of each (Forget is a no-op here), so `ls -l` and `find` cost no LOOKUP per name.
-// "." and ".." go without a node (ino 0): the kernel never links them.
-void ReadDirPlus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
-  InFlight f(req);
-  // An entry with attributes takes about 150 bytes plus its name.
-  const size_t max_entries = std::clamp<size_t>(size / 160, 1, 1024);
-  bool eof = false;
-  Result<std::vector<fs::DirItem>> r =
-      Core(req).ReadDir(ino, static_cast<uint64_t>(off), max_entries, &eof, /*plus=*/true);
+      Core(req).ReadDir(ino, static_cast<uint64_t>(off), max_entries, &eof, plus);
   if (!r.ok()) return ReplyStatus(req, r.status());
   std::vector<char> buf(size);
   size_t used = 0;
@@ -321,12 +301,22 @@ void ReadDirPlus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fi
       e.attr.st_ino = item.ino;
       e.attr.st_mode = item.type;
     }
-    size_t need = fuse_add_direntry_plus(req, buf.data() + used, size - used, item.name.c_str(), &e,
-                                         static_cast<off_t>(item.offset));
+    char* at = buf.data() + used;
+    const auto next = static_cast<off_t>(item.offset);
+    size_t need = plus ? fuse_add_direntry_plus(req, at, size - used, item.name.c_str(), &e, next)
+                       : fuse_add_direntry(req, at, size - used, item.name.c_str(), &e.attr, next);
     if (need > size - used) break;  // the next call resumes after the last entry placed
     used += need;
   }
   fuse_reply_buf(req, buf.data(), used);
+}
+
+void ReadDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+  ReplyDir(req, ino, size, off, /*plus=*/false);
+}
+
+void ReadDirPlus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+  ReplyDir(req, ino, size, off, /*plus=*/true);
 }
 
 void ReleaseDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {

@@ -174,7 +174,8 @@ Response ReadDir(Session& s, const v1::ReadDir& m) {
   posix::FileSystem& fs = s.fs();
   Result<posix::Attr> dir = fs.GetAttr(Ino(m.dir()));
   if (!dir.ok()) return FromStatus(dir.status());
-  Result<posix::DirPage> page = fs.ReadDir(Ino(m.dir()), m.cookie(), m.max_entries());
+  Result<posix::DirPage> page = m.plus() ? fs.ReadDirPlus(Ino(m.dir()), m.cookie(), m.max_entries())
+                                         : fs.ReadDir(Ino(m.dir()), m.cookie(), m.max_entries());
   if (!page.ok()) return FromStatus(page.status());
   v1::ReadDirReply r;
   ToProto(*dir, r.mutable_dir_attr());
@@ -192,10 +193,7 @@ Response ReadDir(Session& s, const v1::ReadDir& m) {
     d->set_ino(e.ino.value());
     d->set_type((e.type >> 12) & 017);  // S_IFMT bits -> DT_*
     d->set_cookie(e.cookie);
-    if (m.plus()) {
-      Result<posix::Attr> a = fs.GetAttr(e.ino);
-      if (a.ok()) ToProto(*a, d->mutable_attr());
-    }
+    if (e.attr) ToProto(*e.attr, d->mutable_attr());
   }
   return Ok(r);
 }
