@@ -18,6 +18,7 @@ declare -A allowed=(
   [cli]="cli api base"
   [engine]="engine posix io base"
   [proto]="proto base"
+  [store]="store io base"
   [net]="net base"
   [server]="server net proto engine posix io base"
   [client]="client net proto posix base"

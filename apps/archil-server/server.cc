@@ -31,6 +31,7 @@
 #include "io/atomic_file.h"
 #include "io/posix_env.h"
 #include "server/disk_server.h"
+#include "store/store_uri.h"
 
 namespace archil {
 namespace {
@@ -123,9 +124,17 @@ Status ValidateServerOptions(const ServerOptions& o) {
   ARCHIL_ASSIGN_OR_RETURN(auto api, ParseListenAddress(o.api_listen));
   ARCHIL_RETURN_IF_ERROR(ParseListenAddress(o.mount_listen).status());
   ARCHIL_RETURN_IF_ERROR(CatalogPath(o).status());
-  if (!o.object_store.empty() && o.object_store.rfind("dir://", 0) != 0) {
-    return Status::InvalidArgument(
-        "--object-store: only dir://PATH is supported so far (s3:// arrives with tiering)");
+  if (!o.object_store.empty()) {
+    // A malformed URI gets its precise error; a valid s3:// one is refused until disks are
+    // uploaded to it (docs/tiering.md), rather than keep data only on this server's disk.
+    ARCHIL_ASSIGN_OR_RETURN(store::StoreUri uri,
+                            store::ParseStoreUri(o.object_store, store::ProcessEnv()));
+    if (uri.kind == store::StoreUri::Kind::kS3) {
+      return Status::InvalidArgument(
+          "--object-store " + o.object_store +
+          ": this server does not upload disks to S3 yet (docs/tiering.md), so it refuses an "
+          "s3:// store rather than keep the data only on its own disk; use dir://PATH");
+    }
   }
   ARCHIL_ASSIGN_OR_RETURN(auto mount, ParseListenAddress(o.mount_listen));
   bool tls = !o.tls_cert_file.empty() || !o.tls_key_file.empty();

@@ -51,7 +51,13 @@ TEST(ServerOptionsTest, RejectsUnsupportedStores) {
   o.catalog = "sqlite:///tmp/c.db";
   EXPECT_TRUE(ValidateServerOptions(o).ok());
   o.object_store = "s3://bucket";
-  EXPECT_FALSE(ValidateServerOptions(o).ok());
+  EXPECT_NE(ValidateServerOptions(o).message().find("does not upload disks to S3 yet"),
+            std::string::npos);
+  o.object_store = "s3://Bad_Bucket";
+  EXPECT_NE(ValidateServerOptions(o).message().find("not a valid S3 bucket name"),
+            std::string::npos);
+  o.object_store = "dir://relative";
+  EXPECT_NE(ValidateServerOptions(o).message().find("absolute"), std::string::npos);
   o.object_store = "dir:///tmp/objects";
   EXPECT_TRUE(ValidateServerOptions(o).ok());
   o.region = "Bad_Region";

@@ -1,0 +1,192 @@
+// S3Store under the strict fake's faults: what is retried, what is not, how long it waits, and
+// that nothing half-done is left behind (aborted multipart uploads, no object from a failed
+// upload).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "s3_fake/s3_fake.h"
+#include "store/s3_store.h"
+
+namespace archil::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using store::Condition;
+
+class S3Faults : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto f = S3Fake::Start({});
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    fake_ = std::move(*f);
+    config_.endpoint = fake_->endpoint();
+    config_.bucket = "archil";
+    config_.credentials = {"archil-test", "archil-test-secret", ""};
+    config_.retry.base = milliseconds(5);
+    config_.retry.cap = milliseconds(50);
+    config_.retry.max_attempts = 5;
+    config_.transport.stall_timeout = milliseconds(1000);
+    config_.multipart_threshold = 6ull << 20;
+    config_.part_size = 5ull << 20;
+  }
+  std::unique_ptr<store::S3Store> Open() {
+    auto s = store::S3Store::Open(config_);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+
+  std::unique_ptr<S3Fake> fake_;
+  store::S3Config config_;
+};
+
+TEST_F(S3Faults, ThrottlingAndServerErrorsAreRetried) {
+  auto s = Open();
+  ASSERT_TRUE(s);
+  fake_->FailNext(2, 503, "SlowDown");
+  const uint64_t before = s->retries();
+  ASSERT_TRUE(s->Put("a", "x", {}).ok());
+  EXPECT_EQ(s->retries() - before, 2u);
+  fake_->FailNext(1, 500, "InternalError");
+  EXPECT_EQ(*s->Get("a"), "x");
+  EXPECT_EQ(s->retries() - before, 3u);
+}
+
+TEST_F(S3Faults, ErrorsPastThePolicyAreUnavailableAndApplyNothing) {
+  auto s = Open();
+  ASSERT_TRUE(s);
+  fake_->FailNext(10, 503, "SlowDown");
+  Status st = s->Put("b", "x", {}).status();
+  EXPECT_EQ(st.code(), Status::Code::kUnavailable) << st.ToString();
+  EXPECT_NE(st.message().find("SlowDown"), std::string::npos) << st.message();
+  EXPECT_FALSE(fake_->Object("archil", "b").has_value());
+}
+
+TEST_F(S3Faults, ClientErrorsAreNotRetried) {
+  config_.credentials.secret_access_key = "wrong";
+  config_.probe = false;
+  auto s = Open();
+  ASSERT_TRUE(s);
+  const uint64_t requests = fake_->counters().requests;
+  EXPECT_EQ(s->Put("c", "x", {}).status().code(), Status::Code::kPermissionDenied);
+  EXPECT_EQ(fake_->counters().requests - requests, 1u);
+  EXPECT_EQ(fake_->counters().bad_signatures, 1u);
+}
+
+TEST_F(S3Faults, ATornReplyIsRetried) {
+  auto s = Open();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->Put("d", std::string(100000, 'd'), {}).ok());
+  fake_->TearNext(1);
+  Result<std::string> got = s->Get("d");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got, std::string(100000, 'd'));
+  EXPECT_GE(s->retries(), 1u);
+}
+
+TEST_F(S3Faults, AHungStoreTimesOutThenRecovers) {
+  auto s = Open();
+  ASSERT_TRUE(s);
+  config_.retry.max_attempts = 2;
+  auto hung = store::S3Store::Open([&] {
+    store::S3Config c = config_;
+    c.probe = false;
+    return c;
+  }());
+  ASSERT_TRUE(hung.ok());
+  fake_->SetHang(true);
+  const auto t0 = std::chrono::steady_clock::now();
+  Status st = (*hung)->Get("e").status();
+  const auto took = std::chrono::steady_clock::now() - t0;
+  fake_->SetHang(false);
+  EXPECT_EQ(st.code(), Status::Code::kUnavailable) << st.ToString();
+  EXPECT_GE(took, milliseconds(900));
+  EXPECT_LT(took, std::chrono::seconds(20));
+  EXPECT_TRUE(s->Put("e", "after", {}).ok());
+}
+
+TEST_F(S3Faults, AnOutageEndsAndRequestsResume) {
+  auto s = Open();
+  ASSERT_TRUE(s);
+  fake_->SetUnreachable(true);
+  EXPECT_EQ(s->Put("f", "x", {}).status().code(), Status::Code::kUnavailable);
+  // Retries that outlast the outage succeed without the caller's help.
+  config_.retry.max_attempts = 50;
+  config_.retry.deadline = std::chrono::seconds(10);
+  config_.probe = false;
+  auto patient = store::S3Store::Open(config_);
+  ASSERT_TRUE(patient.ok());
+  std::thread heal([&] {
+    std::this_thread::sleep_for(milliseconds(300));
+    fake_->SetUnreachable(false);
+  });
+  Status st = (*patient)->Put("f", "y", {}).status();
+  heal.join();
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(fake_->Object("archil", "f"), std::optional<std::string>("y"));
+}
+
+TEST_F(S3Faults, AVanishedBucketIsNotFoundForEveryCall) {
+  auto s = Open();
+  ASSERT_TRUE(s);
+  fake_->RemoveBucket("archil");
+  EXPECT_EQ(s->Put("g", "x", {}).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(s->Delete("g").code(), Status::Code::kNotFound);
+  EXPECT_EQ(s->List("", "", 10).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(store::S3Store::Open(config_).status().code(), Status::Code::kNotFound);
+}
+
+TEST_F(S3Faults, AFailedMultipartUploadIsAbortedAndLeavesNoObject) {
+  auto s = Open();
+  ASSERT_TRUE(s);
+  const std::string path = ::testing::TempDir() + "/s3faults-" + std::to_string(getpid());
+  std::ofstream(path, std::ios::binary) << std::string(12ull << 20, 's');
+  fake_->FailNext(100, 500, "InternalError");  // every attempt fails, the create's included
+  EXPECT_EQ(s->PutFile("h", path, 12ull << 20).status().code(), Status::Code::kUnavailable);
+  fake_->FailNext(0, 500, "InternalError");
+  EXPECT_FALSE(fake_->Object("archil", "h").has_value());
+  // Now with a store that works: the upload is in three parts and the object is whole.
+  const auto before = fake_->counters();
+  Result<store::ObjectStore::FileUpload> up = s->PutFile("h", path, 12ull << 20);
+  ASSERT_TRUE(up.ok()) << up.status().ToString();
+  const auto after = fake_->counters();
+  EXPECT_EQ(after.multipart_creates - before.multipart_creates, 1u);
+  EXPECT_EQ(after.parts - before.parts, 3u);
+  EXPECT_EQ(after.completes - before.completes, 1u);
+  EXPECT_EQ(fake_->Object("archil", "h")->size(), 12ull << 20);
+  // A second upload of the key is refused at completion and aborted.
+  EXPECT_EQ(s->PutFile("h", path, 12ull << 20).status().code(), Status::Code::kAlreadyExists);
+  EXPECT_EQ(fake_->counters().aborts - after.aborts, 1u);
+  std::filesystem::remove(path);
+}
+
+TEST_F(S3Faults, AStoreThatIgnoresConditionsIsFoundByTheProbe) {
+  fake_->SetEnforceConditions(false);
+  auto s = Open();
+  ASSERT_TRUE(s);
+  EXPECT_FALSE(s->EnforcesConditions());
+  fake_->SetEnforceConditions(true);
+  auto strict = Open();
+  ASSERT_TRUE(strict);
+  EXPECT_TRUE(strict->EnforcesConditions());
+  // The probe cleans up after itself.
+  EXPECT_TRUE(fake_->Keys("archil").empty());
+}
+
+TEST_F(S3Faults, FirstByteLatencyIsPaidOncePerRequest) {
+  auto s = Open();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->Put("i", std::string(4096, 'i'), {}).ok());
+  fake_->SetFirstByteLatency(std::chrono::milliseconds(30));
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(s->Get("i", 0, 4096)->size(), 4096u);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_GE(took, milliseconds(30));
+  EXPECT_LT(took, milliseconds(1000));
+}
+
+}  // namespace
+}  // namespace archil::testing
