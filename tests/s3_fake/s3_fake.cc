@@ -249,6 +249,9 @@ class S3Fake::Impl {
         sock.close(ec);
         continue;
       }
+      // Headers and body go out in separate writes: without this, Nagle holds the body until the
+      // client's delayed ACK of the headers (40 ms), which no real store adds.
+      sock.set_option(tcp::no_delay(true), ec);
       std::lock_guard l(conn_mu_);
       // Reap finished connections.
       for (auto it = conns_.begin(); it != conns_.end();) {
