@@ -364,8 +364,10 @@ TEST(DiskServer, PipelinedWritesOfOneFileApplyInTheOrderSent) {
             std::string(4096, static_cast<char>('A' + (kWrites - 1) % 50)));
   // Ordered, yet not one at a time: a write starts once the previous one has its place in the
   // engine's queue, so the file's writes share groups and syncs (ADR 0015).
+  // At least the writes: the session's own commit can be counted inside the window, since its
+  // reply goes out before the commit's epilogue updates the stats (seen under TSan).
   const engine::CommitStats after = h.engine().commit_stats();
-  EXPECT_EQ(after.ops - before.ops, uint64_t{kWrites});
+  EXPECT_GE(after.ops - before.ops, uint64_t{kWrites});
   EXPECT_LT(after.groups - before.groups, uint64_t{kWrites} / 2)
       << "the writes of one file were committed one by one";
 }

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/strings.h"
+
 namespace archil::store {
 namespace {
 
@@ -34,21 +36,10 @@ std::string TrimFold(std::string_view v) {
 
 }  // namespace
 
-std::string Hex(std::string_view raw) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(raw.size() * 2);
-  for (unsigned char c : raw) {
-    out.push_back(kDigits[c >> 4]);
-    out.push_back(kDigits[c & 15]);
-  }
-  return out;
-}
-
 std::string Sha256Hex(std::string_view data) {
   unsigned char md[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), md);
-  return Hex(std::string_view(reinterpret_cast<const char*>(md), sizeof(md)));
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(md), sizeof(md)));
 }
 
 std::string HmacSha256(std::string_view key, std::string_view data) {
@@ -152,7 +143,7 @@ Signature Sign(const SigningInput& in, const AwsCredentials& creds, std::string_
       std::string(date) + "/" + std::string(region) + "/" + std::string(service) + "/aws4_request";
   sig.string_to_sign = "AWS4-HMAC-SHA256\n" + std::string(amz_date) + "\n" + scope + "\n" +
                        Sha256Hex(sig.canonical_request);
-  sig.signature = Hex(
+  sig.signature = HexEncode(
       HmacSha256(SigningKey(creds.secret_access_key, date, region, service), sig.string_to_sign));
   sig.authorization = "AWS4-HMAC-SHA256 Credential=" + creds.access_key_id + "/" + scope +
                       ", SignedHeaders=" + sig.signed_headers + ", Signature=" + sig.signature;

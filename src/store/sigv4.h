@@ -58,7 +58,6 @@ bool UriDecode(std::string_view s, std::string* out);
 
 std::string Sha256Hex(std::string_view data);
 std::string HmacSha256(std::string_view key, std::string_view data);  // 32 raw bytes
-std::string Hex(std::string_view raw);
 // "YYYYMMDDTHHMMSSZ" for a time in seconds since the epoch (UTC).
 std::string AmzDate(std::time_t t);
 // The hex SHA-256 of the empty string, S3's payload hash for a request without a body.

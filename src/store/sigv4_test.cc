@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/strings.h"
+
 namespace archil::store {
 namespace {
 
@@ -66,8 +68,9 @@ TEST(SigV4, SuiteUtf8PathIsPercentEncoded) {
 }
 
 TEST(SigV4, SigningKeyDerivation) {
-  EXPECT_EQ(Hex(SigningKey(kSuiteCreds.secret_access_key, "20150830", "us-east-1", "service")),
-            "938127b5336810ddb6a5d6af445fcac9e371f9ed418ed386b022aed82901be75");
+  EXPECT_EQ(
+      HexEncode(SigningKey(kSuiteCreds.secret_access_key, "20150830", "us-east-1", "service")),
+      "938127b5336810ddb6a5d6af445fcac9e371f9ed418ed386b022aed82901be75");
 }
 
 TEST(SigV4, S3GetObjectWithRange) {

@@ -4,16 +4,10 @@
 
 #include <map>
 
+#include "store/map_env_test_util.h"
+
 namespace archil::store {
 namespace {
-
-GetEnv MapEnv(std::map<std::string, std::string> vars) {
-  return [vars](const char* name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
 
 TEST(StoreUri, Dir) {
   Result<StoreUri> u = ParseStoreUri("dir:///var/lib/archil/objects", MapEnv({}));
