@@ -20,6 +20,7 @@
 #include <set>
 #include <thread>
 
+#include "base/strings.h"
 #include "s3_fake_util.h"
 #include "s3_sigv4_verify.h"
 #include "store/sigv4.h"
@@ -198,7 +199,7 @@ class S3Fake::Impl {
   }
   void PutDirect(const std::string& b, const std::string& k, std::string data) {
     StoredObject o;
-    o.etag = "\"" + store::Hex(Md5Raw(data)) + "\"";
+    o.etag = "\"" + HexEncode(Md5Raw(data)) + "\"";
     o.data = std::move(data);
     o.modified = std::time(nullptr);
     std::lock_guard l(mu_);
@@ -537,7 +538,7 @@ class S3Fake::Impl {
     if (!ConditionsHold(req, objects)) return PreconditionFailed(req);
     StoredObject o;
     o.data = req.msg.body();
-    o.etag = "\"" + store::Hex(Md5Raw(o.data)) + "\"";
+    o.etag = "\"" + HexEncode(Md5Raw(o.data)) + "\"";
     o.modified = std::time(nullptr);
     Reply r{200, {{"ETag", o.etag}}, "", false, ""};
     objects[req.key] = std::move(o);
@@ -658,7 +659,7 @@ class S3Fake::Impl {
     xml += "<KeyCount>" + std::to_string(count) + "</KeyCount><MaxKeys>" +
            std::to_string(max_keys) + "</MaxKeys><IsTruncated>" + (truncated ? "true" : "false") +
            "</IsTruncated>";
-    if (truncated) xml += "<NextContinuationToken>" + store::Hex(last) + "</NextContinuationToken>";
+    if (truncated) xml += "<NextContinuationToken>" + HexEncode(last) + "</NextContinuationToken>";
     xml += contents + "</ListBucketResult>";
     Reply r;
     r.headers.emplace_back("Content-Type", "application/xml");
@@ -669,8 +670,8 @@ class S3Fake::Impl {
   Reply CreateUpload(const Request& req) {
     counters_.multipart_creates++;
     std::string id =
-        store::Hex(Md5Raw(req.bucket + "/" + req.key + "/" + std::to_string(++upload_seq_) + "/" +
-                          std::to_string(Clock::now().time_since_epoch().count())));
+        HexEncode(Md5Raw(req.bucket + "/" + req.key + "/" + std::to_string(++upload_seq_) + "/" +
+                         std::to_string(Clock::now().time_since_epoch().count())));
     uploads_[id] = Upload{req.bucket, req.key, {}};
     Reply r;
     r.headers.emplace_back("Content-Type", "application/xml");
@@ -699,7 +700,7 @@ class S3Fake::Impl {
     Part p;
     p.data = req.msg.body();
     p.md5 = Md5Raw(p.data);
-    p.etag = "\"" + store::Hex(p.md5) + "\"";
+    p.etag = "\"" + HexEncode(p.md5) + "\"";
     Reply r{200, {{"ETag", p.etag}}, "", false, ""};
     ui->second.parts[n] = std::move(p);
     return r;
@@ -756,7 +757,7 @@ class S3Fake::Impl {
       o.data += parts[n].data;
       md5s += parts[n].md5;
     }
-    o.etag = "\"" + store::Hex(Md5Raw(md5s)) + "-" + std::to_string(listed.size()) + "\"";
+    o.etag = "\"" + HexEncode(Md5Raw(md5s)) + "-" + std::to_string(listed.size()) + "\"";
     o.modified = std::time(nullptr);
     std::string etag = o.etag;
     objects[req.key] = std::move(o);

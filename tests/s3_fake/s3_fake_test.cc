@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "base/strings.h"
 #include "store/sigv4.h"
 
 namespace archil::testing {
@@ -175,9 +176,9 @@ TEST_F(S3FakeTest, PutGetRangeHeadDelete) {
   ASSERT_EQ(p.curl, CURLE_OK);
   EXPECT_EQ(p.status, 200) << p.body;
   EXPECT_EQ(p.headers["etag"], "\"" +
-                                   store::Hex(std::string("\x5e\xb6\x3b\xbb\xe0\x1e\xee\xd0"
-                                                          "\x93\xcb\x22\xbb\x8f\x5a\xcd\xc3",
-                                                          16)) +
+                                   HexEncode(std::string("\x5e\xb6\x3b\xbb\xe0\x1e\xee\xd0"
+                                                         "\x93\xcb\x22\xbb\x8f\x5a\xcd\xc3",
+                                                         16)) +
                                    "\"");
   Response g = Get("dir/a");
   EXPECT_EQ(g.status, 200);
@@ -328,8 +329,8 @@ TEST_F(S3FakeMultipartTest, HappyPath) {
   std::string etag = Between(done.body, "ETag");
   std::string md5s;
   for (const std::string& e : {e1, e2, e3}) md5s += FromHex(e.substr(1, 32));
-  EXPECT_EQ(e1, "\"" + store::Hex(Md5(a)) + "\"");
-  EXPECT_EQ(etag, "&quot;" + store::Hex(Md5(md5s)) + "-3&quot;");
+  EXPECT_EQ(e1, "\"" + HexEncode(Md5(a)) + "\"");
+  EXPECT_EQ(etag, "&quot;" + HexEncode(Md5(md5s)) + "-3&quot;");
   EXPECT_EQ(fake_->Object("archil", "big"), a + b + c);
   // The upload is gone; completing again is NoSuchUpload.
   EXPECT_EQ(Complete("big", id, {{1, e1}}).Code(), "NoSuchUpload");
