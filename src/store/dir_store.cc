@@ -73,6 +73,26 @@ Status Walk(const std::string& root, const std::string& rel, std::vector<std::st
   return status;
 }
 
+// Holds an exclusive flock(2) of the store's lock file for its lifetime. flock's lock belongs to
+// the open file description, which every thread of the process shares: it excludes other
+// processes only, so callers also hold DirStore::names_mu_.
+class NameLock {
+ public:
+  NameLock(int fd, const std::string& root) : fd_(fd) {
+    if (flock(fd_, LOCK_EX) != 0) status_ = Status::FromErrno(errno, "lock " + root);
+  }
+  ~NameLock() {
+    if (status_.ok()) flock(fd_, LOCK_UN);
+  }
+  NameLock(const NameLock&) = delete;
+  NameLock& operator=(const NameLock&) = delete;
+  const Status& status() const { return status_; }
+
+ private:
+  const int fd_;
+  Status status_;
+};
+
 }  // namespace
 
 Result<std::unique_ptr<DirStore>> DirStore::Open(const std::string& path) {
@@ -193,9 +213,10 @@ Result<std::string> DirStore::Put(std::string_view key, std::string_view data,
     }
     unlink(tmp.c_str());
   } else {
-    const bool cas = options.condition == Condition::kIfMatch;
-    if (cas && flock(lock_fd_, LOCK_EX) != 0) s = Status::FromErrno(errno, "lock " + root_);
-    if (s.ok() && cas) {
+    MutexLock names(&names_mu_);
+    NameLock lock(lock_fd_, root_);
+    s = lock.status();
+    if (s.ok() && options.condition == Condition::kIfMatch) {
       if (stat(dst.c_str(), &st) != 0 || Etag(st) != options.etag) {
         s = Status::FailedPrecondition("object " + std::string(key) + " is not the one with etag " +
                                        options.etag);
@@ -203,7 +224,6 @@ Result<std::string> DirStore::Put(std::string_view key, std::string_view data,
     }
     if (s.ok() && rename(tmp.c_str(), dst.c_str()) != 0)
       s = Status::FromErrno(errno, "rename " + dst);
-    if (cas) flock(lock_fd_, LOCK_UN);
     if (!s.ok()) unlink(tmp.c_str());
   }
   ARCHIL_RETURN_IF_ERROR(s);
@@ -327,12 +347,24 @@ Result<ListPage> DirStore::List(std::string_view prefix, std::string_view start_
   return page;
 }
 
+bool DirStore::HoldsFile(std::string_view key, const std::string& path) {
+  if (!CheckKey(key).ok()) return false;
+  struct stat obj, file;
+  return stat((root_ + "/" + std::string(key)).c_str(), &obj) == 0 &&
+         stat(path.c_str(), &file) == 0 && obj.st_ino == file.st_ino && obj.st_dev == file.st_dev;
+}
+
 Status DirStore::Delete(std::string_view key) {
   ARCHIL_RETURN_IF_ERROR(CheckKey(key));
   const std::string path = root_ + "/" + std::string(key);
-  if (unlink(path.c_str()) != 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return Status::Ok();
-    return Status::FromErrno(errno, "remove " + path);
+  {
+    MutexLock names(&names_mu_);
+    NameLock lock(lock_fd_, root_);
+    ARCHIL_RETURN_IF_ERROR(lock.status());
+    if (unlink(path.c_str()) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) return Status::Ok();
+      return Status::FromErrno(errno, "remove " + path);
+    }
   }
   return SyncParent(key);
 }

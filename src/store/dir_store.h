@@ -13,8 +13,10 @@
 // §1), and copies it (copy_file_range) when it is not (EXDEV).
 //
 // ETags are "<inode>-<size>-<mtime ns>" of the object file: every Put names a new inode, so an
-// ETag changes whenever the object is replaced. kIfMatch compares and renames under an exclusive
-// flock(2) of PATH/.archil-tmp/lock, so two servers on one directory cannot both win.
+// ETag changes whenever the object is replaced. Replacements (kNone, kIfMatch) and removals take
+// a mutex (this process's threads) and an exclusive flock(2) of PATH/.archil-tmp/lock (other
+// processes), and kIfMatch compares and renames under both: of racing compare-and-swaps exactly
+// one wins, and none lands on top of a replacement or removal it did not see.
 //
 // The key component ".archil-tmp" is refused at the top level (kInvalidArgument).
 //
@@ -24,6 +26,7 @@
 #include <memory>
 #include <string>
 
+#include "base/mutex.h"
 #include "store/object_store.h"
 
 namespace archil::store {
@@ -43,6 +46,7 @@ class DirStore final : public ObjectStore {
   Result<ListPage> List(std::string_view prefix, std::string_view start_after,
                         size_t limit) override;
   Status Delete(std::string_view key) override;
+  bool HoldsFile(std::string_view key, const std::string& path) override;
   bool EnforcesConditions() const override { return true; }
   std::string Describe() const override { return "dir://" + root_; }
 
@@ -58,6 +62,8 @@ class DirStore final : public ObjectStore {
 
   const std::string root_;
   const int lock_fd_;
+  // Serializes replacements and removals among this process's threads (see NameLock).
+  Mutex names_mu_;
 };
 
 }  // namespace archil::store
