@@ -19,6 +19,7 @@ declare -A allowed=(
   [engine]="engine posix io base"
   [proto]="proto base"
   [store]="store io base"
+  [tier]="tier engine store posix io base"
   [net]="net base"
   [server]="server net proto engine posix io base"
   [client]="client net proto posix base"

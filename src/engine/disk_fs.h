@@ -133,8 +133,13 @@ class DiskFs final : public posix::FileSystem {
   Result<uint64_t> CheckpointUniqueBytes(std::string_view name) ARCHIL_EXCLUDES(mu_);
 
   // Engine internals.
-  // The tier has stored sealed segment `seg`: it may be deleted once nothing in it is live.
-  Status MarkUploaded(SegNo seg) ARCHIL_EXCLUDES(mu_);
+  // The tier has stored sealed segment `seg` (as a link to its file when `stored_by_link`): it
+  // may be deleted once nothing in it is live.
+  Status MarkUploaded(SegNo seg, bool stored_by_link) ARCHIL_EXCLUDES(mu_);
+  // Seals the open segment if its first block was written `age_ns` or more ago, so that a disk
+  // that writes little still hands its data to the tier (docs/tiering.md §7). The next write
+  // opens a new segment.
+  Status SealIfOlderThan(int64_t age_ns) ARCHIL_EXCLUDES(mu_);
   // At open: seals the segments the last run left open, removes segment files no record names,
   // deletes sealed segments with nothing live.
   Status SweepSegments() ARCHIL_EXCLUDES(mu_);

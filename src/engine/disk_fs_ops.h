@@ -106,6 +106,9 @@ class DiskFs::Ops {
   Result<uint64_t> WriteBlocks(Txn& t, Ino ino, uint64_t first, std::string_view blocks);
   // Drops blocks [first, first + n) from the chunk maps; returns how many held data.
   Result<uint64_t> DropBlocks(Txn& t, Ino ino, uint64_t first, uint64_t n);
+  // Seals open segment `seg`, whose record is `rec`: syncs its file, drops its intents, writes
+  // SEG(SEALED). The caller stops allocating from it.
+  Status Seal(Txn& t, SegNo seg, SegRecord rec);
   // Zeros bytes [offset, offset + length) of a file whose size is `size` (whole blocks dropped,
   // edge blocks rewritten); adjusts n.rec.blocks.
   Status ZeroRange(Txn& t, Inode& n, uint64_t offset, uint64_t length);

@@ -25,6 +25,40 @@ Status DiskFs::Ops::OpenNewSegment(Txn& t) {
   return Status::Ok();
 }
 
+Status DiskFs::Ops::Seal(Txn& t, SegNo seg, SegRecord rec) {
+  // The data is durable in the segment, so its intents can go with this batch.
+  ARCHIL_RETURN_IF_ERROR(c_->segments->Sync(disk_, seg));
+  std::string prefix = IntentKey(disk_, seg, 0).substr(0, 16);
+  ARCHIL_RETURN_IF_ERROR(DeletePrefix(t, Cf::kIntent, prefix));
+  rec.state = SegState::kSealed;
+  rec.sealed = NowNs();
+  t.Put(cf(Cf::kMeta), MetaSegKey(disk_, seg), EncodeSeg(rec));
+  return Status::Ok();
+}
+
+Status DiskFs::SealIfOlderThan(int64_t age_ns) {
+  return core_->queue->Commit([&](Txn& t) -> Status {
+    SegNo seg;
+    {
+      MutexLock lock(&mu_);
+      // Not yet recorded: no committed extent points into it, so nothing waits for its upload.
+      if (!seg_open_ || !seg_recorded_) return Status::Ok();
+      seg = seg_;
+    }
+    Ops ops(this);
+    ARCHIL_ASSIGN_OR_RETURN(std::string v, t.Get(core_->cfs[Cf::kMeta], MetaSegKey(disk_, seg)));
+    ARCHIL_ASSIGN_OR_RETURN(SegRecord rec, DecodeSeg(v));
+    if (rec.state != SegState::kOpen || ops.NowNs() - rec.created < age_ns) return Status::Ok();
+    ARCHIL_RETURN_IF_ERROR(ops.Seal(t, seg, rec));
+    {
+      // The next write opens a new segment (Allocate).
+      MutexLock lock(&mu_);
+      seg_open_ = false;
+    }
+    return MaybeKill(t, seg);
+  });
+}
+
 Result<std::pair<SegNo, uint32_t>> DiskFs::Ops::Allocate(Txn& t, uint32_t nblk) {
   bool full = false, open = false;
   SegNo old;
@@ -45,14 +79,8 @@ Result<std::pair<SegNo, uint32_t>> DiskFs::Ops::Allocate(Txn& t, uint32_t nblk) 
       MutexLock lock(&fs_->mu_);
       fs_->seg_next_ = fs_->seg_written_ = 1;
     } else {
-      // Seal: the data is durable in the segment, so its intents can go with this batch.
-      ARCHIL_RETURN_IF_ERROR(c_->segments->Sync(disk_, old));
-      std::string prefix = IntentKey(disk_, old, 0).substr(0, 16);
-      ARCHIL_RETURN_IF_ERROR(DeletePrefix(t, Cf::kIntent, prefix));
-      ARCHIL_ASSIGN_OR_RETURN(SegRecord sealed, DecodeSeg(*v));
-      sealed.state = SegState::kSealed;
-      sealed.sealed = NowNs();
-      t.Put(cf(Cf::kMeta), MetaSegKey(disk_, old), EncodeSeg(sealed));
+      ARCHIL_ASSIGN_OR_RETURN(SegRecord rec, DecodeSeg(*v));
+      ARCHIL_RETURN_IF_ERROR(Seal(t, old, rec));
     }
   }
   if (!open || (full && !reuse)) ARCHIL_RETURN_IF_ERROR(OpenNewSegment(t));
@@ -143,7 +171,7 @@ Status DiskFs::MaybeKill(Txn& t, SegNo seg) {
   return Status::Ok();
 }
 
-Status DiskFs::MarkUploaded(SegNo seg) {
+Status DiskFs::MarkUploaded(SegNo seg, bool stored_by_link) {
   return core_->queue->Commit([&](Txn& t) -> Status {
     const std::string seg_key = MetaSegKey(disk_, seg);
     Result<std::string> v = t.Get(core_->cfs[Cf::kMeta], seg_key);
@@ -160,6 +188,7 @@ Status DiskFs::MarkUploaded(SegNo seg) {
     if (rec.state == SegState::kUploaded) return Status::Ok();
     rec.state = SegState::kUploaded;
     rec.uploaded = core_->clock->NowMicros() * 1000;
+    if (stored_by_link) rec.flags |= kSegFlagStoredByLink;
     t.Put(core_->cfs[Cf::kMeta], seg_key, EncodeSeg(rec));
     return MaybeKill(t, seg);
   });

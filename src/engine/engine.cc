@@ -354,11 +354,6 @@ Status Engine::SyncIntents() {
   return Status::Ok();
 }
 
-Status Engine::SegmentUploaded(DiskNo disk, SegNo seg) {
-  ARCHIL_ASSIGN_OR_RETURN(std::shared_ptr<DiskFs> fs, Head(disk));
-  return fs->MarkUploaded(seg);
-}
-
 Result<uint64_t> Engine::CountKeys(DiskNo disk, Cf cf) {
   const std::string prefix = DiskPrefix(disk);
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), core_.cfs[cf]));
@@ -425,6 +420,10 @@ void Engine::SyncLoop() {
     }
     Status s = SyncIntents();
     if (!s.ok()) ARCHIL_LOG(kWarn) << "engine: syncing open segments failed: " << s.ToString();
+    if (options_.keep_segments_until_uploaded && options_.seal_age_ms > 0) {
+      s = SealSegmentsOlderThan(int64_t{options_.seal_age_ms} * 1'000'000);
+      if (!s.ok()) ARCHIL_LOG(kWarn) << "engine: sealing by age failed: " << s.ToString();
+    }
   }
 }
 

@@ -62,9 +62,22 @@ struct EngineOptions {
   // A tier ships sealed segments: keep each until SegmentUploaded says it is stored, even when
   // nothing in it is live. Without a tier a sealed segment counts as uploaded.
   bool keep_segments_until_uploaded = false;
+  // With a tier: the background syncer (intent_sync_ms) also seals each open segment whose first
+  // block is this old, so that what a disk writes reaches the tier within about this long even
+  // when it writes far less than a segment (docs/tiering.md §7). 0: only full segments seal.
+  int seal_age_ms = 8000;
   // Writes that add data or names fail with ENOSPC once the data directory's file system would
   // have less than this free; deletes never do (engine/space_guard.h).
   uint64_t reserve_bytes = uint64_t{256} << 20;
+};
+
+// A sealed segment the tier has to upload (Engine::SealedSegments).
+struct SealedSegment {
+  DiskNo disk;  // the disk whose data it holds (seg_disk)
+  DiskNo root;  // the root of that disk's lineage: the object's prefix (formats.md §8)
+  SegNo seg;
+  std::string path;  // its file: immutable while SEALED
+  int64_t sealed_ns = 0;
 };
 
 // A disk-server session as stored (formats.md §4.12), with its reply-cache slots.
@@ -187,8 +200,18 @@ class Engine {
   Result<uint64_t> StoredBytes(DiskNo disk) ARCHIL_EXCLUDES(mu_);
   // Data bytes deleting the checkpoint would free now (what only it references).
   Result<uint64_t> CheckpointUniqueBytes(DiskNo disk, std::string_view name) ARCHIL_EXCLUDES(mu_);
-  // The tier stored sealed segment `seg` of `disk` (see keep_segments_until_uploaded).
-  Status SegmentUploaded(DiskNo disk, SegNo seg) ARCHIL_EXCLUDES(mu_);
+  // ---- the tier (docs/tiering.md §1; engine_tier.cc) ----
+  // Every SEALED segment (not yet uploaded) of every disk, hidden ones included, oldest seal
+  // first. A segment listed here may die or its disk be purged before the caller reads it: its
+  // file is then gone (NotFound) and SegmentUploaded says NotFound.
+  Result<std::vector<SealedSegment>> SealedSegments() ARCHIL_EXCLUDES(mu_);
+  // Seals every disk's open segment whose first block was written `age_ns` or more ago (what the
+  // syncer does with seal_age_ms). Each disk's next write opens a new segment.
+  Status SealSegmentsOlderThan(int64_t age_ns) ARCHIL_EXCLUDES(mu_);
+  // The tier stored sealed segment `seg` of `disk` (see keep_segments_until_uploaded), as a link
+  // to the segment file itself when `stored_by_link` (such a segment is never hole-punched).
+  // NotFound if the disk or segment is gone; FailedPrecondition if the segment is still open.
+  Status SegmentUploaded(DiskNo disk, SegNo seg, bool stored_by_link = false) ARCHIL_EXCLUDES(mu_);
   // Diagnostics and tests: checks the rules that tie records together (every extent points at a
   // live block; each live block is held by exactly one head extent or deadlist entry; every
   // history version has its deadlist entry). Internal naming the first violation. Waits for the

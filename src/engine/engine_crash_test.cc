@@ -38,7 +38,9 @@ uint64_t EnvU64(const char* name, uint64_t fallback) {
 
 struct Round {
   bool crashed = false;
-  std::string failure;  // empty: nothing lost
+  std::string failure;        // empty: nothing lost
+  uint64_t tier_seals = 0;    // segments sealed by age (tiered rounds)
+  uint64_t tier_uploads = 0;  // segments marked uploaded
 };
 
 // What the engine must hold: the heads (a disk and its branches) and the checkpoints, each as a
@@ -102,6 +104,11 @@ Round RunRound(uint64_t seed) {
   o.rocks_max_sleep_micros = 0;
   o.block_cache_mb = 8;
   o.auto_compactions = false;
+  // Odd seeds run with a tier: segments wait for their upload, seal by age and are marked
+  // uploaded along the way, drawn from a stream of their own so that even seeds replay as before.
+  const bool tiered = seed % 2 == 1;
+  o.keep_segments_until_uploaded = tiered;
+  std::mt19937_64 tier_rng(seed * 0x9E3779B97F4A7C15ull);
   auto opened = Engine::Open(o);
   if (!opened.ok()) return {false, "first open: " + opened.status().ToString()};
   std::unique_ptr<Engine> engine = std::move(opened).value();
@@ -191,6 +198,23 @@ Round RunRound(uint64_t seed) {
       return {false, "op " + std::to_string(i) + " " + what + ": " + done.ToString()};
     }
     if (rng() % 50 == 0) (void)engine->SyncIntents();  // an I/O error here is a crash
+    auto sealed_now = [&] {
+      Result<std::vector<SealedSegment>> r = engine->SealedSegments();
+      return r.ok() ? *r : std::vector<SealedSegment>{};
+    };
+    if (tiered && tier_rng() % 8 == 0) {
+      const size_t was = sealed_now().size();
+      (void)engine->SealSegmentsOlderThan(0);  // as above
+      const size_t now = sealed_now().size();
+      out.tier_seals += now > was ? now - was : 0;
+    }
+    if (tiered && tier_rng() % 8 == 0) {
+      for (const SealedSegment& s : sealed_now()) {
+        if (tier_rng() % 2 && engine->SegmentUploaded(s.disk, s.seg, tier_rng() % 2).ok()) {
+          ++out.tier_uploads;
+        }
+      }
+    }
     clock.Advance(3);
   }
   engine.reset();  // the process dies
@@ -237,7 +261,7 @@ TEST(EngineCrashTest, EveryAcknowledgedOperationSurvivesPowerLoss) {
   // ARCHIL_CRASH_SECONDS=S stops after the round that passes S seconds (0: no limit), and prints
   // a progress line every 10,000 rounds.
   const uint64_t seconds = EnvU64("ARCHIL_CRASH_SECONDS", 0);
-  uint64_t crashes = 0, lost = 0, mid_op = 0;
+  uint64_t crashes = 0, lost = 0, mid_op = 0, tier_seals = 0, tier_uploads = 0;
   auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -254,6 +278,8 @@ TEST(EngineCrashTest, EveryAcknowledgedOperationSurvivesPowerLoss) {
     Round round = RunRound(seed);
     crashes += 1;
     mid_op += round.crashed;
+    tier_seals += round.tier_seals;
+    tier_uploads += round.tier_uploads;
     if (!round.failure.empty()) {
       ++lost;
       ADD_FAILURE() << "seed " << seed << " (replay: ARCHIL_CRASH_SEED=" << seed
@@ -265,6 +291,9 @@ TEST(EngineCrashTest, EveryAcknowledgedOperationSurvivesPowerLoss) {
   std::printf("crash test: %llu rounds in %.1f s (%.1f crashes/s), %llu cut inside an operation\n",
               static_cast<unsigned long long>(crashes), secs, static_cast<double>(crashes) / secs,
               static_cast<unsigned long long>(mid_op));
+  std::printf("tiered rounds (odd seeds): %llu segments sealed by age, %llu marked uploaded\n",
+              static_cast<unsigned long long>(tier_seals),
+              static_cast<unsigned long long>(tier_uploads));
   std::printf("%llu crashes, %llu lost\n", static_cast<unsigned long long>(crashes),
               static_cast<unsigned long long>(lost));
 }

@@ -144,6 +144,9 @@ enum class SegState : uint8_t {
 };
 inline constexpr uint16_t kSegFlagRepackOutput = 1 << 0;
 inline constexpr uint16_t kSegFlagRecordsIncomplete = 1 << 1;
+// UPLOADED as a link(2) to the segment file itself (dir:// on the same file system): the file is
+// the stored copy, so it is never hole-punched (docs/tiering.md §1).
+inline constexpr uint16_t kSegFlagStoredByLink = 1 << 2;
 struct SegRecord {
   SegState state = SegState::kOpen;
   uint16_t flags = 0;

@@ -84,6 +84,57 @@ TEST_F(SpaceTest, WithATierSegmentsWaitForTheirUpload) {
   EXPECT_EQ(*fs->Read(f, 0, 65536), want);
 }
 
+TEST_F(SpaceTest, WithATierAnOpenSegmentSealsByAge) {
+  Open(true);
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  ASSERT_TRUE(engine_->SealSegmentsOlderThan(0).ok());  // nothing written: nothing to seal
+  EXPECT_TRUE(engine_->SealedSegments()->empty());
+  posix::FileSystem* fs = *engine_->Disk(DiskNo(1));
+  posix::Ino f = fs->Mknod(posix::kRootIno, "f", S_IFREG | 0644, 0, {})->ino;
+  ASSERT_TRUE(fs->Write(f, 0, std::string(4096, 'a')).ok());
+  const int64_t age = int64_t{8} * 1'000'000'000;
+  clock_.Advance(7'000'000);
+  ASSERT_TRUE(engine_->SealSegmentsOlderThan(age).ok());
+  EXPECT_TRUE(engine_->SealedSegments()->empty());  // 7 s old: still open
+  clock_.Advance(1'000'000);
+  ASSERT_TRUE(engine_->SealSegmentsOlderThan(age).ok());
+  std::vector<SealedSegment> sealed = *engine_->SealedSegments();
+  ASSERT_EQ(sealed.size(), 1u);
+  EXPECT_EQ(sealed[0].disk, DiskNo(1));
+  EXPECT_EQ(sealed[0].root, DiskNo(1));
+  EXPECT_EQ(sealed[0].sealed_ns, clock_.NowMicros() * 1000);
+  // The next write opens a new segment; both blocks read back, before and after a restart.
+  ASSERT_TRUE(fs->Write(f, 4096, std::string(4096, 'b')).ok());
+  ASSERT_TRUE(engine_->SealSegmentsOlderThan(age).ok());  // the new one is young
+  EXPECT_EQ(engine_->SealedSegments()->size(), 1u);
+  EXPECT_EQ(SegmentFiles(), 2u);
+  const std::string want = std::string(4096, 'a') + std::string(4096, 'b');
+  EXPECT_EQ(*fs->Read(f, 0, 8192), want);
+  ASSERT_TRUE(engine_->CheckInvariants().ok());
+  Open(true);
+  fs = *engine_->Disk(DiskNo(1));
+  EXPECT_EQ(*fs->Read(f, 0, 8192), want);
+  // The first survives the restart as it was; the second was left open, and is sealed now.
+  EXPECT_EQ(engine_->SealedSegments()->size(), 2u);
+  ASSERT_TRUE(engine_->CheckInvariants().ok());
+}
+
+TEST_F(SpaceTest, ASegmentSealedByAgeWithNothingLiveDiesOnceUploaded) {
+  Open(true);
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  posix::FileSystem* fs = *engine_->Disk(DiskNo(1));
+  posix::Ino f = fs->Mknod(posix::kRootIno, "f", S_IFREG | 0644, 0, {})->ino;
+  ASSERT_TRUE(fs->Write(f, 0, std::string(4096, 'a')).ok());
+  ASSERT_TRUE(fs->Unlink(posix::kRootIno, "f").ok());
+  ASSERT_TRUE(engine_->SealSegmentsOlderThan(0).ok());
+  std::vector<SealedSegment> sealed = *engine_->SealedSegments();
+  ASSERT_EQ(sealed.size(), 1u);  // dead, but kept until its upload
+  EXPECT_EQ(SegmentFiles(), 1u);
+  ASSERT_TRUE(engine_->SegmentUploaded(DiskNo(1), sealed[0].seg, true).ok());
+  EXPECT_EQ(SegmentFiles(), 0u);
+  ASSERT_TRUE(engine_->CheckInvariants().ok());
+}
+
 }  // namespace
 }  // namespace archil::engine
 

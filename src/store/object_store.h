@@ -86,6 +86,13 @@ class ObjectStore {
                                 size_t limit) = 0;
   // Removes the object; OK if there is none.
   virtual Status Delete(std::string_view key) = 0;
+  // True if the object under `key` is the local file `path` itself (an earlier PutFile linked
+  // it); false otherwise, on any error, and always for stores that never link.
+  virtual bool HoldsFile(std::string_view key, const std::string& path) {
+    (void)key;
+    (void)path;
+    return false;
+  }
 
   // Whether Put's conditions are enforced by the store (DirStore: always; S3Store: probed when
   // it is opened, since some S3-compatible stores ignore them; docs/tiering.md §5).

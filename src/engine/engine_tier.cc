@@ -1,0 +1,60 @@
+// Engine: what the tier asks of the engine: the sealed segments it has to upload, and the record
+// that one is stored (docs/tiering.md §1).
+#include <algorithm>
+
+#include "engine/disk_fs_ops.h"
+#include "engine/engine.h"
+#include "engine/keys.h"
+#include "engine/meta_records.h"
+
+namespace archil::engine {
+
+Result<std::vector<SealedSegment>> Engine::SealedSegments() {
+  std::vector<DiskNo> disks;
+  {
+    MutexLock lock(&mu_);
+    for (const auto& [n, d] : disks_) disks.emplace_back(n);
+  }
+  std::vector<SealedSegment> out;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), core_.cfs[Cf::kMeta]));
+  for (DiskNo disk : disks) {
+    std::optional<DiskLineage> lineage = lineages_.Get(disk);
+    if (!lineage) continue;  // deleted meanwhile
+    const std::string prefix = MetaKey(disk, MetaType::kSeg);
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      ARCHIL_ASSIGN_OR_RETURN(MetaKeyParts k, ParseMetaKey(it->key().ToStringView()));
+      ARCHIL_ASSIGN_OR_RETURN(SegRecord rec, DecodeSeg(it->value().ToStringView()));
+      if (rec.state != SegState::kSealed) continue;
+      SealedSegment s;
+      s.disk = disk;
+      s.root = lineage->root;
+      s.seg = SegNo(k.id);
+      s.path = segments_->Path(disk, s.seg);
+      s.sealed_ns = rec.sealed;
+      out.push_back(std::move(s));
+    }
+    ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "scan segments"));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const SealedSegment& a, const SealedSegment& b) {
+    return a.sealed_ns < b.sealed_ns;
+  });
+  return out;
+}
+
+Status Engine::SealSegmentsOlderThan(int64_t age_ns) {
+  std::vector<std::shared_ptr<DiskFs>> disks;
+  {
+    MutexLock lock(&mu_);
+    for (auto& [n, d] : disks_) disks.push_back(d);
+  }
+  for (const auto& d : disks) ARCHIL_RETURN_IF_ERROR(d->SealIfOlderThan(age_ns));
+  return Status::Ok();
+}
+
+Status Engine::SegmentUploaded(DiskNo disk, SegNo seg, bool stored_by_link) {
+  ARCHIL_ASSIGN_OR_RETURN(std::shared_ptr<DiskFs> fs, Head(disk));
+  return fs->MarkUploaded(seg, stored_by_link);
+}
+
+}  // namespace archil::engine

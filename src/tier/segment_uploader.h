@@ -1,0 +1,101 @@
+// SegmentUploader: ships the engine's sealed segments to the object store, the Upload transition
+// SEALED -> UPLOADED of docs/tiering.md §1.
+//
+// A pass lists Engine::SealedSegments() (oldest seal first) and, for each segment:
+//   1. PutFile(<key>, file): with dir:// on the data directory's file system a link(2) of the
+//      file itself (stored_by_link), else a copy or a PUT with If-None-Match: *;
+//   2. on AlreadyExists, the object was stored by an earlier attempt whose record never committed
+//      (kill -9 between the PUT and the batch, or a reply lost on the way): the object is compared
+//      with the file (size, then CRC-32C of every byte, read in 8 MiB ranges). Equal: go on.
+//      Different: two writers wrote one name (docs/tiering.md §5), which loses data if ignored,
+//      so that disk's uploads stop for the life of this uploader, with the error logged and
+//      returned by pass() and stats();
+//   3. Engine::SegmentUploaded(disk, seg, linked): the batch SEG(UPLOADED). From then on the
+//      segment may die (Die, §1) and its file be removed; the object stays until the collector
+//      (§4) removes it.
+// A segment whose disk is purged meanwhile is skipped (with a tier only UPLOADED segments die, so
+// a segment cannot vanish otherwise). A
+// store error (after the store's own retries, store/retry.h) ends the pass: the next pass starts
+// again at the oldest segment, so uploads go in seal order and resume by themselves once the
+// store is back.
+//
+// Object names (docs/formats.md §8): lineages/<root dsk-id>/seg/<dsk-id>/<seg_no:016x>.
+//
+// REQUIRES: the engine was opened with keep_segments_until_uploaded (else a segment can die
+// before its upload, and the tier would have lost it).
+//
+// Thread-safety: Pass() and Start() must not run concurrently with each other (one uploading
+// thread); stats() and Kick() are safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "base/mutex.h"
+#include "base/status.h"
+#include "engine/engine.h"
+#include "store/object_store.h"
+
+namespace archil::tier {
+
+struct SegmentUploaderOptions {
+  engine::Engine* engine = nullptr;     // REQUIRES: outlives the uploader
+  store::ObjectStore* store = nullptr;  // REQUIRES: outlives the uploader
+  // The background thread's pass interval when nothing kicks it, and after a failed pass.
+  int interval_ms = 1000;
+};
+
+// What the uploader has done since it was made, and what it saw waiting at its last pass.
+struct SegmentUploaderStats {
+  uint64_t uploaded_segments = 0;
+  uint64_t uploaded_bytes = 0;
+  uint64_t linked_segments = 0;   // of uploaded_segments: stored by link(2)
+  uint64_t adopted_segments = 0;  // of uploaded_segments: found already stored, equal
+  uint64_t failed_passes = 0;
+  uint64_t pending_segments = 0;  // sealed, not yet uploaded, at the end of the last pass
+  uint64_t pending_bytes = 0;
+  int64_t oldest_pending_sealed_ns = 0;  // 0 if nothing is pending
+  std::set<uint64_t> stopped_disks;      // DiskNo values whose uploads stopped (a mismatch)
+  std::string last_error;                // "" if the last pass succeeded
+};
+
+class SegmentUploader {
+ public:
+  explicit SegmentUploader(const SegmentUploaderOptions& options);
+  // Stops and joins the background thread, if started.
+  ~SegmentUploader();
+  SegmentUploader(const SegmentUploader&) = delete;
+  SegmentUploader& operator=(const SegmentUploader&) = delete;
+
+  // The object name of segment `seg` of `disk`, whose lineage is rooted at `root`.
+  static std::string ObjectKey(engine::DiskNo root, engine::DiskNo disk, engine::SegNo seg);
+
+  // One pass over every sealed segment, on the calling thread. Ok if every segment was uploaded
+  // or skipped; else the first error, the segments after it left for the next pass.
+  Status Pass() ARCHIL_EXCLUDES(mu_);
+  // Runs passes on a background thread, every interval_ms and whenever kicked, until destroyed.
+  void Start() ARCHIL_EXCLUDES(mu_);
+  // Asks the background thread for a pass now (a segment was sealed).
+  void Kick() ARCHIL_EXCLUDES(mu_);
+  SegmentUploaderStats stats() const ARCHIL_EXCLUDES(mu_);
+
+ private:
+  // Uploads one segment; `bytes` gets its size. Ok also when it was skipped (gone).
+  Status UploadOne(const engine::SealedSegment& s, uint64_t* bytes) ARCHIL_EXCLUDES(mu_);
+  // On AlreadyExists: Ok if the stored object equals the file, else kCorruption.
+  Status CompareStored(const std::string& key, const std::string& path, uint64_t size);
+  void Loop() ARCHIL_EXCLUDES(mu_);
+
+  const SegmentUploaderOptions options_;
+  mutable Mutex mu_;
+  CondVar cv_{&mu_};
+  SegmentUploaderStats stats_ ARCHIL_GUARDED_BY(mu_);
+  bool kicked_ ARCHIL_GUARDED_BY(mu_) = false;
+  bool stop_ ARCHIL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace archil::tier

@@ -1,0 +1,331 @@
+// SegmentUploader over a real engine on the local file system: uploads by link and by copy,
+// segments that die only after their upload, the state a crash between the PUT and the record
+// leaves, a stored object that differs, a store outage and the background thread.
+#include "tier/segment_uploader.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "io/posix_env.h"
+#include "store/dir_store.h"
+
+namespace archil::tier {
+namespace {
+
+using engine::DiskNo;
+using engine::SegNo;
+
+// An in-memory store that never links, and whose Put/PutFile can be made to fail.
+class MemoryStore final : public store::ObjectStore {
+ public:
+  Result<std::string> Put(std::string_view key, std::string_view data,
+                          const store::PutOptions& options) override {
+    MutexLock lock(&mu_);
+    ++puts_;
+    if (down_) return Status::Unavailable("the store is down");
+    if (options.condition == store::Condition::kIfAbsent && objects_.count(std::string(key))) {
+      return Status::AlreadyExists("exists");
+    }
+    objects_[std::string(key)] = std::string(data);
+    return std::string("e") + std::to_string(puts_);
+  }
+  Result<FileUpload> PutFile(std::string_view key, const std::string& path,
+                             uint64_t size) override {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string data = ss.str();
+    if (data.size() != size) return Status::IoError("short file");
+    ARCHIL_ASSIGN_OR_RETURN(std::string etag, Put(key, data, {store::Condition::kIfAbsent, ""}));
+    return FileUpload{etag, false};
+  }
+  Result<std::string> Get(std::string_view key, uint64_t offset, uint64_t length) override {
+    MutexLock lock(&mu_);
+    auto it = objects_.find(std::string(key));
+    if (it == objects_.end()) return Status::NotFound("no object");
+    if (offset >= it->second.size()) return std::string();
+    return it->second.substr(offset, length);
+  }
+  Result<store::ObjectInfo> Head(std::string_view key) override {
+    MutexLock lock(&mu_);
+    auto it = objects_.find(std::string(key));
+    if (it == objects_.end()) return Status::NotFound("no object");
+    return store::ObjectInfo{it->first, it->second.size(), "e"};
+  }
+  Result<store::ListPage> List(std::string_view prefix, std::string_view, size_t) override {
+    MutexLock lock(&mu_);
+    store::ListPage page;
+    for (const auto& [k, v] : objects_) {
+      if (k.starts_with(prefix)) page.objects.push_back({k, v.size(), "e"});
+    }
+    return page;
+  }
+  Status Delete(std::string_view key) override {
+    MutexLock lock(&mu_);
+    objects_.erase(std::string(key));
+    return Status::Ok();
+  }
+  bool EnforcesConditions() const override { return true; }
+  std::string Describe() const override { return "memory"; }
+
+  void SetDown(bool down) {
+    MutexLock lock(&mu_);
+    down_ = down;
+  }
+  void Set(const std::string& key, std::string data) {
+    MutexLock lock(&mu_);
+    objects_[key] = std::move(data);
+  }
+  std::map<std::string, std::string> objects() {
+    MutexLock lock(&mu_);
+    return objects_;
+  }
+
+ private:
+  Mutex mu_;
+  std::map<std::string, std::string> objects_ ARCHIL_GUARDED_BY(mu_);
+  bool down_ ARCHIL_GUARDED_BY(mu_) = false;
+  int puts_ ARCHIL_GUARDED_BY(mu_) = 0;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class SegmentUploaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/archil-uploader-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    engine::EngineOptions o;
+    o.env = io::PosixEnv();
+    o.dir = root_ + "/engine";
+    o.clock = &clock_;
+    o.segment_blocks = 16;  // 64 KiB segments
+    o.intent_sync_ms = 0;
+    o.block_cache_mb = 8;
+    o.keep_segments_until_uploaded = true;
+    o.reserve_bytes = 0;
+    Result<std::unique_ptr<engine::Engine>> e = engine::Engine::Open(o);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    engine_ = std::move(e).value();
+  }
+  void TearDown() override {
+    engine_.reset();
+    std::filesystem::remove_all(root_);
+  }
+  // A disk with one file rewritten `rounds` times (64 KiB each): one sealed segment per round,
+  // all but the newest dead once uploaded. Returns the file's inode.
+  posix::Ino Churn(DiskNo disk, int rounds) {
+    posix::FileSystem* fs = *engine_->Disk(disk);
+    Result<posix::Attr> f = fs->Lookup(posix::kRootIno, "f");
+    posix::Ino ino = f.ok() ? f->ino : fs->Mknod(posix::kRootIno, "f", S_IFREG | 0644, 0, {})->ino;
+    for (int i = 0; i < rounds; ++i) {
+      EXPECT_TRUE(fs->Write(ino, 0, std::string(65536, static_cast<char>('a' + i % 26))).ok());
+    }
+    return ino;
+  }
+  size_t SegmentFiles(DiskNo disk) {
+    const std::string dir = root_ + "/engine/segments/" + DirName(disk);
+    size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) n += e.is_regular_file();
+    return n;
+  }
+  static std::string DirName(DiskNo disk) {
+    char b[17];
+    std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(disk.value()));
+    return b;
+  }
+  SegmentUploaderOptions Options(store::ObjectStore* store) {
+    SegmentUploaderOptions o;
+    o.engine = engine_.get();
+    o.store = store;
+    o.interval_ms = 50;
+    return o;
+  }
+
+  std::string root_;
+  FakeClock clock_;
+  std::unique_ptr<engine::Engine> engine_;
+};
+
+TEST_F(SegmentUploaderTest, ObjectNamesFollowTheLayout) {
+  EXPECT_EQ(SegmentUploader::ObjectKey(DiskNo(1), DiskNo(0xab), SegNo(0x10000002a)),
+            "lineages/dsk-0000000000000001/seg/dsk-00000000000000ab/000000010000002a");
+}
+
+TEST_F(SegmentUploaderTest, LinksOnTheSameFileSystemAndSegmentsDieOnlyAfterTheirUpload) {
+  Result<std::unique_ptr<store::DirStore>> dir = store::DirStore::Open(root_ + "/objects");
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  posix::Ino f = Churn(DiskNo(1), 20);
+  // A second file's write seals the segment that holds f's live data.
+  posix::FileSystem* fs = *engine_->Disk(DiskNo(1));
+  posix::Ino g = fs->Mknod(posix::kRootIno, "g", S_IFREG | 0644, 0, {})->ino;
+  ASSERT_TRUE(fs->Write(g, 0, std::string(65536, 'z')).ok());
+  const size_t before = SegmentFiles(DiskNo(1));
+  EXPECT_GE(before, 19u);  // nothing uploaded yet: even the dead ones stay
+  Result<std::vector<engine::SealedSegment>> sealed = engine_->SealedSegments();
+  ASSERT_TRUE(sealed.ok());
+  ASSERT_EQ(sealed->size(), before - 1);  // all but the open one
+  for (size_t i = 1; i < sealed->size(); ++i) {
+    EXPECT_LE((*sealed)[i - 1].sealed_ns, (*sealed)[i].sealed_ns);
+  }
+  // The newest sealed segment holds f's data, live: its object must be that very file.
+  const engine::SealedSegment live = sealed->back();
+  const std::string live_bytes = ReadFile(live.path);
+
+  SegmentUploader up(Options(dir->get()));
+  ASSERT_TRUE(up.Pass().ok());
+  SegmentUploaderStats st = up.stats();
+  EXPECT_EQ(st.uploaded_segments, sealed->size());
+  EXPECT_EQ(st.linked_segments, sealed->size());
+  EXPECT_EQ(st.pending_segments, 0u);
+  EXPECT_TRUE(engine_->SealedSegments()->empty());
+  EXPECT_EQ(SegmentFiles(DiskNo(1)), 2u);  // the dead ones went once uploaded: f's live, g's open
+  // Every object stays, the dead segments' too (the collector's job, not the engine's).
+  for (const engine::SealedSegment& s : *sealed) {
+    const std::string key = SegmentUploader::ObjectKey(s.root, s.disk, s.seg);
+    Result<store::ObjectInfo> info = (*dir)->Head(key);
+    ASSERT_TRUE(info.ok()) << key;
+  }
+  const std::string live_key = SegmentUploader::ObjectKey(live.root, live.disk, live.seg);
+  EXPECT_EQ(*(*dir)->Get(live_key), live_bytes);
+  EXPECT_TRUE((*dir)->HoldsFile(live_key, live.path));
+  // A second pass has nothing to do; the data reads back.
+  ASSERT_TRUE(up.Pass().ok());
+  EXPECT_EQ(up.stats().uploaded_segments, sealed->size());
+  EXPECT_EQ(*(*engine_->Disk(DiskNo(1)))->Read(f, 0, 65536),
+            std::string(65536, static_cast<char>('a' + 19 % 26)));
+  ASSERT_TRUE(engine_->CheckInvariants().ok());
+}
+
+TEST_F(SegmentUploaderTest, CopiesToAStoreThatDoesNotLink) {
+  MemoryStore mem;
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  Churn(DiskNo(1), 5);
+  std::vector<engine::SealedSegment> sealed = *engine_->SealedSegments();
+  ASSERT_EQ(sealed.size(), 4u);
+  std::map<std::string, std::string> want;
+  for (const auto& s : sealed)
+    want[SegmentUploader::ObjectKey(s.root, s.disk, s.seg)] = ReadFile(s.path);
+  SegmentUploader up(Options(&mem));
+  ASSERT_TRUE(up.Pass().ok());
+  EXPECT_EQ(up.stats().linked_segments, 0u);
+  EXPECT_EQ(up.stats().uploaded_bytes, 4u * (65536 + 4096));
+  EXPECT_EQ(mem.objects(), want);
+}
+
+TEST_F(SegmentUploaderTest, AnObjectStoredBeforeACrashIsAdoptedWhenItIsTheSame) {
+  // kill -9 after the PUT and before the batch leaves exactly this: the object, and SEALED.
+  MemoryStore mem;
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  Churn(DiskNo(1), 3);
+  std::vector<engine::SealedSegment> sealed = *engine_->SealedSegments();
+  ASSERT_EQ(sealed.size(), 2u);
+  const auto& s = sealed.front();
+  mem.Set(SegmentUploader::ObjectKey(s.root, s.disk, s.seg), ReadFile(s.path));
+  SegmentUploader up(Options(&mem));
+  ASSERT_TRUE(up.Pass().ok());
+  EXPECT_EQ(up.stats().uploaded_segments, 2u);
+  EXPECT_EQ(up.stats().adopted_segments, 1u);
+  EXPECT_TRUE(engine_->SealedSegments()->empty());
+}
+
+TEST_F(SegmentUploaderTest, AnObjectThatDiffersStopsItsDiskOnlyAndKeepsItsSegments) {
+  MemoryStore mem;
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(2), {}).ok());
+  Churn(DiskNo(1), 4);
+  Churn(DiskNo(2), 4);
+  std::vector<engine::SealedSegment> sealed = *engine_->SealedSegments();
+  ASSERT_EQ(sealed.size(), 6u);
+  const engine::SealedSegment* first1 = nullptr;
+  for (const auto& s : sealed) {
+    if (s.disk == DiskNo(1) && !first1) first1 = &s;
+  }
+  ASSERT_NE(first1, nullptr);
+  std::string other = ReadFile(first1->path);
+  other[5000] ^= 1;  // same size, one bit apart
+  mem.Set(SegmentUploader::ObjectKey(first1->root, first1->disk, first1->seg), other);
+  const size_t files1 = SegmentFiles(DiskNo(1));
+
+  SegmentUploader up(Options(&mem));
+  Status s = up.Pass();
+  EXPECT_EQ(s.code(), Status::Code::kCorruption) << s.ToString();
+  SegmentUploaderStats st = up.stats();
+  EXPECT_EQ(st.stopped_disks, std::set<uint64_t>{1});
+  EXPECT_EQ(st.uploaded_segments, 3u);  // disk 2's
+  EXPECT_EQ(st.pending_segments, 3u);   // disk 1's
+  EXPECT_EQ(SegmentFiles(DiskNo(1)), files1);
+  EXPECT_FALSE(st.last_error.empty());
+  // The stop holds: another pass does not touch disk 1 again.
+  EXPECT_EQ(up.Pass().code(), Status::Code::kOk);
+  EXPECT_EQ(up.stats().pending_segments, 3u);
+}
+
+TEST_F(SegmentUploaderTest, AStoreOutageLeavesSegmentsPendingAndUploadsResumeInSealOrder) {
+  MemoryStore mem;
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  Churn(DiskNo(1), 6);
+  mem.SetDown(true);
+  SegmentUploader up(Options(&mem));
+  EXPECT_EQ(up.Pass().code(), Status::Code::kUnavailable);
+  SegmentUploaderStats st = up.stats();
+  EXPECT_EQ(st.pending_segments, 5u);
+  EXPECT_EQ(st.pending_bytes, 5u * (65536 + 4096));
+  EXPECT_EQ(st.oldest_pending_sealed_ns, engine_->SealedSegments()->front().sealed_ns);
+  EXPECT_EQ(st.failed_passes, 1u);
+  EXPECT_GE(SegmentFiles(DiskNo(1)), 6u);  // nothing died
+  mem.SetDown(false);
+  ASSERT_TRUE(up.Pass().ok());
+  EXPECT_EQ(up.stats().pending_segments, 0u);
+  EXPECT_TRUE(up.stats().last_error.empty());
+  EXPECT_EQ(mem.objects().size(), 5u);
+}
+
+TEST_F(SegmentUploaderTest, ABranchsSegmentsLiveUnderItsRootsLineage) {
+  MemoryStore mem;
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  Churn(DiskNo(1), 2);
+  ASSERT_TRUE(engine_->Checkpoint(DiskNo(1), "c").ok());
+  ASSERT_TRUE(engine_->CreateBranch(DiskNo(1), "c", DiskNo(7), "b").ok());
+  Churn(DiskNo(7), 3);
+  SegmentUploader up(Options(&mem));
+  ASSERT_TRUE(up.Pass().ok());
+  size_t branch_objects = 0;
+  for (const auto& [key, data] : mem.objects()) {
+    EXPECT_TRUE(key.starts_with("lineages/dsk-0000000000000001/seg/")) << key;
+    branch_objects += key.find("/seg/dsk-0000000000000007/") != std::string::npos;
+  }
+  EXPECT_GE(branch_objects, 2u);
+}
+
+TEST_F(SegmentUploaderTest, TheBackgroundThreadUploadsWhenKicked) {
+  MemoryStore mem;
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  SegmentUploaderOptions o = Options(&mem);
+  o.interval_ms = 60'000;  // only a kick can make it run within the test
+  SegmentUploader up(o);
+  up.Start();
+  Churn(DiskNo(1), 4);
+  up.Kick();
+  for (int i = 0; i < 1000 && up.stats().uploaded_segments < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(up.stats().uploaded_segments, 3u);
+}
+
+}  // namespace
+}  // namespace archil::tier
