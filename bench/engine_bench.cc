@@ -69,6 +69,7 @@ struct Flags {
   uint64_t readdir_n = 100000;
   uint64_t seed = 42;  // the read row's order, the stats row's picks
   bool sync = true;    // --no-sync: EngineOptions::sync = false (the engine without the disk)
+  bool tier = false;   // --tier: log_commits and keep_segments_until_uploaded (nothing uploads)
 };
 
 [[noreturn]] void Die(const std::string& what) {
@@ -168,6 +169,7 @@ class Bench {
     o.dir = f.dir + "/engine";
     o.clock = &SystemClock::Instance();
     o.sync = f.sync;
+    o.log_commits = o.keep_segments_until_uploaded = f.tier;
     engine_ = Take(Engine::Open(o), "open engine in " + o.dir);
     Check(engine_->CreateDisk(DiskNo(1), {}), "create disk");
     fs_ = Take(engine_->Disk(DiskNo(1)), "disk");
@@ -705,7 +707,8 @@ void Usage() {
   std::printf(
       "usage: engine_bench --dir DIR [--rows write1,writers,seq,read,meta,history] [--runtime S]\n"
       "                    [--ops N] [--writers N] [--seq-mib N] [--seq-threads N]\n"
-      "                    [--readdir-n N] [--no-sync]\n"
+      "                    [--readdir-n N] [--no-sync] [--tier]\n"
+      "  --tier           the engine as a tier runs it: every commit also logged to the outbox\n"
       "  --rows           also history-ckpt, history-depth, history-head: parts of history\n"
       "  --dir DIR        a fresh directory on the disk to measure (DIR/engine is created)\n"
       "  --runtime S      seconds per timed row (default 10)\n"
@@ -746,6 +749,8 @@ int Main(int argc, char** argv) {
       f.seq_threads = std::stoi(value());
     } else if (a == "--no-sync") {
       f.sync = false;
+    } else if (a == "--tier") {
+      f.tier = true;
     } else if (a == "--readdir-n") {
       f.readdir_n = std::stoull(value());
     } else {

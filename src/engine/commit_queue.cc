@@ -42,17 +42,24 @@ void Txn::Put(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string
   batch_->Put(cf, rocksdb::Slice(key.data(), key.size()),
               rocksdb::Slice(value.data(), value.size()));
   wrote_ = true;
+  if (record_) {
+    mutations_.push_back({Mutation::Kind::kPut, cf, std::string(key), std::string(value)});
+  }
 }
 
 void Txn::Delete(rocksdb::ColumnFamilyHandle* cf, std::string_view key) {
   batch_->Delete(cf, rocksdb::Slice(key.data(), key.size()));
   wrote_ = true;
+  if (record_) mutations_.push_back({Mutation::Kind::kDelete, cf, std::string(key), {}});
 }
 
 void Txn::Merge(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view operand) {
   batch_->Merge(cf, rocksdb::Slice(key.data(), key.size()),
                 rocksdb::Slice(operand.data(), operand.size()));
   wrote_ = true;
+  if (record_) {
+    mutations_.push_back({Mutation::Kind::kMerge, cf, std::string(key), std::string(operand)});
+  }
 }
 
 CommitQueue::CommitQueue(rocksdb::DB* db, CommitQueueOptions options)
@@ -255,7 +262,12 @@ CommitQueue::Applied CommitQueue::Apply(std::vector<Entry*>& group) {
       wrote.push_back(false);
       batch.SetSavePoint();
       Txn txn(db_, &batch);
+      txn.record_ = static_cast<bool>(options_.finish);
       e->result = e->prepare(txn);
+      if (e->result.ok() && options_.finish) {
+        txn.record_ = false;
+        e->result = options_.finish(txn);
+      }
       if (!e->result.ok()) {
         rocksdb::Status rb = batch.RollbackToSavePoint();
         if (!rb.ok()) e->result = FromRocks(rb, "roll back a failed mutation");

@@ -71,6 +71,17 @@ class Txn final : public KvReader {
   void Delete(rocksdb::ColumnFamilyHandle* cf, std::string_view key);
   // REQUIRES: `cf` has a merge operator.
   void Merge(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view operand);
+
+  // With CommitQueueOptions::finish: what the prepare wrote, in order (the finisher's own writes
+  // are not recorded).
+  struct Mutation {
+    enum class Kind : uint8_t { kPut, kDelete, kMerge };
+    Kind kind;
+    rocksdb::ColumnFamilyHandle* cf;
+    std::string key;
+    std::string value;  // the operand of a merge; empty for a delete
+  };
+  const std::vector<Mutation>& mutations() const { return mutations_; }
   // Runs once the group's Write succeeded, before the next group's prepares: for in-memory state
   // that must change with what the database shows (caches, counters, flags later prepares read).
   void OnApply(std::function<void()> fn) { on_apply_.push_back(std::move(fn)); }
@@ -99,11 +110,18 @@ class Txn final : public KvReader {
   std::vector<std::function<void()>> on_abort_;
   std::vector<std::pair<std::string, std::function<Status()>>> before_write_;
   bool wrote_ = false;
+  bool record_ = false;
+  std::vector<Mutation> mutations_;
 };
 
 struct CommitQueueOptions {
   size_t max_group_ops = 256;  // at most this many mutations share one Write
   bool sync = true;            // sync the WAL; false only for benchmarks of the engine alone
+  // If set, every prepare's Txn records its writes (Txn::mutations), and after a prepare succeeds
+  // `finish` runs on the same Txn, inside the prepare's savepoint: its writes join the
+  // mutation's, and its error fails the mutation as the prepare's would (nothing of it written).
+  // The engine writes its log records here (engine/commit_log.h).
+  std::function<Status(Txn&)> finish;
 };
 
 struct CommitStats {

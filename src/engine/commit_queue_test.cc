@@ -99,6 +99,41 @@ TEST_F(CommitQueueTest, AFailedPrepareIsRolledBackAlone) {
   EXPECT_EQ(Stored("c"), "3");
 }
 
+// The finisher sees the prepare's writes in order, adds its own (not recorded) to the same
+// batch, and its failure rolls the whole mutation back.
+TEST_F(CommitQueueTest, TheFinisherSeesThePreparesWritesAndCanFailTheMutation) {
+  auto* cf = db_->DefaultColumnFamily();
+  std::vector<std::string> seen;
+  CommitQueueOptions o;
+  o.finish = [&](Txn& txn) -> Status {
+    seen.clear();
+    for (const Txn::Mutation& m : txn.mutations()) {
+      EXPECT_EQ(m.cf, cf);
+      seen.push_back(std::to_string(static_cast<int>(m.kind)) + m.key + "=" + m.value);
+    }
+    if (Result<std::string> v = txn.Get(cf, "fail"); v.ok()) return Status::Internal("refused");
+    txn.Put(cf, "log", std::to_string(seen.size()));
+    return Status::Ok();
+  };
+  CommitQueue q(db_.get(), o);
+  ASSERT_TRUE(q.Commit([&](Txn& txn) {
+                 txn.Put(cf, "a", "1");
+                 txn.Delete(cf, "b");
+                 return Status::Ok();
+               }).ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"0a=1", "1b="}));
+  EXPECT_EQ(Stored("log"), "2");
+  Status failed = q.Commit([&](Txn& txn) {
+    txn.Put(cf, "c", "3");
+    txn.Put(cf, "fail", "x");
+    return Status::Ok();
+  });
+  EXPECT_EQ(failed.code(), Status::Code::kInternal);
+  EXPECT_EQ(Stored("c"), "<absent>");
+  EXPECT_EQ(Stored("fail"), "<absent>");
+  EXPECT_EQ(Stored("log"), "2");
+}
+
 // Within one group, a later prepare sees an earlier one's writes, also through an iterator; hooks
 // registered with OnApply and OnDurable run only for mutations that committed.
 TEST_F(CommitQueueTest, LaterMutationsSeeEarlierOnesAndHooksRunOnCommit) {

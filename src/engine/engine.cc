@@ -40,6 +40,10 @@ Result<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   e->segments_ = std::make_unique<SegmentFiles>(options.env, options.dir + "/segments");
   CommitQueueOptions qo;
   qo.sync = options.sync;
+  if (options.log_commits) {
+    e->log_ = std::make_unique<CommitLog>(&e->core_.cfs, options.clock);
+    qo.finish = [log = e->log_.get()](Txn& t) { return log->Finish(t); };
+  }
   e->queue_ = std::make_unique<CommitQueue>(e->db_.get(), qo);
   e->core_.db = e->db_.get();
   e->core_.queue = e->queue_.get();

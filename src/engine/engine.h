@@ -35,6 +35,7 @@
 #include "base/status.h"
 #include "engine/column_families.h"
 #include "engine/commit_epilogue.h"
+#include "engine/commit_log.h"
 #include "engine/commit_queue.h"
 #include "engine/disk_fs.h"
 #include "engine/lineage.h"
@@ -66,6 +67,9 @@ struct EngineOptions {
   // block is this old, so that what a disk writes reaches the tier within about this long even
   // when it writes far less than a segment (docs/tiering.md §7). 0: only full segments seal.
   int seal_age_ms = 8000;
+  // With a tier: every commit also writes one log record per disk it touched into the outbox
+  // (engine/commit_log.h), for the log shipper (docs/tiering.md §2).
+  bool log_commits = false;
   // Writes that add data or names fail with ENOSPC once the data directory's file system would
   // have less than this free; deletes never do (engine/space_guard.h).
   uint64_t reserve_bytes = uint64_t{256} << 20;
@@ -200,6 +204,18 @@ class Engine {
   Result<uint64_t> StoredBytes(DiskNo disk) ARCHIL_EXCLUDES(mu_);
   // Data bytes deleting the checkpoint would free now (what only it references).
   Result<uint64_t> CheckpointUniqueBytes(DiskNo disk, std::string_view name) ARCHIL_EXCLUDES(mu_);
+  // ---- the commit log (with log_commits; engine_log.cc) ----
+  // Up to `max` records of `disk`'s outbox with seq after `after`, in seq order, each as
+  // formats.md §8.3 encodes it (engine/log_record.h).
+  Result<std::vector<std::pair<Seq, std::string>>> OutboxRecords(DiskNo disk, Seq after,
+                                                                 size_t max);
+  // Recovery: writes log records of `disk` (encoded) into the database, in one synced batch.
+  // They must continue its log: the first one's seq is one past the disk's COUNTERS.last_seq in
+  // the database (1 for a disk it does not hold), and each next one's the next (Corruption
+  // otherwise, and nothing is written). REQUIRES: the disk is not loaded in this engine
+  // (FailedPrecondition); it is at the next Open.
+  Status ApplyLogRecords(DiskNo disk, const std::vector<std::string>& records) ARCHIL_EXCLUDES(mu_);
+
   // ---- the tier (docs/tiering.md §1; engine_tier.cc) ----
   // Every SEALED segment (not yet uploaded) of every disk, hidden ones included, oldest seal
   // first. A segment listed here may die or its disk be purged before the caller reads it: its
@@ -244,6 +260,7 @@ class Engine {
   std::unique_ptr<rocksdb::Env> rocks_env_;
   std::unique_ptr<rocksdb::DB> db_;
   EngineCore core_;
+  std::unique_ptr<CommitLog> log_;  // with log_commits
   std::unique_ptr<CommitQueue> queue_;
   std::unique_ptr<SegmentFiles> segments_;
   Lineages lineages_;

@@ -24,6 +24,7 @@
 
 #include "base/log.h"
 #include "engine/engine.h"
+#include "engine/log_record.h"
 #include "io/sim_env.h"
 #include "posix/fs_driver.h"
 #include "posix/model_fs.h"
@@ -108,6 +109,7 @@ Round RunRound(uint64_t seed) {
   // uploaded along the way, drawn from a stream of their own so that even seeds replay as before.
   const bool tiered = seed % 2 == 1;
   o.keep_segments_until_uploaded = tiered;
+  o.log_commits = tiered;
   std::mt19937_64 tier_rng(seed * 0x9E3779B97F4A7C15ull);
   auto opened = Engine::Open(o);
   if (!opened.ok()) return {false, "first open: " + opened.status().ToString()};
@@ -245,6 +247,21 @@ Round RunRound(uint64_t seed) {
   if (!same.ok()) return {out.crashed, "after restart: " + same.message()};
   Status invariants = engine->CheckInvariants();
   if (!invariants.ok()) return {out.crashed, "after restart: " + invariants.message()};
+  if (tiered) {
+    // The log survived with its commits: every record decodes, and seqs run 1, 2, 3...
+    for (DiskNo d : engine->ListDisks()) {
+      Result<std::vector<std::pair<Seq, std::string>>> log =
+          engine->OutboxRecords(d, Seq(0), SIZE_MAX);
+      if (!log.ok() || log->empty()) return {out.crashed, "no log for a disk after restart"};
+      for (size_t k = 0; k < log->size(); ++k) {
+        Result<LogRecord> r = DecodeLogRecord((*log)[k].second, d);
+        if ((*log)[k].first.value() != k + 1 || !r.ok() || r->seq.value() != k + 1) {
+          return {out.crashed, "log of disk " + std::to_string(d.value()) + " broken at " +
+                                   std::to_string(k + 1)};
+        }
+      }
+    }
+  }
   // And it keeps working.
   Result<posix::FileSystem*> fs = engine->Disk(DiskNo(1));
   if (!fs.ok()) return {out.crashed, "disk 1 lost"};

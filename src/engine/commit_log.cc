@@ -1,0 +1,74 @@
+#include "engine/commit_log.h"
+
+#include <algorithm>
+#include <map>
+
+#include "base/coding.h"
+#include "engine/keys.h"
+#include "engine/log_record.h"
+#include "engine/meta_records.h"
+#include "engine/segusage_record.h"
+
+namespace archil::engine {
+
+Status CommitLog::Finish(Txn& t) {
+  if (t.mutations().empty()) return Status::Ok();
+  auto cf_of = [&](rocksdb::ColumnFamilyHandle* h) -> std::optional<Cf> {
+    for (size_t i = 0; i < kNumCfs; ++i) {
+      if (cfs_->handles[i] == h) return static_cast<Cf>(i);
+    }
+    return std::nullopt;
+  };
+  std::map<uint64_t, LogRecord> records;  // by disk
+  for (const Txn::Mutation& m : t.mutations()) {
+    std::optional<Cf> cf = cf_of(m.cf);
+    if (!cf) return Status::Internal("commit log: a write to an unknown column family");
+    if (!LoggedKey(*cf, m.key)) continue;
+    if (m.key.size() < 8) return Status::Internal("commit log: a logged key without its disk");
+    const uint64_t disk = DecodeFixed64BE(m.key.data());
+    LogRecord& r = records[disk];
+    LogMutation lm;
+    lm.op = m.kind == Txn::Mutation::Kind::kPut      ? LogOp::kPut
+            : m.kind == Txn::Mutation::Kind::kDelete ? LogOp::kDelete
+                                                     : LogOp::kMerge;
+    lm.cf = *cf;
+    lm.key = m.key;
+    lm.value = m.value;
+    if (*cf == Cf::kSegUsage && lm.op == LogOp::kMerge) {
+      Result<SegUsageOp> op = DecodeSegUsageOp(lm.value);
+      if (op.ok() && op->op == SegUsageOpType::kSet) {
+        ARCHIL_ASSIGN_OR_RETURN(auto seg, ParseSegUsageKey(lm.key));
+        if (std::find(r.segrefs.begin(), r.segrefs.end(), seg) == r.segrefs.end()) {
+          r.segrefs.push_back(seg);
+        }
+      }
+    }
+    r.mutations.push_back(std::move(lm));
+  }
+  rocksdb::ColumnFamilyHandle* meta = (*cfs_)[Cf::kMeta];
+  rocksdb::ColumnFamilyHandle* outbox = (*cfs_)[Cf::kOutbox];
+  const int64_t now = clock_->NowMicros() * 1000;
+  for (auto& [no, r] : records) {
+    const DiskNo disk(no);
+    const std::string counters_key = MetaKey(disk, MetaType::kCounters);
+    Result<std::string> cv = t.Get(meta, counters_key);
+    if (!cv.ok() && cv.status().code() == Status::Code::kNotFound) continue;  // deleted
+    ARCHIL_RETURN_IF_ERROR(cv.status());
+    ARCHIL_ASSIGN_OR_RETURN(CountersRecord counters, DecodeCounters(*cv));
+    counters.last_seq = Seq(counters.last_seq.value() + 1);
+    Result<std::string> dv = t.Get(meta, MetaKey(disk, MetaType::kDisk));
+    if (dv.ok()) {
+      ARCHIL_ASSIGN_OR_RETURN(DiskRecord d, DecodeDisk(*dv));
+      r.epoch = d.cur_epoch;
+    }
+    r.seq = counters.last_seq;
+    r.commit_ns = now;
+    const std::string encoded_counters = EncodeCounters(counters);
+    t.Put(meta, counters_key, encoded_counters);
+    r.mutations.push_back({LogOp::kPut, Cf::kMeta, counters_key, encoded_counters});
+    t.Put(outbox, OutboxKey(disk, r.seq), EncodeLogRecord(r));
+  }
+  return Status::Ok();
+}
+
+}  // namespace archil::engine

@@ -1,0 +1,31 @@
+// CommitLog: the engine's CommitQueueOptions::finish when a tier is configured. It turns what one
+// mutation wrote into one log record per disk it touched (formats.md §8.3), numbered by that
+// disk's COUNTERS.last_seq, and puts each in the `outbox` CF (formats.md §4.11) in the mutation's
+// own batch: the log is exactly the commits, in commit order, and cannot lose or gain one.
+//
+// A record's mutations are the prepare's writes to logged keys (LoggedKey), in order, then the
+// COUNTERS put that advances last_seq. Its segrefs are the segments whose blocks a segusage SET
+// makes live. A disk whose COUNTERS record is absent after the mutation (its deletion) gets no
+// record: the tier records a deletion in the disk's MANIFEST, not its log.
+//
+// Thread-safety: Finish runs on the commit thread only (inside prepares).
+#pragma once
+
+#include "base/clock.h"
+#include "engine/column_families.h"
+#include "engine/commit_queue.h"
+
+namespace archil::engine {
+
+class CommitLog {
+ public:
+  // REQUIRES: `cfs` and `clock` outlive the log.
+  CommitLog(const Cfs* cfs, const Clock* clock) : cfs_(cfs), clock_(clock) {}
+  Status Finish(Txn& t);
+
+ private:
+  const Cfs* cfs_;
+  const Clock* clock_;
+};
+
+}  // namespace archil::engine
