@@ -154,6 +154,8 @@ class Engine {
   // The file system of a disk (its head). NotFound if unknown or hidden.
   Result<posix::FileSystem*> Disk(DiskNo disk) ARCHIL_EXCLUDES(mu_);
   std::vector<DiskNo> ListDisks() ARCHIL_EXCLUDES(mu_);
+  // As ListDisks, hidden disks (deleted, kept for their branches) included.
+  std::vector<DiskNo> ListDisksAndHidden() ARCHIL_EXCLUDES(mu_);
 
   // Takes checkpoint `name` of a disk: every mutation that returned before the call is in it,
   // none that starts after. O(1). AlreadyExists if the name is taken in this disk.
@@ -215,6 +217,17 @@ class Engine {
   // otherwise, and nothing is written). REQUIRES: the disk is not loaded in this engine
   // (FailedPrecondition); it is at the next Open.
   Status ApplyLogRecords(DiskNo disk, const std::vector<std::string>& records) ARCHIL_EXCLUDES(mu_);
+  // The last seq of `disk`'s log that is in the object store (LOCAL.uploaded_seq; 0 if none).
+  Result<Seq> UploadedSeq(DiskNo disk);
+  // The log shipper stored `disk`'s records up to `through`: one batch sets LOCAL.uploaded_seq
+  // and deletes them from the outbox (docs/tiering.md §2, Advance). A `through` at or below
+  // uploaded_seq changes nothing.
+  Status LogShipped(DiskNo disk, Seq through);
+  // Whether segment `seg` of `disk` is in the object store: UPLOADED, or no record (with a tier a
+  // segment dies only once uploaded, so a record that referenced it was stored before).
+  Result<bool> SegmentStored(DiskNo disk, SegNo seg);
+  // Every segment `disk`'s records name, with the path of its file (recovery puts it there).
+  Result<std::vector<std::pair<SegNo, std::string>>> SegmentFilesOf(DiskNo disk);
 
   // ---- the tier (docs/tiering.md §1; engine_tier.cc) ----
   // Every SEALED segment (not yet uploaded) of every disk, hidden ones included, oldest seal

@@ -61,4 +61,65 @@ Status Engine::ApplyLogRecords(DiskNo disk, const std::vector<std::string>& reco
   return queue_->CommitBatch(std::move(batch)).WithContext("apply log records");
 }
 
+std::vector<DiskNo> Engine::ListDisksAndHidden() {
+  MutexLock lock(&mu_);
+  std::vector<DiskNo> out;
+  for (const auto& [n, d] : disks_) out.emplace_back(n);
+  return out;
+}
+
+Result<Seq> Engine::UploadedSeq(DiskNo disk) {
+  std::string v;
+  rocksdb::Status s =
+      db_->Get(rocksdb::ReadOptions(), core_.cfs[Cf::kMeta], MetaKey(disk, MetaType::kLocal), &v);
+  if (s.IsNotFound()) return Seq(0);
+  ARCHIL_RETURN_IF_ERROR(FromRocks(s, "read LOCAL"));
+  ARCHIL_ASSIGN_OR_RETURN(LocalRecord local, DecodeLocal(v));
+  return local.uploaded_seq;
+}
+
+Status Engine::LogShipped(DiskNo disk, Seq through) {
+  return queue_->Commit([&](Txn& t) -> Status {
+    const std::string key = MetaKey(disk, MetaType::kLocal);
+    LocalRecord local;
+    Result<std::string> v = t.Get(core_.cfs[Cf::kMeta], key);
+    if (v.ok()) {
+      ARCHIL_ASSIGN_OR_RETURN(local, DecodeLocal(*v));
+    } else if (v.status().code() != Status::Code::kNotFound) {
+      return v.status();
+    }
+    if (through.value() <= local.uploaded_seq.value()) return Status::Ok();  // a repeat
+    for (uint64_t s = local.uploaded_seq.value() + 1; s <= through.value(); ++s) {
+      t.Delete(core_.cfs[Cf::kOutbox], OutboxKey(disk, Seq(s)));
+    }
+    local.uploaded_seq = through;
+    t.Put(core_.cfs[Cf::kMeta], key, EncodeLocal(local));
+    return Status::Ok();
+  });
+}
+
+Result<bool> Engine::SegmentStored(DiskNo disk, SegNo seg) {
+  std::string v;
+  rocksdb::Status s =
+      db_->Get(rocksdb::ReadOptions(), core_.cfs[Cf::kMeta], MetaSegKey(disk, seg), &v);
+  // With a tier a segment dies only once uploaded: no record means stored, then dead.
+  if (s.IsNotFound()) return true;
+  ARCHIL_RETURN_IF_ERROR(FromRocks(s, "read a segment record"));
+  ARCHIL_ASSIGN_OR_RETURN(SegRecord rec, DecodeSeg(v));
+  return rec.state == SegState::kUploaded;
+}
+
+Result<std::vector<std::pair<SegNo, std::string>>> Engine::SegmentFilesOf(DiskNo disk) {
+  std::vector<std::pair<SegNo, std::string>> out;
+  const std::string prefix = MetaKey(disk, MetaType::kSeg);
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), core_.cfs[Cf::kMeta]));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    ARCHIL_ASSIGN_OR_RETURN(MetaKeyParts k, ParseMetaKey(it->key().ToStringView()));
+    out.emplace_back(SegNo(k.id), segments_->Path(disk, SegNo(k.id)));
+  }
+  ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "scan segments"));
+  return out;
+}
+
 }  // namespace archil::engine

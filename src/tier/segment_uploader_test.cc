@@ -15,85 +15,13 @@
 
 #include "io/posix_env.h"
 #include "store/dir_store.h"
+#include "tier/memory_store_test_util.h"
 
 namespace archil::tier {
 namespace {
 
 using engine::DiskNo;
 using engine::SegNo;
-
-// An in-memory store that never links, and whose Put/PutFile can be made to fail.
-class MemoryStore final : public store::ObjectStore {
- public:
-  Result<std::string> Put(std::string_view key, std::string_view data,
-                          const store::PutOptions& options) override {
-    MutexLock lock(&mu_);
-    ++puts_;
-    if (down_) return Status::Unavailable("the store is down");
-    if (options.condition == store::Condition::kIfAbsent && objects_.count(std::string(key))) {
-      return Status::AlreadyExists("exists");
-    }
-    objects_[std::string(key)] = std::string(data);
-    return std::string("e") + std::to_string(puts_);
-  }
-  Result<FileUpload> PutFile(std::string_view key, const std::string& path,
-                             uint64_t size) override {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string data = ss.str();
-    if (data.size() != size) return Status::IoError("short file");
-    ARCHIL_ASSIGN_OR_RETURN(std::string etag, Put(key, data, {store::Condition::kIfAbsent, ""}));
-    return FileUpload{etag, false};
-  }
-  Result<std::string> Get(std::string_view key, uint64_t offset, uint64_t length) override {
-    MutexLock lock(&mu_);
-    auto it = objects_.find(std::string(key));
-    if (it == objects_.end()) return Status::NotFound("no object");
-    if (offset >= it->second.size()) return std::string();
-    return it->second.substr(offset, length);
-  }
-  Result<store::ObjectInfo> Head(std::string_view key) override {
-    MutexLock lock(&mu_);
-    auto it = objects_.find(std::string(key));
-    if (it == objects_.end()) return Status::NotFound("no object");
-    return store::ObjectInfo{it->first, it->second.size(), "e"};
-  }
-  Result<store::ListPage> List(std::string_view prefix, std::string_view, size_t) override {
-    MutexLock lock(&mu_);
-    store::ListPage page;
-    for (const auto& [k, v] : objects_) {
-      if (k.starts_with(prefix)) page.objects.push_back({k, v.size(), "e"});
-    }
-    return page;
-  }
-  Status Delete(std::string_view key) override {
-    MutexLock lock(&mu_);
-    objects_.erase(std::string(key));
-    return Status::Ok();
-  }
-  bool EnforcesConditions() const override { return true; }
-  std::string Describe() const override { return "memory"; }
-
-  void SetDown(bool down) {
-    MutexLock lock(&mu_);
-    down_ = down;
-  }
-  void Set(const std::string& key, std::string data) {
-    MutexLock lock(&mu_);
-    objects_[key] = std::move(data);
-  }
-  std::map<std::string, std::string> objects() {
-    MutexLock lock(&mu_);
-    return objects_;
-  }
-
- private:
-  Mutex mu_;
-  std::map<std::string, std::string> objects_ ARCHIL_GUARDED_BY(mu_);
-  bool down_ ARCHIL_GUARDED_BY(mu_) = false;
-  int puts_ ARCHIL_GUARDED_BY(mu_) = 0;
-};
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -1,0 +1,97 @@
+#include "tier/log_object.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "base/coding.h"
+#include "base/crc32c.h"
+#include "engine/log_record.h"
+
+namespace archil::tier {
+namespace {
+
+constexpr std::string_view kMagic("ARCHLOG\0", 8);
+constexpr std::string_view kEndMagic("ARCHLEND", 8);
+constexpr size_t kHeader = 48;
+constexpr size_t kTrailer = 16;
+
+Status Bad(const std::string& what) { return Status::Corruption("log object: " + what); }
+
+}  // namespace
+
+std::string EncodeLogObject(const LogObject& o) {
+  std::string v;
+  v.append(kMagic);
+  PutFixed16LE(&v, 1);
+  PutFixed16LE(&v, 0);
+  PutFixed32LE(&v, o.owner_gen);
+  PutFixed64LE(&v, o.disk.value());
+  PutFixed64LE(&v, o.first_seq.value());
+  PutFixed64LE(&v, o.last_seq().value());
+  PutFixed32LE(&v, static_cast<uint32_t>(o.records.size()));
+  PutFixed32LE(&v, Crc32c(v));
+  for (const std::string& r : o.records) {
+    PutFixed32LE(&v, static_cast<uint32_t>(r.size()));
+    PutFixed32LE(&v, Crc32c(r));
+    v.append(r);
+  }
+  PutFixed32LE(&v, static_cast<uint32_t>(v.size() + kTrailer));
+  PutFixed32LE(&v, Crc32c(v));
+  v.append(kEndMagic);
+  return v;
+}
+
+Result<LogObject> DecodeLogObject(std::string_view v) {
+  if (v.size() < kHeader + kTrailer) return Bad(std::to_string(v.size()) + " bytes, too short");
+  if (v.substr(0, 8) != kMagic) return Bad("bad magic");
+  if (v.substr(v.size() - 8) != kEndMagic) return Bad("bad end magic (torn?)");
+  if (DecodeFixed32LE(v.data() + 44) != Crc32c(v.data(), 44)) return Bad("header CRC mismatch");
+  const size_t end = v.size() - kTrailer;
+  if (DecodeFixed32LE(v.data() + end) != v.size()) return Bad("length field mismatch");
+  if (DecodeFixed32LE(v.data() + end + 4) != Crc32c(v.data(), end + 4)) {
+    return Bad("object CRC mismatch");
+  }
+  if (DecodeFixed16LE(v.data() + 8) != 1) return Bad("fmt unsupported");
+  if (DecodeFixed16LE(v.data() + 10) != 0) return Bad("reserved bytes set");
+  LogObject o;
+  o.owner_gen = DecodeFixed32LE(v.data() + 12);
+  o.disk = engine::DiskNo(DecodeFixed64LE(v.data() + 16));
+  o.first_seq = engine::Seq(DecodeFixed64LE(v.data() + 24));
+  const uint64_t last = DecodeFixed64LE(v.data() + 32);
+  const uint32_t n = DecodeFixed32LE(v.data() + 40);
+  if (n == 0 || o.first_seq.value() == 0 || last < o.first_seq.value() ||
+      last - o.first_seq.value() + 1 != n) {
+    return Bad("seqs " + std::to_string(o.first_seq.value()) + ".." + std::to_string(last) +
+               " do not hold " + std::to_string(n) + " records");
+  }
+  size_t off = kHeader;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (end - off < 8) return Bad("record " + std::to_string(i) + " truncated");
+    const size_t len = DecodeFixed32LE(v.data() + off);
+    const uint32_t crc = DecodeFixed32LE(v.data() + off + 4);
+    off += 8;
+    if (end - off < len) return Bad("record " + std::to_string(i) + " runs past the end");
+    std::string_view rec = v.substr(off, len);
+    if (Crc32c(rec) != crc) return Bad("record " + std::to_string(i) + " CRC mismatch");
+    ARCHIL_ASSIGN_OR_RETURN(engine::LogRecord r, engine::DecodeLogRecord(rec, o.disk));
+    if (r.seq.value() != o.first_seq.value() + i) {
+      return Bad("record " + std::to_string(i) + " has seq " + std::to_string(r.seq.value()));
+    }
+    o.records.emplace_back(rec);
+    off += len;
+  }
+  if (off != end) return Bad(std::to_string(end - off) + " bytes after the records");
+  return o;
+}
+
+std::string LogObjectKey(engine::DiskNo disk, uint32_t owner_gen, engine::Seq first_seq) {
+  char tail[8 + 1 + 16 + 1];
+  std::snprintf(tail, sizeof tail, "%08" PRIx32 "/%016" PRIx64, owner_gen, first_seq.value());
+  return LogObjectPrefix(disk) + tail;
+}
+
+std::string LogObjectPrefix(engine::DiskNo disk) {
+  return "disks/" + engine::DiskIdFromNo(disk).str() + "/log/";
+}
+
+}  // namespace archil::tier

@@ -1,0 +1,159 @@
+#include "tier/log_shipper.h"
+
+#include <chrono>
+
+#include "base/log.h"
+#include "engine/log_record.h"
+#include "tier/log_object.h"
+
+namespace archil::tier {
+
+LogShipper::~LogShipper() {
+  {
+    MutexLock lock(&mu_);
+    stop_ = true;
+    cv_.SignalAll();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+Result<engine::Seq> LogShipper::Adopt(engine::DiskNo disk, const std::string& key) {
+  ARCHIL_ASSIGN_OR_RETURN(std::string stored, options_.store->Get(key));
+  Result<LogObject> o = DecodeLogObject(stored);
+  if (!o.ok()) return o.status().WithContext("stored " + key);
+  if (o->disk != disk) return Status::Corruption("stored " + key + " is another disk's log");
+  ARCHIL_ASSIGN_OR_RETURN(
+      auto ours, options_.engine->OutboxRecords(disk, engine::Seq(o->first_seq.value() - 1),
+                                                o->records.size()));
+  if (ours.size() != o->records.size()) {
+    return Status::Corruption("stored " + key + " holds records this server's outbox does not");
+  }
+  for (size_t i = 0; i < ours.size(); ++i) {
+    if (ours[i].second != o->records[i]) {
+      return Status::Corruption("stored " + key + " differs from this server's record " +
+                                std::to_string(ours[i].first.value()) +
+                                ": another writer stored this name");
+    }
+  }
+  return o->last_seq();
+}
+
+Status LogShipper::ShipDisk(engine::DiskNo disk, uint64_t* waiting) {
+  for (;;) {
+    ARCHIL_ASSIGN_OR_RETURN(engine::Seq uploaded, options_.engine->UploadedSeq(disk));
+    ARCHIL_ASSIGN_OR_RETURN(auto page, options_.engine->OutboxRecords(disk, uploaded, 4096));
+    if (page.empty()) return Status::Ok();
+    LogObject o;
+    o.owner_gen = options_.owner_gen;
+    o.disk = disk;
+    o.first_seq = page.front().first;
+    size_t bytes = 0;
+    bool blocked = false;
+    for (auto& [seq, rec] : page) {
+      if (seq.value() != o.first_seq.value() + o.records.size()) {
+        return Status::Internal("outbox of " + engine::DiskIdFromNo(disk).str() + " has a gap at " +
+                                std::to_string(seq.value()));
+      }
+      ARCHIL_ASSIGN_OR_RETURN(engine::LogRecord r, engine::DecodeLogRecord(rec, disk));
+      for (const auto& [seg_disk, seg] : r.segrefs) {
+        ARCHIL_ASSIGN_OR_RETURN(bool stored, options_.engine->SegmentStored(seg_disk, seg));
+        if (!stored) blocked = true;
+      }
+      if (blocked || (!o.records.empty() && bytes + rec.size() > options_.max_object_bytes)) break;
+      bytes += rec.size();
+      o.records.push_back(std::move(rec));
+    }
+    if (o.records.empty()) {
+      *waiting += page.size();
+      return Status::Ok();  // the oldest record waits for its segment's upload
+    }
+    const std::string key = LogObjectKey(disk, o.owner_gen, o.first_seq);
+    const std::string encoded = EncodeLogObject(o);
+    engine::Seq through = o.last_seq();
+    bool adopted = false;
+    Result<std::string> put = options_.store->Put(key, encoded, {store::Condition::kIfAbsent, ""});
+    if (!put.ok()) {
+      if (put.status().code() != Status::Code::kAlreadyExists) {
+        return put.status().WithContext("ship " + key);
+      }
+      ARCHIL_ASSIGN_OR_RETURN(through, Adopt(disk, key));
+      adopted = true;
+    }
+    ARCHIL_RETURN_IF_ERROR(options_.engine->LogShipped(disk, through));
+    {
+      MutexLock lock(&mu_);
+      ++stats_.shipped_objects;
+      stats_.shipped_records += through.value() - o.first_seq.value() + 1;
+      stats_.shipped_bytes += encoded.size();
+      if (adopted) ++stats_.adopted_objects;
+    }
+    if (blocked && !adopted) {
+      *waiting += page.size() - o.records.size();
+      return Status::Ok();
+    }
+  }
+}
+
+Status LogShipper::Pass() {
+  std::set<uint64_t> stopped;
+  {
+    MutexLock lock(&mu_);
+    stopped = stats_.stopped_disks;
+  }
+  Status first;
+  uint64_t waiting = 0;
+  for (engine::DiskNo disk : options_.engine->ListDisksAndHidden()) {
+    if (stopped.count(disk.value())) continue;
+    Status s = ShipDisk(disk, &waiting);
+    if (s.ok()) continue;
+    // A disk purged meanwhile has nothing left to ship.
+    if (s.code() == Status::Code::kNotFound && !options_.engine->Lineage(disk).ok()) continue;
+    if (s.code() == Status::Code::kCorruption) {
+      ARCHIL_LOG(kError) << "tier: shipping the log of " << engine::DiskIdFromNo(disk).str()
+                         << " stops: " << s.ToString();
+      stopped.insert(disk.value());
+    }
+    if (first.ok()) first = s;
+    if (s.code() != Status::Code::kCorruption) break;  // the store: the rest waits
+  }
+  MutexLock lock(&mu_);
+  stats_.stopped_disks.insert(stopped.begin(), stopped.end());
+  stats_.waiting_records = waiting;
+  if (first.ok()) {
+    stats_.last_error.clear();
+  } else {
+    ++stats_.failed_passes;
+    stats_.last_error = first.ToString();
+  }
+  return first;
+}
+
+void LogShipper::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void LogShipper::Kick() {
+  MutexLock lock(&mu_);
+  kicked_ = true;
+  cv_.Signal();
+}
+
+LogShipperStats LogShipper::stats() const {
+  MutexLock lock(&mu_);
+  return stats_;
+}
+
+void LogShipper::Loop() {
+  for (;;) {
+    {
+      MutexLock lock(&mu_);
+      if (!stop_ && !kicked_) cv_.WaitFor(&mu_, std::chrono::milliseconds(options_.interval_ms));
+      if (stop_) return;
+      kicked_ = false;
+    }
+    Status s = Pass();
+    if (!s.ok()) ARCHIL_LOG(kWarn) << "tier: log shipping pass: " << s.ToString();
+  }
+}
+
+}  // namespace archil::tier

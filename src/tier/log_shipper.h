@@ -1,0 +1,84 @@
+// LogShipper: ships each disk's commit log from the outbox to the object store, the machine of
+// docs/tiering.md §2 (Ship, then Advance).
+//
+// A pass takes, for every disk (hidden ones too), the records after LOCAL.uploaded_seq in seq
+// order, as long as every segment each one references is in the store (Engine::SegmentStored)
+// and the object stays within max_object_bytes, and then:
+//   1. PUT disks/<dsk-id>/log/<owner_gen:08x>/<first_seq:016x> with If-None-Match: * (a log
+//      object, tier/log_object.h);
+//   2. on AlreadyExists, an earlier attempt stored an object there and never advanced (kill -9
+//      between the two): the stored object is read, and if each of its records equals the
+//      outbox record of the same seq (a record never changes once written), it is adopted as it
+//      is (it may hold fewer records than this attempt would). Otherwise another writer used the
+//      name, and that disk's shipping stops (stats().stopped_disks), its outbox kept;
+//   3. Engine::LogShipped(disk, last seq): one batch advances uploaded_seq and drops the records.
+// A record blocked on a segment blocks the later records of its disk only. A store error ends
+// the pass; the next one starts again from uploaded_seq, so shipping resumes by itself.
+//
+// REQUIRES: the engine was opened with log_commits and keep_segments_until_uploaded.
+//
+// Thread-safety: as SegmentUploader: one thread runs Pass() (or Start()); stats() and Kick() from
+// any thread.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "base/mutex.h"
+#include "base/status.h"
+#include "engine/engine.h"
+#include "store/object_store.h"
+
+namespace archil::tier {
+
+struct LogShipperOptions {
+  engine::Engine* engine = nullptr;     // REQUIRES: outlives the shipper
+  store::ObjectStore* store = nullptr;  // REQUIRES: outlives the shipper
+  uint32_t owner_gen = 1;               // the generation in object names (docs/tiering.md §5)
+  size_t max_object_bytes = size_t{4} << 20;
+  int interval_ms = 1000;
+};
+
+struct LogShipperStats {
+  uint64_t shipped_records = 0;
+  uint64_t shipped_objects = 0;
+  uint64_t shipped_bytes = 0;
+  uint64_t adopted_objects = 0;  // found already stored by an earlier attempt
+  uint64_t failed_passes = 0;
+  uint64_t waiting_records = 0;  // at the end of the last pass: in outboxes, not shipped
+  std::set<uint64_t> stopped_disks;
+  std::string last_error;
+};
+
+class LogShipper {
+ public:
+  explicit LogShipper(const LogShipperOptions& options) : options_(options) {}
+  ~LogShipper();
+  LogShipper(const LogShipper&) = delete;
+  LogShipper& operator=(const LogShipper&) = delete;
+
+  // One pass over every disk, on the calling thread: Ok, or the first error.
+  Status Pass() ARCHIL_EXCLUDES(mu_);
+  void Start() ARCHIL_EXCLUDES(mu_);
+  void Kick() ARCHIL_EXCLUDES(mu_);
+  LogShipperStats stats() const ARCHIL_EXCLUDES(mu_);
+
+ private:
+  // Ships what it can of one disk; `waiting` gets how many records it left.
+  Status ShipDisk(engine::DiskNo disk, uint64_t* waiting) ARCHIL_EXCLUDES(mu_);
+  // Step 2 above: the seq the stored object ends at, or Corruption.
+  Result<engine::Seq> Adopt(engine::DiskNo disk, const std::string& key);
+  void Loop() ARCHIL_EXCLUDES(mu_);
+
+  const LogShipperOptions options_;
+  mutable Mutex mu_;
+  CondVar cv_{&mu_};
+  LogShipperStats stats_ ARCHIL_GUARDED_BY(mu_);
+  bool kicked_ ARCHIL_GUARDED_BY(mu_) = false;
+  bool stop_ ARCHIL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace archil::tier

@@ -1,0 +1,41 @@
+// Recovery from the object store (docs/tiering.md §6): an engine directory with no engine in it
+// is filled from the bucket, so that a fresh server serves every disk it held.
+//
+// As built (no snapshots yet, so the whole log is kept and replayed): every disk with log objects
+// under disks/<dsk-id>/log/ is recovered. Its log objects are read in key order (generation, then
+// first seq), checked (tier/log_object.h), and their records applied in seq order
+// (Engine::ApplyLogRecords refuses a gap or a repeat). Then every segment the recovered records
+// name is downloaded to its file: a temporary file, fsync, rename, fsync of the directory. A
+// segment object that is missing fails the recovery, naming it: with the shipper's rule (a record
+// ships only once its segments are stored) that means the bucket lost an object.
+//
+// The recovered disks hold every write whose log record was shipped: the recovery point of
+// docs/tiering.md §7. What is recovered is what the engine's own state was at the last shipped
+// record, times and block counts included.
+//
+// Thread-safety: one call at a time per directory; nothing else may use `options.dir` meanwhile.
+#pragma once
+
+#include <cstdint>
+
+#include "base/status.h"
+#include "engine/engine.h"
+#include "store/object_store.h"
+
+namespace archil::tier {
+
+struct RecoveryReport {
+  uint64_t disks = 0;
+  uint64_t log_objects = 0;
+  uint64_t records = 0;
+  uint64_t segments = 0;
+  uint64_t segment_bytes = 0;
+};
+
+// Fills the engine directory `options.dir` from `store`. REQUIRES: `options.dir` holds no engine
+// (FailedPrecondition if its database exists). The engine is closed again on return; open it as
+// usual.
+Result<RecoveryReport> RecoverFromStore(const engine::EngineOptions& options,
+                                        store::ObjectStore* store);
+
+}  // namespace archil::tier

@@ -1,0 +1,249 @@
+// The log shipper and recovery together: a disk survives the loss of its engine directory
+// through the object store. A random workload (with checkpoints and branches) runs on a tiered
+// engine while uploads and shipping passes interleave with it; an empty directory recovered from
+// the store then holds the same disks, checkpoints and branches, byte for byte and time for time.
+// Plus: an object a crash left between the PUT and the advance is adopted; one that differs
+// stops that disk; a record waits for its segment.
+#include "tier/recovery.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <map>
+#include <random>
+
+#include "base/test_seed.h"
+#include "engine/log_record.h"
+#include "io/posix_env.h"
+#include "posix/fs_driver.h"
+#include "store/dir_store.h"
+#include "tier/log_object.h"
+#include "tier/log_shipper.h"
+#include "tier/memory_store_test_util.h"
+#include "tier/segment_uploader.h"
+
+namespace archil::tier {
+namespace {
+
+using engine::DiskNo;
+using engine::Seq;
+
+class RecoveryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/archil-recovery-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  engine::EngineOptions Options(const std::string& name) {
+    engine::EngineOptions o;
+    o.env = io::PosixEnv();
+    o.dir = root_ + "/" + name;
+    o.clock = &clock_;
+    o.segment_blocks = 32;
+    o.intent_sync_ms = 0;
+    o.block_cache_mb = 8;
+    o.reserve_bytes = 0;
+    o.keep_segments_until_uploaded = true;
+    o.log_commits = true;
+    return o;
+  }
+  std::unique_ptr<engine::Engine> Open(const std::string& name) {
+    Result<std::unique_ptr<engine::Engine>> e = engine::Engine::Open(Options(name));
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? std::move(e).value() : nullptr;
+  }
+  static LogShipperOptions Shipping(engine::Engine* e, store::ObjectStore* s) {
+    LogShipperOptions o;
+    o.engine = e;
+    o.store = s;
+    return o;
+  }
+  static SegmentUploaderOptions Uploading(engine::Engine* e, store::ObjectStore* s) {
+    SegmentUploaderOptions o;
+    o.engine = e;
+    o.store = s;
+    return o;
+  }
+  std::string root_;
+  FakeClock clock_;
+};
+
+TEST_F(RecoveryTest, AFreshDirectoryRecoversEveryDiskCheckpointAndBranchFromTheStore) {
+  const unsigned seed = TestSeed();
+  std::mt19937_64 rng(seed);
+  Result<std::unique_ptr<store::DirStore>> bucket = store::DirStore::Open(root_ + "/bucket");
+  ASSERT_TRUE(bucket.ok());
+  std::unique_ptr<engine::Engine> a = Open("a");
+  SegmentUploader uploader(Uploading(a.get(), bucket->get()));
+  LogShipperOptions so = Shipping(a.get(), bucket->get());
+  so.max_object_bytes = 16 << 10;  // many objects
+  LogShipper shipper(so);
+  ASSERT_TRUE(a->CreateDisk(DiskNo(1), {}).ok());
+  std::vector<DiskNo> disks = {DiskNo(1)};
+  std::vector<std::pair<DiskNo, std::string>> ckpts;
+  std::map<uint64_t, std::vector<posix::Ino>> handles;
+  posix::FsOpGenerator gen(seed);
+  for (int i = 0; i < 500; ++i) {
+    const int dice = static_cast<int>(rng() % 100);
+    const DiskNo d = disks[rng() % disks.size()];
+    if (dice < 3) {
+      const std::string name = "c" + std::to_string(i);
+      ASSERT_TRUE(a->Checkpoint(d, name).ok());
+      ckpts.emplace_back(d, name);
+    } else if (dice < 4 && !ckpts.empty()) {
+      const size_t k = rng() % ckpts.size();
+      ASSERT_TRUE(a->DeleteCheckpoint(ckpts[k].first, ckpts[k].second).ok());
+      ckpts.erase(ckpts.begin() + static_cast<ptrdiff_t>(k));
+    } else if (dice < 5 && !ckpts.empty() && disks.size() < 3) {
+      const auto& [parent, name] = ckpts[rng() % ckpts.size()];
+      const DiskNo child(10 + disks.size());
+      ASSERT_TRUE(a->CreateBranch(parent, name, child, "b" + std::to_string(i)).ok());
+      disks.push_back(child);
+    } else if (dice < 10) {
+      ASSERT_TRUE(a->SealSegmentsOlderThan(0).ok());
+    } else if (dice < 15) {
+      ASSERT_TRUE(uploader.Pass().ok());
+    } else if (dice < 20) {
+      ASSERT_TRUE(shipper.Pass().ok()) << shipper.stats().last_error;
+    } else {
+      posix::FsOp op = gen.Next(*a->Disk(d), handles[d.value()].size());
+      (void)posix::Apply(*a->Disk(d), op, &handles[d.value()]);
+    }
+    clock_.Advance(1000);
+  }
+  // Everything to the store: seal, upload, ship (the uploads' own records, then nothing left).
+  ASSERT_TRUE(a->SealSegmentsOlderThan(0).ok());
+  ASSERT_TRUE(uploader.Pass().ok());
+  ASSERT_TRUE(shipper.Pass().ok());
+  EXPECT_EQ(shipper.stats().waiting_records, 0u);
+  EXPECT_GT(shipper.stats().shipped_objects, 10u);
+  for (DiskNo d : disks) EXPECT_TRUE(a->OutboxRecords(d, Seq(0), 1)->empty());
+
+  Result<RecoveryReport> report = RecoverFromStore(Options("c"), bucket->get());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->disks, disks.size());
+  EXPECT_EQ(report->log_objects, shipper.stats().shipped_objects);
+  EXPECT_EQ(report->records, shipper.stats().shipped_records);
+  std::unique_ptr<engine::Engine> c = Open("c");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->ListDisks(), a->ListDisks());
+  posix::CompareOptions exact;
+  exact.times = true;
+  exact.blocks = true;
+  for (DiskNo d : disks) {
+    ASSERT_TRUE((*a->Disk(d))->DropHolder(posix::HolderId(1)).ok());
+    ASSERT_TRUE((*c->Disk(d))->DropHolder(posix::HolderId(1)).ok());
+    Status same = posix::CompareTrees(*a->Disk(d), *c->Disk(d), exact);
+    EXPECT_TRUE(same.ok()) << "disk " << d.value() << ": " << same.ToString();
+  }
+  for (const auto& [d, name] : ckpts) {
+    Result<std::shared_ptr<posix::FileSystem>> va = a->OpenCheckpoint(d, name);
+    Result<std::shared_ptr<posix::FileSystem>> vc = c->OpenCheckpoint(d, name);
+    ASSERT_TRUE(va.ok() && vc.ok()) << name;
+    Status same = posix::CompareTrees(va->get(), vc->get(), exact);
+    EXPECT_TRUE(same.ok()) << "checkpoint " << name << ": " << same.ToString();
+  }
+  EXPECT_TRUE(c->CheckInvariants().ok());
+  // The recovered disks take writes.
+  EXPECT_TRUE((*c->Disk(DiskNo(1)))->Mkdir(posix::kRootIno, "after-recovery", 0755, {}).ok());
+  // A directory that holds an engine is refused.
+  c.reset();
+  EXPECT_EQ(RecoverFromStore(Options("c"), bucket->get()).status().code(),
+            Status::Code::kFailedPrecondition);
+}
+
+TEST_F(RecoveryTest, ARecordWaitsForItsSegmentAndAMissingSegmentFailsRecovery) {
+  MemoryStore mem;
+  std::unique_ptr<engine::Engine> a = Open("a");
+  ASSERT_TRUE(a->CreateDisk(DiskNo(1), {}).ok());
+  posix::FileSystem* fs = *a->Disk(DiskNo(1));
+  posix::Ino f = fs->Mknod(posix::kRootIno, "f", S_IFREG | 0644, 0, {})->ino;
+  LogShipper shipper(Shipping(a.get(), &mem));
+  ASSERT_TRUE(shipper.Pass().ok());  // create disk, mknod: no segment
+  const uint64_t before = shipper.stats().shipped_records;
+  EXPECT_EQ(before, 2u);
+  ASSERT_TRUE(fs->Write(f, 0, std::string(4096, 'w')).ok());
+  ASSERT_TRUE(shipper.Pass().ok());
+  EXPECT_EQ(shipper.stats().shipped_records, before);  // the write waits for its segment
+  EXPECT_EQ(shipper.stats().waiting_records, 1u);
+  ASSERT_TRUE(a->SealSegmentsOlderThan(0).ok());
+  SegmentUploader uploader(Uploading(a.get(), &mem));
+  ASSERT_TRUE(uploader.Pass().ok());
+  ASSERT_TRUE(shipper.Pass().ok());
+  EXPECT_EQ(shipper.stats().waiting_records, 0u);
+  EXPECT_EQ(shipper.stats().shipped_records, before + 3);  // write, seal, upload
+  // The store loses the segment object: recovery says so rather than serve a hole.
+  for (const auto& [key, data] : mem.objects()) {
+    if (key.starts_with("lineages/")) {
+      ASSERT_TRUE(mem.Delete(key).ok());
+    }
+  }
+  Result<RecoveryReport> r = RecoverFromStore(Options("c"), &mem);
+  EXPECT_EQ(r.status().code(), Status::Code::kCorruption) << r.status().ToString();
+}
+
+TEST_F(RecoveryTest, AnObjectACrashLeftIsAdoptedAndOneThatDiffersStopsItsDisk) {
+  MemoryStore mem;
+  std::unique_ptr<engine::Engine> a = Open("a");
+  ASSERT_TRUE(a->CreateDisk(DiskNo(1), {}).ok());
+  ASSERT_TRUE(a->CreateDisk(DiskNo(2), {}).ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(
+        (*a->Disk(DiskNo(1)))->Mkdir(posix::kRootIno, "d" + std::to_string(i), 0755, {}).ok());
+  }
+  // kill -9 after the PUT of records 1..2 and before the advance: the object is there.
+  auto records = *a->OutboxRecords(DiskNo(1), Seq(0), 2);
+  LogObject crashed;
+  crashed.disk = DiskNo(1);
+  crashed.first_seq = Seq(1);
+  for (auto& [seq, rec] : records) crashed.records.push_back(rec);
+  mem.Set(LogObjectKey(DiskNo(1), 1, Seq(1)), EncodeLogObject(crashed));
+  // Disk 2's first object name holds something else entirely.
+  LogObject other;
+  other.disk = DiskNo(2);
+  other.first_seq = Seq(1);
+  engine::LogRecord r;
+  r.seq = Seq(1);
+  other.records.push_back(engine::EncodeLogRecord(r));
+  mem.Set(LogObjectKey(DiskNo(2), 1, Seq(1)), EncodeLogObject(other));
+
+  LogShipper shipper(Shipping(a.get(), &mem));
+  EXPECT_EQ(shipper.Pass().code(), Status::Code::kCorruption);
+  LogShipperStats st = shipper.stats();
+  EXPECT_EQ(st.adopted_objects, 1u);
+  EXPECT_EQ(st.stopped_disks, std::set<uint64_t>{2});
+  EXPECT_EQ(*a->UploadedSeq(DiskNo(1)), Seq(4));  // create + 3 mkdirs, two of them adopted
+  EXPECT_EQ(*a->UploadedSeq(DiskNo(2)), Seq(0));
+  EXPECT_FALSE(a->OutboxRecords(DiskNo(2), Seq(0), 10)->empty());  // kept
+  // The stop holds.
+  EXPECT_TRUE(shipper.Pass().ok());
+  EXPECT_EQ(*a->UploadedSeq(DiskNo(2)), Seq(0));
+}
+
+TEST_F(RecoveryTest, AnOutageStopsShippingAndItResumesByItself) {
+  MemoryStore mem;
+  std::unique_ptr<engine::Engine> a = Open("a");
+  ASSERT_TRUE(a->CreateDisk(DiskNo(1), {}).ok());
+  mem.SetDown(true);
+  LogShipperOptions o = Shipping(a.get(), &mem);
+  o.interval_ms = 20;
+  LogShipper shipper(o);
+  shipper.Start();
+  ASSERT_TRUE((*a->Disk(DiskNo(1)))->Mkdir(posix::kRootIno, "d", 0755, {}).ok());
+  for (int i = 0; i < 500 && shipper.stats().failed_passes == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GT(shipper.stats().failed_passes, 0u);
+  EXPECT_EQ(*a->UploadedSeq(DiskNo(1)), Seq(0));
+  mem.SetDown(false);
+  for (int i = 0; i < 500 && a->UploadedSeq(DiskNo(1))->value() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(*a->UploadedSeq(DiskNo(1)), Seq(2));
+}
+
+}  // namespace
+}  // namespace archil::tier
