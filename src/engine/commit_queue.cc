@@ -42,7 +42,7 @@ void Txn::Put(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string
   batch_->Put(cf, rocksdb::Slice(key.data(), key.size()),
               rocksdb::Slice(value.data(), value.size()));
   wrote_ = true;
-  if (record_) {
+  if (Records(cf)) {
     mutations_.push_back({Mutation::Kind::kPut, cf, std::string(key), std::string(value)});
   }
 }
@@ -50,14 +50,14 @@ void Txn::Put(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string
 void Txn::Delete(rocksdb::ColumnFamilyHandle* cf, std::string_view key) {
   batch_->Delete(cf, rocksdb::Slice(key.data(), key.size()));
   wrote_ = true;
-  if (record_) mutations_.push_back({Mutation::Kind::kDelete, cf, std::string(key), {}});
+  if (Records(cf)) mutations_.push_back({Mutation::Kind::kDelete, cf, std::string(key), {}});
 }
 
 void Txn::Merge(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view operand) {
   batch_->Merge(cf, rocksdb::Slice(key.data(), key.size()),
                 rocksdb::Slice(operand.data(), operand.size()));
   wrote_ = true;
-  if (record_) {
+  if (Records(cf)) {
     mutations_.push_back({Mutation::Kind::kMerge, cf, std::string(key), std::string(operand)});
   }
 }
@@ -262,10 +262,10 @@ CommitQueue::Applied CommitQueue::Apply(std::vector<Entry*>& group) {
       wrote.push_back(false);
       batch.SetSavePoint();
       Txn txn(db_, &batch);
-      txn.record_ = static_cast<bool>(options_.finish);
+      txn.record_mask_ = options_.finish ? options_.recorded_cf_ids : 0;
       e->result = e->prepare(txn);
       if (e->result.ok() && options_.finish) {
-        txn.record_ = false;
+        txn.record_mask_ = 0;
         e->result = options_.finish(txn);
       }
       if (!e->result.ok()) {

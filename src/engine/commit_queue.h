@@ -72,8 +72,8 @@ class Txn final : public KvReader {
   // REQUIRES: `cf` has a merge operator.
   void Merge(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view operand);
 
-  // With CommitQueueOptions::finish: what the prepare wrote, in order (the finisher's own writes
-  // are not recorded).
+  // With CommitQueueOptions::finish: what the prepare wrote to the recorded column families
+  // (recorded_cf_ids), in order; the finisher's own writes are not recorded.
   struct Mutation {
     enum class Kind : uint8_t { kPut, kDelete, kMerge };
     Kind kind;
@@ -110,7 +110,11 @@ class Txn final : public KvReader {
   std::vector<std::function<void()>> on_abort_;
   std::vector<std::pair<std::string, std::function<Status()>>> before_write_;
   bool wrote_ = false;
-  bool record_ = false;
+  bool Records(rocksdb::ColumnFamilyHandle* cf) const {
+    const uint32_t id = cf->GetID();
+    return id < 64 && ((record_mask_ >> id) & 1);
+  }
+  uint64_t record_mask_ = 0;  // recorded column family ids; 0: nothing is recorded
   std::vector<Mutation> mutations_;
 };
 
@@ -122,6 +126,9 @@ struct CommitQueueOptions {
   // mutation's, and its error fails the mutation as the prepare's would (nothing of it written).
   // The engine writes its log records here (engine/commit_log.h).
   std::function<Status(Txn&)> finish;
+  // The column families whose writes are recorded, by RocksDB id (bit i: id i; ids above 63 are
+  // never recorded): the others' bytes (the intents' data) are not copied for nothing.
+  uint64_t recorded_cf_ids = ~uint64_t{0};
 };
 
 struct CommitStats {

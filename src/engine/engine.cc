@@ -14,6 +14,7 @@
 #include "engine/disk_fs_ops.h"
 #include "engine/intent_record.h"
 #include "engine/keys.h"
+#include "engine/log_record.h"
 #include "engine/meta_records.h"
 #include "engine/segusage_merge.h"
 #include "io/rocksdb_fs.h"
@@ -43,6 +44,13 @@ Result<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   if (options.log_commits) {
     e->log_ = std::make_unique<CommitLog>(&e->core_.cfs, options.clock);
     qo.finish = [log = e->log_.get()](Txn& t) { return log->Finish(t); };
+    qo.recorded_cf_ids = 0;
+    for (size_t i = 0; i < kNumCfs; ++i) {
+      const uint32_t id = e->core_.cfs.handles[i]->GetID();
+      if (!LoggedCf(static_cast<Cf>(i))) continue;
+      if (id >= 64) return Status::Internal("engine: a logged column family has RocksDB id >= 64");
+      qo.recorded_cf_ids |= uint64_t{1} << id;
+    }
   }
   e->queue_ = std::make_unique<CommitQueue>(e->db_.get(), qo);
   e->core_.db = e->db_.get();
