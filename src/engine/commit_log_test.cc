@@ -6,15 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <random>
 
 #include "base/test_seed.h"
 #include "engine/engine.h"
 #include "engine/keys.h"
 #include "engine/log_record.h"
-#include "io/posix_env.h"
-#include "posix/fs_driver.h"
-#include "posix/model_fs.h"
+#include "engine/random_workload_test_util.h"
 
 namespace archil::engine {
 namespace {
@@ -80,17 +77,8 @@ class CommitLogTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(root_); }
   std::unique_ptr<Engine> Open(const std::string& name, bool logged) {
-    EngineOptions o;
-    o.env = io::PosixEnv();
-    o.dir = root_ + "/" + name;
-    o.clock = &clock_;
-    o.segment_blocks = 32;
-    o.intent_sync_ms = 0;
-    o.block_cache_mb = 8;
-    o.reserve_bytes = 0;
-    o.keep_segments_until_uploaded = logged;
-    o.log_commits = logged;
-    Result<std::unique_ptr<Engine>> e = Engine::Open(o);
+    Result<std::unique_ptr<Engine>> e =
+        Engine::Open(TestEngineOptions(root_ + "/" + name, &clock_, logged));
     EXPECT_TRUE(e.ok()) << e.status().ToString();
     return e.ok() ? std::move(e).value() : nullptr;
   }
@@ -143,43 +131,14 @@ TEST_F(CommitLogTest, ARecordPerCommitNumberedFromOneWithItsSegments) {
 }
 
 TEST_F(CommitLogTest, AnEmptyEngineThatAppliesTheLogHoldsTheSameDisks) {
-  const unsigned seed = TestSeed();
-  std::mt19937_64 rng(seed);
   std::unique_ptr<Engine> a = Open("a", true);
   ASSERT_TRUE(a->CreateDisk(DiskNo(1), {}).ok());
-  std::vector<DiskNo> disks = {DiskNo(1)};
-  std::vector<std::pair<DiskNo, std::string>> ckpts;
-  std::map<uint64_t, std::vector<posix::Ino>> handles;
-  std::map<uint64_t, posix::ModelFs> models;
-  models.emplace(1, posix::ModelFs(&clock_));
-  posix::FsOpGenerator gen(seed);
-  for (int i = 0; i < 400; ++i) {
-    const int dice = static_cast<int>(rng() % 100);
-    const DiskNo d = disks[rng() % disks.size()];
-    if (dice < 3) {
-      const std::string name = "c" + std::to_string(i);
-      ASSERT_TRUE(a->Checkpoint(d, name).ok());
-      ckpts.emplace_back(d, name);
-    } else if (dice < 5 && !ckpts.empty()) {
-      const size_t k = rng() % ckpts.size();
-      ASSERT_TRUE(a->DeleteCheckpoint(ckpts[k].first, ckpts[k].second).ok());
-      ckpts.erase(ckpts.begin() + static_cast<ptrdiff_t>(k));
-    } else if (dice < 6 && !ckpts.empty() && disks.size() < 3) {
-      const auto& [parent, name] = ckpts[rng() % ckpts.size()];
-      const DiskNo child(10 + disks.size());
-      ASSERT_TRUE(a->CreateBranch(parent, name, child, "b" + std::to_string(i)).ok());
-      disks.push_back(child);
-    } else {
-      // The model only chooses the ops (names that exist); the engines are what is compared.
-      posix::FsOp op = gen.Next(*a->Disk(d), handles[d.value()].size());
-      (void)posix::Apply(*a->Disk(d), op, &handles[d.value()]);
-    }
-    clock_.Advance(1000);
-  }
+  RandomWorkload w(a.get(), &clock_, TestSeed());
+  for (int i = 0; i < 400; ++i) ASSERT_TRUE(w.Step().ok());
   // What the tier ships: sealed segments, and every record after the seal.
   ASSERT_TRUE(a->SealSegmentsOlderThan(0).ok());
   std::unique_ptr<Engine> b = Open("b", false);
-  for (DiskNo d : disks) {
+  for (DiskNo d : w.disks()) {
     std::vector<std::string> log = Log(a.get(), d);
     ASSERT_FALSE(log.empty());
     // Applied in two calls: the second continues the first.
@@ -195,23 +154,8 @@ TEST_F(CommitLogTest, AnEmptyEngineThatAppliesTheLogHoldsTheSameDisks) {
       std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing);
   b = Open("b", false);
   ASSERT_NE(b, nullptr);
-  EXPECT_EQ(b->ListDisks(), a->ListDisks());
-  posix::CompareOptions exact;
-  exact.times = true;
-  exact.blocks = true;
-  for (DiskNo d : disks) {
-    ASSERT_TRUE((*a->Disk(d))->DropHolder(posix::HolderId(1)).ok());
-    ASSERT_TRUE((*b->Disk(d))->DropHolder(posix::HolderId(1)).ok());
-    Status same = posix::CompareTrees(*a->Disk(d), *b->Disk(d), exact);
-    EXPECT_TRUE(same.ok()) << "disk " << d.value() << ": " << same.ToString();
-  }
-  for (const auto& [d, name] : ckpts) {
-    Result<std::shared_ptr<posix::FileSystem>> va = a->OpenCheckpoint(d, name);
-    Result<std::shared_ptr<posix::FileSystem>> vb = b->OpenCheckpoint(d, name);
-    ASSERT_TRUE(va.ok() && vb.ok()) << name;
-    Status same = posix::CompareTrees(va->get(), vb->get(), exact);
-    EXPECT_TRUE(same.ok()) << "checkpoint " << name << ": " << same.ToString();
-  }
+  Status same = CompareEngines(a.get(), b.get(), w);
+  EXPECT_TRUE(same.ok()) << same.ToString();
   EXPECT_TRUE(b->CheckInvariants().ok());
   // Applying to a disk the engine has loaded is refused.
   EXPECT_EQ(b->ApplyLogRecords(DiskNo(1), {}).code(), Status::Code::kFailedPrecondition);

@@ -1,21 +1,13 @@
 #include "tier/log_shipper.h"
 
-#include <chrono>
-
 #include "base/log.h"
 #include "engine/log_record.h"
 #include "tier/log_object.h"
 
 namespace archil::tier {
 
-LogShipper::~LogShipper() {
-  {
-    MutexLock lock(&mu_);
-    stop_ = true;
-    cv_.SignalAll();
-  }
-  if (thread_.joinable()) thread_.join();
-}
+LogShipper::LogShipper(const LogShipperOptions& options)
+    : options_(options), loop_("log shipping", options.interval_ms, [this] { return Pass(); }) {}
 
 Result<engine::Seq> LogShipper::Adopt(engine::DiskNo disk, const std::string& key) {
   ARCHIL_ASSIGN_OR_RETURN(std::string stored, options_.store->Get(key));
@@ -128,32 +120,9 @@ Status LogShipper::Pass() {
   return first;
 }
 
-void LogShipper::Start() {
-  thread_ = std::thread([this] { Loop(); });
-}
-
-void LogShipper::Kick() {
-  MutexLock lock(&mu_);
-  kicked_ = true;
-  cv_.Signal();
-}
-
 LogShipperStats LogShipper::stats() const {
   MutexLock lock(&mu_);
   return stats_;
-}
-
-void LogShipper::Loop() {
-  for (;;) {
-    {
-      MutexLock lock(&mu_);
-      if (!stop_ && !kicked_) cv_.WaitFor(&mu_, std::chrono::milliseconds(options_.interval_ms));
-      if (stop_) return;
-      kicked_ = false;
-    }
-    Status s = Pass();
-    if (!s.ok()) ARCHIL_LOG(kWarn) << "tier: log shipping pass: " << s.ToString();
-  }
 }
 
 }  // namespace archil::tier

@@ -24,12 +24,12 @@
 #include <cstdint>
 #include <set>
 #include <string>
-#include <thread>
 
 #include "base/mutex.h"
 #include "base/status.h"
 #include "engine/engine.h"
 #include "store/object_store.h"
+#include "tier/pass_loop.h"
 
 namespace archil::tier {
 
@@ -54,15 +54,14 @@ struct LogShipperStats {
 
 class LogShipper {
  public:
-  explicit LogShipper(const LogShipperOptions& options) : options_(options) {}
-  ~LogShipper();
+  explicit LogShipper(const LogShipperOptions& options);
   LogShipper(const LogShipper&) = delete;
   LogShipper& operator=(const LogShipper&) = delete;
 
   // One pass over every disk, on the calling thread: Ok, or the first error.
   Status Pass() ARCHIL_EXCLUDES(mu_);
-  void Start() ARCHIL_EXCLUDES(mu_);
-  void Kick() ARCHIL_EXCLUDES(mu_);
+  void Start() { loop_.Start(); }
+  void Kick() { loop_.Kick(); }
   LogShipperStats stats() const ARCHIL_EXCLUDES(mu_);
 
  private:
@@ -70,15 +69,11 @@ class LogShipper {
   Status ShipDisk(engine::DiskNo disk, uint64_t* waiting) ARCHIL_EXCLUDES(mu_);
   // Step 2 above: the seq the stored object ends at, or Corruption.
   Result<engine::Seq> Adopt(engine::DiskNo disk, const std::string& key);
-  void Loop() ARCHIL_EXCLUDES(mu_);
 
   const LogShipperOptions options_;
   mutable Mutex mu_;
-  CondVar cv_{&mu_};
   LogShipperStats stats_ ARCHIL_GUARDED_BY(mu_);
-  bool kicked_ ARCHIL_GUARDED_BY(mu_) = false;
-  bool stop_ ARCHIL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  PassLoop loop_;  // last: its thread stops before the rest goes
 };
 
 }  // namespace archil::tier

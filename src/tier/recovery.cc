@@ -9,6 +9,7 @@
 #include <map>
 
 #include "base/log.h"
+#include "io/posix_env.h"
 #include "tier/log_object.h"
 #include "tier/segment_uploader.h"
 
@@ -27,15 +28,6 @@ Result<std::vector<std::string>> ListAll(store::ObjectStore* store, const std::s
     if (!page.truncated || page.objects.empty()) return keys;
     after = page.objects.back().key;
   }
-}
-
-Status SyncDir(const std::string& dir) {
-  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Status::FromErrno(errno, "open " + dir);
-  const int rc = fsync(fd);
-  const int err = errno;
-  close(fd);
-  return rc == 0 ? Status::Ok() : Status::FromErrno(err, "fsync " + dir);
 }
 
 // Downloads object `key` to `path`, durably; returns its size.
@@ -73,7 +65,7 @@ Result<uint64_t> Download(store::ObjectStore* store, const std::string& key,
   close(fd);
   if (s.ok() && rename(tmp.c_str(), path.c_str()) != 0)
     s = Status::FromErrno(errno, "rename " + tmp);
-  if (s.ok()) s = SyncDir(dir);
+  if (s.ok()) s = io::PosixEnv()->SyncDir(dir);
   if (!s.ok()) {
     unlink(tmp.c_str());
     return s;

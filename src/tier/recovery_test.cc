@@ -9,14 +9,13 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
-#include <map>
-#include <random>
+#include <thread>
 
 #include "base/test_seed.h"
 #include "engine/log_record.h"
-#include "io/posix_env.h"
-#include "posix/fs_driver.h"
+#include "engine/random_workload_test_util.h"
 #include "store/dir_store.h"
 #include "tier/log_object.h"
 #include "tier/log_shipper.h"
@@ -38,17 +37,7 @@ class RecoveryTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(root_); }
   engine::EngineOptions Options(const std::string& name) {
-    engine::EngineOptions o;
-    o.env = io::PosixEnv();
-    o.dir = root_ + "/" + name;
-    o.clock = &clock_;
-    o.segment_blocks = 32;
-    o.intent_sync_ms = 0;
-    o.block_cache_mb = 8;
-    o.reserve_bytes = 0;
-    o.keep_segments_until_uploaded = true;
-    o.log_commits = true;
-    return o;
+    return engine::TestEngineOptions(root_ + "/" + name, &clock_, true);
   }
   std::unique_ptr<engine::Engine> Open(const std::string& name) {
     Result<std::unique_ptr<engine::Engine>> e = engine::Engine::Open(Options(name));
@@ -72,8 +61,6 @@ class RecoveryTest : public ::testing::Test {
 };
 
 TEST_F(RecoveryTest, AFreshDirectoryRecoversEveryDiskCheckpointAndBranchFromTheStore) {
-  const unsigned seed = TestSeed();
-  std::mt19937_64 rng(seed);
   Result<std::unique_ptr<store::DirStore>> bucket = store::DirStore::Open(root_ + "/bucket");
   ASSERT_TRUE(bucket.ok());
   std::unique_ptr<engine::Engine> a = Open("a");
@@ -82,37 +69,18 @@ TEST_F(RecoveryTest, AFreshDirectoryRecoversEveryDiskCheckpointAndBranchFromTheS
   so.max_object_bytes = 16 << 10;  // many objects
   LogShipper shipper(so);
   ASSERT_TRUE(a->CreateDisk(DiskNo(1), {}).ok());
-  std::vector<DiskNo> disks = {DiskNo(1)};
-  std::vector<std::pair<DiskNo, std::string>> ckpts;
-  std::map<uint64_t, std::vector<posix::Ino>> handles;
-  posix::FsOpGenerator gen(seed);
+  engine::RandomWorkload w(a.get(), &clock_, TestSeed());
   for (int i = 0; i < 500; ++i) {
-    const int dice = static_cast<int>(rng() % 100);
-    const DiskNo d = disks[rng() % disks.size()];
-    if (dice < 3) {
-      const std::string name = "c" + std::to_string(i);
-      ASSERT_TRUE(a->Checkpoint(d, name).ok());
-      ckpts.emplace_back(d, name);
-    } else if (dice < 4 && !ckpts.empty()) {
-      const size_t k = rng() % ckpts.size();
-      ASSERT_TRUE(a->DeleteCheckpoint(ckpts[k].first, ckpts[k].second).ok());
-      ckpts.erase(ckpts.begin() + static_cast<ptrdiff_t>(k));
-    } else if (dice < 5 && !ckpts.empty() && disks.size() < 3) {
-      const auto& [parent, name] = ckpts[rng() % ckpts.size()];
-      const DiskNo child(10 + disks.size());
-      ASSERT_TRUE(a->CreateBranch(parent, name, child, "b" + std::to_string(i)).ok());
-      disks.push_back(child);
-    } else if (dice < 10) {
+    const int dice = static_cast<int>(w.rng()() % 100);
+    if (dice < 5) {
       ASSERT_TRUE(a->SealSegmentsOlderThan(0).ok());
-    } else if (dice < 15) {
+    } else if (dice < 10) {
       ASSERT_TRUE(uploader.Pass().ok());
-    } else if (dice < 20) {
+    } else if (dice < 15) {
       ASSERT_TRUE(shipper.Pass().ok()) << shipper.stats().last_error;
     } else {
-      posix::FsOp op = gen.Next(*a->Disk(d), handles[d.value()].size());
-      (void)posix::Apply(*a->Disk(d), op, &handles[d.value()]);
+      ASSERT_TRUE(w.Step().ok());
     }
-    clock_.Advance(1000);
   }
   // Everything to the store: seal, upload, ship (the uploads' own records, then nothing left).
   ASSERT_TRUE(a->SealSegmentsOlderThan(0).ok());
@@ -120,32 +88,17 @@ TEST_F(RecoveryTest, AFreshDirectoryRecoversEveryDiskCheckpointAndBranchFromTheS
   ASSERT_TRUE(shipper.Pass().ok());
   EXPECT_EQ(shipper.stats().waiting_records, 0u);
   EXPECT_GT(shipper.stats().shipped_objects, 10u);
-  for (DiskNo d : disks) EXPECT_TRUE(a->OutboxRecords(d, Seq(0), 1)->empty());
+  for (DiskNo d : w.disks()) EXPECT_TRUE(a->OutboxRecords(d, Seq(0), 1)->empty());
 
   Result<RecoveryReport> report = RecoverFromStore(Options("c"), bucket->get());
   ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_EQ(report->disks, disks.size());
+  EXPECT_EQ(report->disks, w.disks().size());
   EXPECT_EQ(report->log_objects, shipper.stats().shipped_objects);
   EXPECT_EQ(report->records, shipper.stats().shipped_records);
   std::unique_ptr<engine::Engine> c = Open("c");
   ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->ListDisks(), a->ListDisks());
-  posix::CompareOptions exact;
-  exact.times = true;
-  exact.blocks = true;
-  for (DiskNo d : disks) {
-    ASSERT_TRUE((*a->Disk(d))->DropHolder(posix::HolderId(1)).ok());
-    ASSERT_TRUE((*c->Disk(d))->DropHolder(posix::HolderId(1)).ok());
-    Status same = posix::CompareTrees(*a->Disk(d), *c->Disk(d), exact);
-    EXPECT_TRUE(same.ok()) << "disk " << d.value() << ": " << same.ToString();
-  }
-  for (const auto& [d, name] : ckpts) {
-    Result<std::shared_ptr<posix::FileSystem>> va = a->OpenCheckpoint(d, name);
-    Result<std::shared_ptr<posix::FileSystem>> vc = c->OpenCheckpoint(d, name);
-    ASSERT_TRUE(va.ok() && vc.ok()) << name;
-    Status same = posix::CompareTrees(va->get(), vc->get(), exact);
-    EXPECT_TRUE(same.ok()) << "checkpoint " << name << ": " << same.ToString();
-  }
+  Status same = engine::CompareEngines(a.get(), c.get(), w);
+  EXPECT_TRUE(same.ok()) << same.ToString();
   EXPECT_TRUE(c->CheckInvariants().ok());
   // The recovered disks take writes.
   EXPECT_TRUE((*c->Disk(DiskNo(1)))->Mkdir(posix::kRootIno, "after-recovery", 0755, {}).ok());

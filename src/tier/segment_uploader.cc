@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 
@@ -43,16 +42,8 @@ Result<uint32_t> FileCrc(const std::string& path, uint64_t size) {
 
 }  // namespace
 
-SegmentUploader::SegmentUploader(const SegmentUploaderOptions& options) : options_(options) {}
-
-SegmentUploader::~SegmentUploader() {
-  {
-    MutexLock lock(&mu_);
-    stop_ = true;
-    cv_.SignalAll();
-  }
-  if (thread_.joinable()) thread_.join();
-}
+SegmentUploader::SegmentUploader(const SegmentUploaderOptions& options)
+    : options_(options), loop_("segment upload", options.interval_ms, [this] { return Pass(); }) {}
 
 std::string SegmentUploader::ObjectKey(engine::DiskNo root, engine::DiskNo disk,
                                        engine::SegNo seg) {
@@ -164,32 +155,9 @@ Status SegmentUploader::Pass() {
   return first;
 }
 
-void SegmentUploader::Start() {
-  thread_ = std::thread([this] { Loop(); });
-}
-
-void SegmentUploader::Kick() {
-  MutexLock lock(&mu_);
-  kicked_ = true;
-  cv_.Signal();
-}
-
 SegmentUploaderStats SegmentUploader::stats() const {
   MutexLock lock(&mu_);
   return stats_;
-}
-
-void SegmentUploader::Loop() {
-  for (;;) {
-    {
-      MutexLock lock(&mu_);
-      if (!stop_ && !kicked_) cv_.WaitFor(&mu_, std::chrono::milliseconds(options_.interval_ms));
-      if (stop_) return;
-      kicked_ = false;
-    }
-    Status s = Pass();
-    if (!s.ok()) ARCHIL_LOG(kWarn) << "tier: segment upload pass: " << s.ToString();
-  }
 }
 
 }  // namespace archil::tier

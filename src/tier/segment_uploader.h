@@ -32,12 +32,12 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <thread>
 
 #include "base/mutex.h"
 #include "base/status.h"
 #include "engine/engine.h"
 #include "store/object_store.h"
+#include "tier/pass_loop.h"
 
 namespace archil::tier {
 
@@ -66,7 +66,7 @@ class SegmentUploader {
  public:
   explicit SegmentUploader(const SegmentUploaderOptions& options);
   // Stops and joins the background thread, if started.
-  ~SegmentUploader();
+  ~SegmentUploader() = default;
   SegmentUploader(const SegmentUploader&) = delete;
   SegmentUploader& operator=(const SegmentUploader&) = delete;
 
@@ -77,9 +77,9 @@ class SegmentUploader {
   // or skipped; else the first error, the segments after it left for the next pass.
   Status Pass() ARCHIL_EXCLUDES(mu_);
   // Runs passes on a background thread, every interval_ms and whenever kicked, until destroyed.
-  void Start() ARCHIL_EXCLUDES(mu_);
+  void Start() { loop_.Start(); }
   // Asks the background thread for a pass now (a segment was sealed).
-  void Kick() ARCHIL_EXCLUDES(mu_);
+  void Kick() { loop_.Kick(); }
   SegmentUploaderStats stats() const ARCHIL_EXCLUDES(mu_);
 
  private:
@@ -87,15 +87,11 @@ class SegmentUploader {
   Status UploadOne(const engine::SealedSegment& s, uint64_t* bytes) ARCHIL_EXCLUDES(mu_);
   // On AlreadyExists: Ok if the stored object equals the file, else kCorruption.
   Status CompareStored(const std::string& key, const std::string& path, uint64_t size);
-  void Loop() ARCHIL_EXCLUDES(mu_);
 
   const SegmentUploaderOptions options_;
   mutable Mutex mu_;
-  CondVar cv_{&mu_};
   SegmentUploaderStats stats_ ARCHIL_GUARDED_BY(mu_);
-  bool kicked_ ARCHIL_GUARDED_BY(mu_) = false;
-  bool stop_ ARCHIL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  PassLoop loop_;  // last: its thread stops before the rest goes
 };
 
 }  // namespace archil::tier
