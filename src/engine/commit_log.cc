@@ -60,13 +60,26 @@ Status CommitLog::Finish(Txn& t) {
     if (dv.ok()) {
       ARCHIL_ASSIGN_OR_RETURN(DiskRecord d, DecodeDisk(*dv));
       r.epoch = d.cur_epoch;
+      // A branch's first record (its creation) points into its parent's frozen state.
+      if (counters.last_seq == Seq(1) && d.parent.value() != 0)
+        r.depends_on.push_back({d.parent, {}});
     }
     r.seq = counters.last_seq;
     r.commit_ns = now;
     const std::string encoded_counters = EncodeCounters(counters);
     t.Put(meta, counters_key, encoded_counters);
     r.mutations.push_back({LogOp::kPut, Cf::kMeta, counters_key, encoded_counters});
-    t.Put(outbox, OutboxKey(disk, r.seq), EncodeLogRecord(r));
+  }
+  // Every record is numbered first, so that a dependency on a disk this commit also logs names
+  // that record too.
+  for (auto& [no, r] : records) {
+    if (r.seq.value() == 0) continue;  // a deleted disk
+    for (auto& [parent, seq] : r.depends_on) {
+      ARCHIL_ASSIGN_OR_RETURN(std::string pv, t.Get(meta, MetaKey(parent, MetaType::kCounters)));
+      ARCHIL_ASSIGN_OR_RETURN(CountersRecord pc, DecodeCounters(pv));
+      seq = pc.last_seq;
+    }
+    t.Put(outbox, OutboxKey(DiskNo(no), r.seq), EncodeLogRecord(r));
   }
   return Status::Ok();
 }

@@ -5,8 +5,10 @@
 //
 // A record's mutations are the prepare's writes to logged keys (LoggedKey), in order, then the
 // COUNTERS put that advances last_seq. Its segrefs are the segments whose blocks a segusage SET
-// makes live. A disk whose COUNTERS record is absent after the mutation (its deletion) gets no
-// record: the tier records a deletion in the disk's MANIFEST, not its log.
+// makes live. A branch's first record (its creation) depends on its parent's log up to the
+// parent's last seq, this commit's record included: the shipper holds it until that is stored
+// (docs/tiering.md §2). A disk whose COUNTERS record is absent after the mutation (its deletion)
+// gets no record: the tier records a deletion in the disk's MANIFEST, not its log.
 //
 // Thread-safety: Finish runs on the commit thread only (inside prepares).
 #pragma once

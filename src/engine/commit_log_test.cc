@@ -23,6 +23,7 @@ LogRecord Sample() {
   r.epoch = Epoch(3);
   r.commit_ns = 1234567890123;
   r.segrefs = {{DiskNo(1), SegNo(0x100000002)}};
+  r.depends_on = {{DiskNo(9), Seq(41)}};
   r.mutations = {{LogOp::kPut, Cf::kInode, InodeKey(DiskNo(1), kRootIno), "value"},
                  {LogOp::kDelete, Cf::kDentry, std::string(8, '\0') + "x", ""},
                  {LogOp::kMerge, Cf::kSegUsage, SegUsageKey(DiskNo(1), SegNo(2)), "op"}};
@@ -128,6 +129,26 @@ TEST_F(CommitLogTest, ARecordPerCommitNumberedFromOneWithItsSegments) {
   Result<LogRecord> mknod = DecodeLogRecord(log[log.size() - 2], DiskNo(1));
   ASSERT_TRUE(mknod.ok());
   EXPECT_TRUE(mknod->segrefs.empty());
+}
+
+TEST_F(CommitLogTest, ABranchsFirstRecordDependsOnItsParentsLogUpToTheFork) {
+  std::unique_ptr<Engine> e = Open("a", true);
+  ASSERT_TRUE(e->CreateDisk(DiskNo(1), {}).ok());
+  ASSERT_TRUE((*e->Disk(DiskNo(1)))->Mkdir(posix::kRootIno, "d", 0755, {}).ok());
+  ASSERT_TRUE(e->Checkpoint(DiskNo(1), "c").ok());
+  ASSERT_TRUE(e->CreateBranch(DiskNo(1), "c", DiskNo(7), "b").ok());
+  // The branch's creation also logs the root's BRANCH record: the dependency includes it.
+  const std::vector<std::string> parent = Log(e.get(), DiskNo(1));
+  const std::vector<std::string> child = Log(e.get(), DiskNo(7));
+  ASSERT_FALSE(child.empty());
+  Result<LogRecord> first = DecodeLogRecord(child.front(), DiskNo(7));
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_EQ(first->depends_on.size(), 1u);
+  EXPECT_EQ(first->depends_on[0].first, DiskNo(1));
+  EXPECT_EQ(first->depends_on[0].second, Seq(parent.size()));
+  // Later records of the branch depend on nothing.
+  ASSERT_TRUE((*e->Disk(DiskNo(7)))->Mkdir(posix::kRootIno, "e", 0755, {}).ok());
+  EXPECT_TRUE(DecodeLogRecord(Log(e.get(), DiskNo(7)).back(), DiskNo(7))->depends_on.empty());
 }
 
 TEST_F(CommitLogTest, AnEmptyEngineThatAppliesTheLogHoldsTheSameDisks) {

@@ -27,7 +27,7 @@ std::string EncodeLogRecord(const LogRecord& r) {
   for (const LogMutation& m : r.mutations) size += 8 + m.key.size() + m.value.size();
   v.reserve(size);
   v.push_back(static_cast<char>(kValueFmt));
-  v.push_back(static_cast<char>(r.flags));
+  v.push_back(static_cast<char>(r.depends_on.empty() ? r.flags : r.flags | kLogFlagDepends));
   PutFixed16LE(&v, static_cast<uint16_t>(r.segrefs.size()));
   PutFixed32LE(&v, static_cast<uint32_t>(r.mutations.size()));
   PutFixed64LE(&v, r.seq.value());
@@ -36,6 +36,13 @@ std::string EncodeLogRecord(const LogRecord& r) {
   for (const auto& [disk, seg] : r.segrefs) {
     PutFixed64LE(&v, disk.value());
     PutFixed64LE(&v, seg.value());
+  }
+  if (!r.depends_on.empty()) {
+    PutFixed16LE(&v, static_cast<uint16_t>(r.depends_on.size()));
+    for (const auto& [disk, seq] : r.depends_on) {
+      PutFixed64LE(&v, disk.value());
+      PutFixed64LE(&v, seq.value());
+    }
   }
   for (const LogMutation& m : r.mutations) {
     v.push_back(static_cast<char>(m.op));
@@ -53,7 +60,9 @@ Result<LogRecord> DecodeLogRecord(std::string_view v, DiskNo disk) {
   if (U8(v, 0) != kValueFmt) return FmtUnsupported("outbox", U8(v, 0));
   LogRecord r;
   r.flags = U8(v, 1);
-  if (r.flags & ~kLogFlagEpochBump) return Bad("unknown flags " + std::to_string(r.flags));
+  if (r.flags & ~(kLogFlagEpochBump | kLogFlagDepends)) {
+    return Bad("unknown flags " + std::to_string(r.flags));
+  }
   const size_t n_segrefs = U16(v, 2);
   const size_t n_mutations = U32(v, 4);
   r.seq = Seq(U64(v, 8));
@@ -65,6 +74,17 @@ Result<LogRecord> DecodeLogRecord(std::string_view v, DiskNo disk) {
   r.segrefs.reserve(n_segrefs);
   for (size_t i = 0; i < n_segrefs; ++i, off += 16) {
     r.segrefs.emplace_back(DiskNo(U64(v, off)), SegNo(U64(v, off + 8)));
+  }
+  if (r.flags & kLogFlagDepends) {
+    r.flags &= ~kLogFlagDepends;
+    if (v.size() - off < 2) return Bad("dependencies truncated");
+    const size_t n = U16(v, off);
+    off += 2;
+    if (n == 0) return Bad("the dependency flag without dependencies");
+    if ((v.size() - off) / 16 < n) return Bad("dependencies run past the end");
+    for (size_t i = 0; i < n; ++i, off += 16) {
+      r.depends_on.emplace_back(DiskNo(U64(v, off)), Seq(U64(v, off + 8)));
+    }
   }
   // Each mutation takes at least 8 bytes, so a count the bytes cannot hold is refused before
   // anything is reserved for it.

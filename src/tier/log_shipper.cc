@@ -51,6 +51,10 @@ Status LogShipper::ShipDisk(engine::DiskNo disk, uint64_t* waiting) {
         ARCHIL_ASSIGN_OR_RETURN(bool stored, options_.engine->SegmentStored(seg_disk, seg));
         if (!stored) blocked = true;
       }
+      for (const auto& [other, needed] : r.depends_on) {
+        ARCHIL_ASSIGN_OR_RETURN(engine::Seq shipped, options_.engine->UploadedSeq(other));
+        if (shipped.value() < needed.value()) blocked = true;
+      }
       if (blocked || (!o.records.empty() && bytes + rec.size() > options_.max_object_bytes)) break;
       bytes += rec.size();
       o.records.push_back(std::move(rec));

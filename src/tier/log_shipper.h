@@ -2,8 +2,9 @@
 // docs/tiering.md §2 (Ship, then Advance).
 //
 // A pass takes, for every disk (hidden ones too), the records after LOCAL.uploaded_seq in seq
-// order, as long as every segment each one references is in the store (Engine::SegmentStored)
-// and the object stays within max_object_bytes, and then:
+// order, as long as every segment each one references is in the store (Engine::SegmentStored),
+// every other disk's log it depends on is shipped far enough (a branch's creation record: its
+// parent's log up to the fork), and the object stays within max_object_bytes, and then:
 //   1. PUT disks/<dsk-id>/log/<owner_gen:08x>/<first_seq:016x> with If-None-Match: * (a log
 //      object, tier/log_object.h);
 //   2. on AlreadyExists, an earlier attempt stored an object there and never advanced (kill -9
@@ -12,8 +13,8 @@
 //      is (it may hold fewer records than this attempt would). Otherwise another writer used the
 //      name, and that disk's shipping stops (stats().stopped_disks), its outbox kept;
 //   3. Engine::LogShipped(disk, last seq): one batch advances uploaded_seq and drops the records.
-// A record blocked on a segment blocks the later records of its disk only. A store error ends
-// the pass; the next one starts again from uploaded_seq, so shipping resumes by itself.
+// A record blocked on a segment or a dependency blocks the later records of its disk only. A store
+// error ends the pass; the next one starts again from uploaded_seq, so shipping resumes by itself.
 //
 // REQUIRES: the engine was opened with log_commits and keep_segments_until_uploaded.
 //

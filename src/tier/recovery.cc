@@ -9,6 +9,7 @@
 #include <map>
 
 #include "base/log.h"
+#include "engine/log_record.h"
 #include "io/posix_env.h"
 #include "tier/log_object.h"
 #include "tier/segment_uploader.h"
@@ -95,6 +96,43 @@ Result<RecoveryReport> RecoverFromStore(const engine::EngineOptions& options,
     logs[disk->value()].push_back(key);
   }
   RecoveryReport report;
+  // First read: each disk's last seq and what its records depend on.
+  std::map<uint64_t, uint64_t> last;
+  std::map<uint64_t, std::vector<std::pair<engine::DiskNo, engine::Seq>>> depends;
+  for (const auto& [no, objects] : logs) {
+    for (const std::string& key : objects) {
+      ARCHIL_ASSIGN_OR_RETURN(std::string bytes, store->Get(key));
+      Result<LogObject> o = DecodeLogObject(bytes);
+      if (!o.ok()) return o.status().WithContext(key);
+      if (o->disk.value() != no) return Status::Corruption(key + " holds another disk's log");
+      last[no] = o->last_seq().value();
+      for (const std::string& rec : o->records) {
+        ARCHIL_ASSIGN_OR_RETURN(engine::LogRecord r, engine::DecodeLogRecord(rec, o->disk));
+        for (const auto& d : r.depends_on) depends[no].push_back(d);
+      }
+    }
+  }
+  // A disk whose log needs more of another's than the store holds is dropped, and so are the
+  // disks that need it: the shipper never lets this happen, so it is an error.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = logs.begin(); it != logs.end();) {
+      bool met = true;
+      for (const auto& [other, seq] : depends[it->first]) {
+        auto l = last.find(other.value());
+        if (!logs.count(other.value()) || l == last.end() || l->second < seq.value()) met = false;
+      }
+      if (met) {
+        ++it;
+        continue;
+      }
+      ARCHIL_LOG(kError) << "recovery: dropping " << engine::DiskIdFromNo(engine::DiskNo(it->first))
+                         << ": its log depends on more of another disk's log than the store holds";
+      ++report.dropped_disks;
+      it = logs.erase(it);
+      changed = true;
+    }
+  }
   {
     ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> e, engine::Engine::Open(options));
     for (const auto& [no, objects] : logs) {

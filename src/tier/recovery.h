@@ -4,10 +4,14 @@
 // As built (no snapshots yet, so the whole log is kept and replayed): every disk with log objects
 // under disks/<dsk-id>/log/ is recovered. Its log objects are read in key order (generation, then
 // first seq), checked (tier/log_object.h), and their records applied in seq order
-// (Engine::ApplyLogRecords refuses a gap or a repeat). Then every segment the recovered records
-// name is downloaded to its file: a temporary file, fsync, rename, fsync of the directory. A
-// segment object that is missing fails the recovery, naming it: with the shipper's rule (a record
-// ships only once its segments are stored) that means the bucket lost an object.
+// (Engine::ApplyLogRecords refuses a gap or a repeat). The objects are read twice: first to learn
+// each disk's last seq and its records' dependencies, so that a disk whose log needs more of
+// another disk's log than the store holds (a branch without its fork point) is dropped, with an
+// error logged and counted, rather than recovered broken; the disks that need it are dropped too.
+// Then every segment the recovered records name is downloaded to its file: a temporary file, fsync,
+// rename, fsync of the directory. A segment object that is missing fails the recovery, naming it:
+// with the shipper's rule (a record ships only once its segments are stored) that means the bucket
+// lost an object.
 //
 // The recovered disks hold every write whose log record was shipped: the recovery point of
 // docs/tiering.md §7. What is recovered is what the engine's own state was at the last shipped
@@ -30,6 +34,7 @@ struct RecoveryReport {
   uint64_t records = 0;
   uint64_t segments = 0;
   uint64_t segment_bytes = 0;
+  uint64_t dropped_disks = 0;  // whose log depends on more of another's than the store holds
 };
 
 // Fills the engine directory `options.dir` from `store`. REQUIRES: `options.dir` holds no engine

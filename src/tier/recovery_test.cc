@@ -176,6 +176,54 @@ TEST_F(RecoveryTest, AnObjectACrashLeftIsAdoptedAndOneThatDiffersStopsItsDisk) {
   EXPECT_EQ(*a->UploadedSeq(DiskNo(2)), Seq(0));
 }
 
+TEST_F(RecoveryTest, ABranchShipsOnlyAfterItsParentsForkAndIsDroppedWithoutIt) {
+  MemoryStore mem;
+  std::unique_ptr<engine::Engine> a = Open("a");
+  ASSERT_TRUE(a->CreateDisk(DiskNo(1), {}).ok());
+  ASSERT_TRUE((*a->Disk(DiskNo(1)))->Mkdir(posix::kRootIno, "d", 0755, {}).ok());
+  ASSERT_TRUE(a->Checkpoint(DiskNo(1), "c").ok());
+  ASSERT_TRUE(a->CreateBranch(DiskNo(1), "c", DiskNo(7), "b").ok());
+  // The parent's first object name is taken by something else: its shipping stops, and the
+  // branch's creation record must wait for it.
+  LogObject other;
+  other.disk = DiskNo(1);
+  other.first_seq = Seq(1);
+  engine::LogRecord r;
+  r.seq = Seq(1);
+  other.records.push_back(engine::EncodeLogRecord(r));
+  const std::string parent_first = LogObjectKey(DiskNo(1), 1, Seq(1));
+  mem.Set(parent_first, EncodeLogObject(other));
+  {
+    LogShipper shipper(Shipping(a.get(), &mem));
+    EXPECT_EQ(shipper.Pass().code(), Status::Code::kCorruption);
+    EXPECT_EQ(*a->UploadedSeq(DiskNo(7)), Seq(0));
+    EXPECT_GT(shipper.stats().waiting_records, 0u);
+  }
+  // With the name free, both ship, the parent first.
+  ASSERT_TRUE(mem.Delete(parent_first).ok());
+  LogShipperOptions one_each = Shipping(a.get(), &mem);
+  one_each.max_object_bytes = 1;  // one record per object
+  LogShipper shipper(one_each);
+  ASSERT_TRUE(shipper.Pass().ok());
+  ASSERT_TRUE(shipper.Pass().ok());
+  EXPECT_GT(a->UploadedSeq(DiskNo(7))->value(), 0u);
+  EXPECT_EQ(shipper.stats().waiting_records, 0u);
+  // A store that lost the parent's newest object: the branch cannot be recovered, and is dropped.
+  std::string newest;
+  for (const auto& [key, data] : mem.objects()) {
+    if (key.starts_with(LogObjectPrefix(DiskNo(1)))) newest = key;
+  }
+  ASSERT_FALSE(newest.empty());
+  ASSERT_NE(newest, parent_first);  // the parent still has a prefix of its log
+  ASSERT_TRUE(mem.Delete(newest).ok());
+  Result<RecoveryReport> report = RecoverFromStore(Options("c"), &mem);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->dropped_disks, 1u);
+  EXPECT_EQ(report->disks, 1u);
+  std::unique_ptr<engine::Engine> c = Open("c");
+  EXPECT_EQ(c->ListDisks(), std::vector<DiskNo>{DiskNo(1)});
+}
+
 TEST_F(RecoveryTest, AnOutageStopsShippingAndItResumesByItself) {
   MemoryStore mem;
   std::unique_ptr<engine::Engine> a = Open("a");
