@@ -11,13 +11,20 @@
 
 namespace archil::engine {
 
+CommitLog::CommitLog(const Cfs* cfs, const Clock* clock) : cfs_(cfs), clock_(clock) {
+  cf_by_id_.fill(-1);
+  for (size_t i = 0; i < kNumCfs; ++i) {
+    const uint32_t id = cfs->handles[i]->GetID();
+    if (id < cf_by_id_.size()) cf_by_id_[id] = static_cast<int>(i);
+  }
+}
+
 Status CommitLog::Finish(Txn& t) {
   if (t.mutations().empty()) return Status::Ok();
   auto cf_of = [&](rocksdb::ColumnFamilyHandle* h) -> std::optional<Cf> {
-    for (size_t i = 0; i < kNumCfs; ++i) {
-      if (cfs_->handles[i] == h) return static_cast<Cf>(i);
-    }
-    return std::nullopt;
+    const uint32_t id = h->GetID();
+    if (id >= cf_by_id_.size() || cf_by_id_[id] < 0) return std::nullopt;
+    return static_cast<Cf>(cf_by_id_[id]);
   };
   std::map<uint64_t, LogRecord> records;  // by disk
   for (const Txn::Mutation& m : t.mutations()) {

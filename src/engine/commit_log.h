@@ -13,6 +13,8 @@
 // Thread-safety: Finish runs on the commit thread only (inside prepares).
 #pragma once
 
+#include <array>
+
 #include "base/clock.h"
 #include "engine/column_families.h"
 #include "engine/commit_queue.h"
@@ -22,12 +24,14 @@ namespace archil::engine {
 class CommitLog {
  public:
   // REQUIRES: `cfs` and `clock` outlive the log.
-  CommitLog(const Cfs* cfs, const Clock* clock) : cfs_(cfs), clock_(clock) {}
+  // REQUIRES: `cfs` holds its handles already.
+  CommitLog(const Cfs* cfs, const Clock* clock);
   Status Finish(Txn& t);
 
  private:
   const Cfs* cfs_;
   const Clock* clock_;
+  std::array<int, 64> cf_by_id_;  // Cf index by RocksDB column family id; -1: none
 };
 
 }  // namespace archil::engine

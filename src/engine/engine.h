@@ -260,6 +260,8 @@ class Engine {
   Status ReplayIntents();
   // Frees a deleted disk's space: its segment files, then its keys.
   Status FinishDelete(DiskNo disk);
+  // Every SEG record of `disk`, in segment order (engine_tier.cc).
+  Result<std::vector<std::pair<SegNo, SegRecord>>> SegRecordsOf(DiskNo disk);
   void QueuePurge(DiskNo disk) ARCHIL_EXCLUDES(mu_);
   void PurgeLoop() ARCHIL_EXCLUDES(mu_);
   // The branch of the lineage rooted at `root` made with Idempotency-Key `key`, if any.

@@ -111,14 +111,8 @@ Result<bool> Engine::SegmentStored(DiskNo disk, SegNo seg) {
 
 Result<std::vector<std::pair<SegNo, std::string>>> Engine::SegmentFilesOf(DiskNo disk) {
   std::vector<std::pair<SegNo, std::string>> out;
-  const std::string prefix = MetaKey(disk, MetaType::kSeg);
-  std::unique_ptr<rocksdb::Iterator> it(
-      db_->NewIterator(rocksdb::ReadOptions(), core_.cfs[Cf::kMeta]));
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    ARCHIL_ASSIGN_OR_RETURN(MetaKeyParts k, ParseMetaKey(it->key().ToStringView()));
-    out.emplace_back(SegNo(k.id), segments_->Path(disk, SegNo(k.id)));
-  }
-  ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "scan segments"));
+  ARCHIL_ASSIGN_OR_RETURN(auto records, SegRecordsOf(disk));
+  for (const auto& [seg, rec] : records) out.emplace_back(seg, segments_->Path(disk, seg));
   return out;
 }
 

@@ -9,6 +9,20 @@
 
 namespace archil::engine {
 
+Result<std::vector<std::pair<SegNo, SegRecord>>> Engine::SegRecordsOf(DiskNo disk) {
+  std::vector<std::pair<SegNo, SegRecord>> out;
+  const std::string prefix = MetaKey(disk, MetaType::kSeg);
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), core_.cfs[Cf::kMeta]));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    ARCHIL_ASSIGN_OR_RETURN(MetaKeyParts k, ParseMetaKey(it->key().ToStringView()));
+    ARCHIL_ASSIGN_OR_RETURN(SegRecord rec, DecodeSeg(it->value().ToStringView()));
+    out.emplace_back(SegNo(k.id), rec);
+  }
+  ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "scan segments"));
+  return out;
+}
+
 Result<std::vector<SealedSegment>> Engine::SealedSegments() {
   std::vector<DiskNo> disks;
   {
@@ -16,25 +30,14 @@ Result<std::vector<SealedSegment>> Engine::SealedSegments() {
     for (const auto& [n, d] : disks_) disks.emplace_back(n);
   }
   std::vector<SealedSegment> out;
-  std::unique_ptr<rocksdb::Iterator> it(
-      db_->NewIterator(rocksdb::ReadOptions(), core_.cfs[Cf::kMeta]));
   for (DiskNo disk : disks) {
     std::optional<DiskLineage> lineage = lineages_.Get(disk);
     if (!lineage) continue;  // deleted meanwhile
-    const std::string prefix = MetaKey(disk, MetaType::kSeg);
-    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-      ARCHIL_ASSIGN_OR_RETURN(MetaKeyParts k, ParseMetaKey(it->key().ToStringView()));
-      ARCHIL_ASSIGN_OR_RETURN(SegRecord rec, DecodeSeg(it->value().ToStringView()));
+    ARCHIL_ASSIGN_OR_RETURN(auto records, SegRecordsOf(disk));
+    for (const auto& [seg, rec] : records) {
       if (rec.state != SegState::kSealed) continue;
-      SealedSegment s;
-      s.disk = disk;
-      s.root = lineage->root;
-      s.seg = SegNo(k.id);
-      s.path = segments_->Path(disk, s.seg);
-      s.sealed_ns = rec.sealed;
-      out.push_back(std::move(s));
+      out.push_back({disk, lineage->root, seg, segments_->Path(disk, seg), rec.sealed});
     }
-    ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "scan segments"));
   }
   std::stable_sort(out.begin(), out.end(), [](const SealedSegment& a, const SealedSegment& b) {
     return a.sealed_ns < b.sealed_ns;

@@ -12,6 +12,14 @@
 
 namespace archil::tier {
 
+// The whole content of a local file ("" if it cannot be read).
+inline std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 // An in-memory store that never links, and whose Put/PutFile can be made to fail.
 class MemoryStore final : public store::ObjectStore {
  public:
@@ -28,10 +36,7 @@ class MemoryStore final : public store::ObjectStore {
   }
   Result<FileUpload> PutFile(std::string_view key, const std::string& path,
                              uint64_t size) override {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string data = ss.str();
+    const std::string data = ReadWholeFile(path);
     if (data.size() != size) return Status::IoError("short file");
     ARCHIL_ASSIGN_OR_RETURN(std::string etag, Put(key, data, {store::Condition::kIfAbsent, ""}));
     return FileUpload{etag, false};

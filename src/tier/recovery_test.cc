@@ -28,6 +28,17 @@ namespace {
 using engine::DiskNo;
 using engine::Seq;
 
+// A valid first log object of `disk` that another writer made: one empty record.
+std::string ForeignFirstObject(DiskNo disk) {
+  LogObject o;
+  o.disk = disk;
+  o.first_seq = Seq(1);
+  engine::LogRecord r;
+  r.seq = Seq(1);
+  o.records.push_back(engine::EncodeLogRecord(r));
+  return EncodeLogObject(o);
+}
+
 class RecoveryTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -155,13 +166,7 @@ TEST_F(RecoveryTest, AnObjectACrashLeftIsAdoptedAndOneThatDiffersStopsItsDisk) {
   for (auto& [seq, rec] : records) crashed.records.push_back(rec);
   mem.Set(LogObjectKey(DiskNo(1), 1, Seq(1)), EncodeLogObject(crashed));
   // Disk 2's first object name holds something else entirely.
-  LogObject other;
-  other.disk = DiskNo(2);
-  other.first_seq = Seq(1);
-  engine::LogRecord r;
-  r.seq = Seq(1);
-  other.records.push_back(engine::EncodeLogRecord(r));
-  mem.Set(LogObjectKey(DiskNo(2), 1, Seq(1)), EncodeLogObject(other));
+  mem.Set(LogObjectKey(DiskNo(2), 1, Seq(1)), ForeignFirstObject(DiskNo(2)));
 
   LogShipper shipper(Shipping(a.get(), &mem));
   EXPECT_EQ(shipper.Pass().code(), Status::Code::kCorruption);
@@ -185,14 +190,8 @@ TEST_F(RecoveryTest, ABranchShipsOnlyAfterItsParentsForkAndIsDroppedWithoutIt) {
   ASSERT_TRUE(a->CreateBranch(DiskNo(1), "c", DiskNo(7), "b").ok());
   // The parent's first object name is taken by something else: its shipping stops, and the
   // branch's creation record must wait for it.
-  LogObject other;
-  other.disk = DiskNo(1);
-  other.first_seq = Seq(1);
-  engine::LogRecord r;
-  r.seq = Seq(1);
-  other.records.push_back(engine::EncodeLogRecord(r));
   const std::string parent_first = LogObjectKey(DiskNo(1), 1, Seq(1));
-  mem.Set(parent_first, EncodeLogObject(other));
+  mem.Set(parent_first, ForeignFirstObject(DiskNo(1)));
   {
     LogShipper shipper(Shipping(a.get(), &mem));
     EXPECT_EQ(shipper.Pass().code(), Status::Code::kCorruption);

@@ -8,9 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <thread>
 
 #include "io/posix_env.h"
@@ -22,13 +20,6 @@ namespace {
 
 using engine::DiskNo;
 using engine::SegNo;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 class SegmentUploaderTest : public ::testing::Test {
  protected:
@@ -112,7 +103,7 @@ TEST_F(SegmentUploaderTest, LinksOnTheSameFileSystemAndSegmentsDieOnlyAfterTheir
   }
   // The newest sealed segment holds f's data, live: its object must be that very file.
   const engine::SealedSegment live = sealed->back();
-  const std::string live_bytes = ReadFile(live.path);
+  const std::string live_bytes = ReadWholeFile(live.path);
 
   SegmentUploader up(Options(dir->get()));
   ASSERT_TRUE(up.Pass().ok());
@@ -147,7 +138,7 @@ TEST_F(SegmentUploaderTest, CopiesToAStoreThatDoesNotLink) {
   ASSERT_EQ(sealed.size(), 4u);
   std::map<std::string, std::string> want;
   for (const auto& s : sealed)
-    want[SegmentUploader::ObjectKey(s.root, s.disk, s.seg)] = ReadFile(s.path);
+    want[SegmentUploader::ObjectKey(s.root, s.disk, s.seg)] = ReadWholeFile(s.path);
   SegmentUploader up(Options(&mem));
   ASSERT_TRUE(up.Pass().ok());
   EXPECT_EQ(up.stats().linked_segments, 0u);
@@ -163,7 +154,7 @@ TEST_F(SegmentUploaderTest, AnObjectStoredBeforeACrashIsAdoptedWhenItIsTheSame) 
   std::vector<engine::SealedSegment> sealed = *engine_->SealedSegments();
   ASSERT_EQ(sealed.size(), 2u);
   const auto& s = sealed.front();
-  mem.Set(SegmentUploader::ObjectKey(s.root, s.disk, s.seg), ReadFile(s.path));
+  mem.Set(SegmentUploader::ObjectKey(s.root, s.disk, s.seg), ReadWholeFile(s.path));
   SegmentUploader up(Options(&mem));
   ASSERT_TRUE(up.Pass().ok());
   EXPECT_EQ(up.stats().uploaded_segments, 2u);
@@ -184,7 +175,7 @@ TEST_F(SegmentUploaderTest, AnObjectThatDiffersStopsItsDiskOnlyAndKeepsItsSegmen
     if (s.disk == DiskNo(1) && !first1) first1 = &s;
   }
   ASSERT_NE(first1, nullptr);
-  std::string other = ReadFile(first1->path);
+  std::string other = ReadWholeFile(first1->path);
   other[5000] ^= 1;  // same size, one bit apart
   mem.Set(SegmentUploader::ObjectKey(first1->root, first1->disk, first1->seg), other);
   const size_t files1 = SegmentFiles(DiskNo(1));
