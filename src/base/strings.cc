@@ -21,6 +21,13 @@ bool IsLowerHex(std::string_view s, size_t n) {
   return true;
 }
 
+std::optional<uint64_t> ParseLowerHex(std::string_view s, size_t n) {
+  if (n > 16 || !IsLowerHex(s, n)) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : s) v = v << 4 | static_cast<uint64_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+  return v;
+}
+
 std::vector<std::string_view> Split(std::string_view s, char sep) {
   std::vector<std::string_view> out;
   size_t start = 0;

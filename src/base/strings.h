@@ -13,6 +13,8 @@ namespace archil {
 std::string HexEncode(std::string_view bytes);
 // True if `s` is exactly `n` lower-case hex digits.
 bool IsLowerHex(std::string_view s, size_t n);
+// Parses exactly `n` (at most 16) lower-case hex digits, as zero-padded object names hold them.
+std::optional<uint64_t> ParseLowerHex(std::string_view s, size_t n);
 // Splits on `sep`; keeps empty pieces.
 std::vector<std::string_view> Split(std::string_view s, char sep);
 // Parses a base-10 unsigned integer with no sign, spaces or overflow.

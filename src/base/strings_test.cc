@@ -12,6 +12,12 @@ TEST(StringsTest, Hex) {
   EXPECT_TRUE(IsLowerHex("0123456789abcdef", 16));
   EXPECT_FALSE(IsLowerHex("0123456789ABCDEF", 16));
   EXPECT_FALSE(IsLowerHex("0123", 16));
+  EXPECT_EQ(ParseLowerHex("00000001", 8), 1u);
+  EXPECT_EQ(ParseLowerHex("ffffffffffffffff", 16), UINT64_MAX);
+  EXPECT_EQ(ParseLowerHex("0000000000000a2f", 16), 0xa2fu);
+  EXPECT_EQ(ParseLowerHex("0000000A", 8), std::nullopt);
+  EXPECT_EQ(ParseLowerHex("0001", 8), std::nullopt);
+  EXPECT_EQ(ParseLowerHex("00000000000000000", 17), std::nullopt);
 }
 
 TEST(StringsTest, Split) {

@@ -22,12 +22,14 @@
 #include <rocksdb/db.h>
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "base/clock.h"
@@ -215,8 +217,22 @@ class Engine {
   // They must continue its log: the first one's seq is one past the disk's COUNTERS.last_seq in
   // the database (1 for a disk it does not hold), and each next one's the next (Corruption
   // otherwise, and nothing is written). REQUIRES: the disk is not loaded in this engine
-  // (FailedPrecondition); it is at the next Open.
+  // (FailedPrecondition); it is at the next Open. The same batch sets LOCAL.uploaded_seq to the
+  // last record's seq: what recovery applies is in the store.
   Status ApplyLogRecords(DiskNo disk, const std::vector<std::string>& records) ARCHIL_EXCLUDES(mu_);
+  // The snapshotter (docs/tiering.md §3, Take): reads every logged key of `disk` (LoggedKey) in
+  // one consistent view of the database: `begin` gets the disk's last seq in that view, then
+  // `each` every key in (CF, key) order, merge CFs' values merged. Returns the first non-OK
+  // status of a callback. NotFound if the disk has no log (no COUNTERS record).
+  Status ScanDiskState(DiskNo disk, const std::function<Status(Seq)>& begin,
+                       const std::function<Status(Cf, std::string_view, std::string_view)>& each);
+  // Recovery: writes part of a snapshot of `disk` at `seq` (entries as ScanDiskState gave them,
+  // each cf a logged CF, each key the disk's) in one synced batch, with LOCAL.uploaded_seq =
+  // `seq`. With `first`, the database must hold nothing of the disk's log yet (no COUNTERS:
+  // FailedPrecondition otherwise). REQUIRES: the disk is not loaded (FailedPrecondition).
+  Status ApplySnapshotEntries(DiskNo disk, Seq seq, bool first,
+                              const std::vector<std::tuple<Cf, std::string, std::string>>& entries)
+      ARCHIL_EXCLUDES(mu_);
   // The last seq of `disk`'s log that is in the object store (LOCAL.uploaded_seq; 0 if none).
   Result<Seq> UploadedSeq(DiskNo disk);
   // The log shipper stored `disk`'s records up to `through`: one batch sets LOCAL.uploaded_seq
@@ -262,6 +278,10 @@ class Engine {
   Status FinishDelete(DiskNo disk);
   // Every SEG record of `disk`, in segment order (engine_tier.cc).
   Result<std::vector<std::pair<SegNo, SegRecord>>> SegRecordsOf(DiskNo disk);
+  // Recovery (engine_log.cc): FailedPrecondition if `disk` is loaded; LOCAL.uploaded_seq = `seq`
+  // into `batch`, the rest of LOCAL kept.
+  Status CheckNotLoaded(DiskNo disk) ARCHIL_EXCLUDES(mu_);
+  Status PutUploadedSeq(rocksdb::WriteBatch* batch, DiskNo disk, Seq seq);
   void QueuePurge(DiskNo disk) ARCHIL_EXCLUDES(mu_);
   void PurgeLoop() ARCHIL_EXCLUDES(mu_);
   // The branch of the lineage rooted at `root` made with Idempotency-Key `key`, if any.

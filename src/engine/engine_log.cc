@@ -22,24 +22,50 @@ Result<std::vector<std::pair<Seq, std::string>>> Engine::OutboxRecords(DiskNo di
   return out;
 }
 
-Status Engine::ApplyLogRecords(DiskNo disk, const std::vector<std::string>& records) {
-  {
-    MutexLock lock(&mu_);
-    if (disks_.count(disk.value())) {
-      return Status::FailedPrecondition("disk " + DiskIdFromNo(disk).str() +
-                                        " is open: log records are applied before it is loaded");
-    }
-  }
-  Seq last;
+namespace {
+
+// The disk's COUNTERS.last_seq in `db` (0, with `*found` false, if it has none).
+Result<Seq> LastSeqIn(rocksdb::DB* db, const rocksdb::ReadOptions& ro,
+                      rocksdb::ColumnFamilyHandle* meta, DiskNo disk, bool* found) {
   std::string v;
-  rocksdb::Status got = db_->Get(rocksdb::ReadOptions(), core_.cfs[Cf::kMeta],
-                                 MetaKey(disk, MetaType::kCounters), &v);
-  if (got.ok()) {
-    ARCHIL_ASSIGN_OR_RETURN(CountersRecord c, DecodeCounters(v));
-    last = c.last_seq;
-  } else if (!got.IsNotFound()) {
-    return FromRocks(got, "read the counters");
+  rocksdb::Status got = db->Get(ro, meta, MetaKey(disk, MetaType::kCounters), &v);
+  *found = got.ok();
+  if (got.IsNotFound()) return Seq(0);
+  ARCHIL_RETURN_IF_ERROR(FromRocks(got, "read the counters"));
+  ARCHIL_ASSIGN_OR_RETURN(CountersRecord c, DecodeCounters(v));
+  return c.last_seq;
+}
+
+}  // namespace
+
+Status Engine::CheckNotLoaded(DiskNo disk) {
+  MutexLock lock(&mu_);
+  if (disks_.count(disk.value())) {
+    return Status::FailedPrecondition("disk " + DiskIdFromNo(disk).str() +
+                                      " is open: recovery writes a disk before it is loaded");
   }
+  return Status::Ok();
+}
+
+Status Engine::PutUploadedSeq(rocksdb::WriteBatch* batch, DiskNo disk, Seq seq) {
+  const std::string key = MetaKey(disk, MetaType::kLocal);
+  LocalRecord local;
+  std::string v;
+  rocksdb::Status got = db_->Get(rocksdb::ReadOptions(), core_.cfs[Cf::kMeta], key, &v);
+  if (got.ok()) {
+    ARCHIL_ASSIGN_OR_RETURN(local, DecodeLocal(v));
+  } else if (!got.IsNotFound()) {
+    return FromRocks(got, "read LOCAL");
+  }
+  local.uploaded_seq = seq;
+  return FromRocks(batch->Put(core_.cfs[Cf::kMeta], key, EncodeLocal(local)), "write LOCAL");
+}
+
+Status Engine::ApplyLogRecords(DiskNo disk, const std::vector<std::string>& records) {
+  ARCHIL_RETURN_IF_ERROR(CheckNotLoaded(disk));
+  bool found = false;
+  ARCHIL_ASSIGN_OR_RETURN(
+      Seq last, LastSeqIn(db_.get(), rocksdb::ReadOptions(), core_.cfs[Cf::kMeta], disk, &found));
   rocksdb::WriteBatch batch;
   for (const std::string& encoded : records) {
     ARCHIL_ASSIGN_OR_RETURN(LogRecord r, DecodeLogRecord(encoded, disk));
@@ -57,8 +83,60 @@ Status Engine::ApplyLogRecords(DiskNo disk, const std::vector<std::string>& reco
       ARCHIL_RETURN_IF_ERROR(FromRocks(s, "replay a log record"));
     }
   }
-  if (batch.Count() == 0) return Status::Ok();
+  if (records.empty()) return Status::Ok();
+  ARCHIL_RETURN_IF_ERROR(PutUploadedSeq(&batch, disk, last));
   return queue_->CommitBatch(std::move(batch)).WithContext("apply log records");
+}
+
+Status Engine::ScanDiskState(
+    DiskNo disk, const std::function<Status(Seq)>& begin,
+    const std::function<Status(Cf, std::string_view, std::string_view)>& each) {
+  DbView view(db_.get());
+  std::string v;
+  Result<std::string> counters = view.Get(core_.cfs[Cf::kMeta], MetaKey(disk, MetaType::kCounters));
+  if (!counters.ok()) return counters.status().WithContext("scan disk state");
+  ARCHIL_ASSIGN_OR_RETURN(CountersRecord c, DecodeCounters(*counters));
+  ARCHIL_RETURN_IF_ERROR(begin(c.last_seq));
+  const KeyRange range = DiskRange(disk);
+  for (size_t i = 0; i < kNumCfs; ++i) {
+    const Cf cf = static_cast<Cf>(i);
+    if (!LoggedCf(cf)) continue;
+    std::unique_ptr<rocksdb::Iterator> it = view.NewIterator(core_.cfs[cf]);
+    for (it->Seek(range.begin);
+         it->Valid() && (range.end.empty() || it->key().compare(range.end) < 0); it->Next()) {
+      const std::string_view key = it->key().ToStringView();
+      if (!LoggedKey(cf, key)) continue;
+      ARCHIL_RETURN_IF_ERROR(each(cf, key, it->value().ToStringView()));
+    }
+    ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "scan disk state"));
+  }
+  return Status::Ok();
+}
+
+Status Engine::ApplySnapshotEntries(
+    DiskNo disk, Seq seq, bool first,
+    const std::vector<std::tuple<Cf, std::string, std::string>>& entries) {
+  ARCHIL_RETURN_IF_ERROR(CheckNotLoaded(disk));
+  if (first) {
+    bool found = false;
+    ARCHIL_RETURN_IF_ERROR(
+        LastSeqIn(db_.get(), rocksdb::ReadOptions(), core_.cfs[Cf::kMeta], disk, &found).status());
+    if (found) {
+      return Status::FailedPrecondition("disk " + DiskIdFromNo(disk).str() +
+                                        " already has a log: a snapshot starts an empty disk");
+    }
+  }
+  const std::string prefix = DiskPrefix(disk);
+  rocksdb::WriteBatch batch;
+  for (const auto& [cf, key, value] : entries) {
+    if (!LoggedKey(cf, key) || !std::string_view(key).starts_with(prefix)) {
+      return Status::Corruption("snapshot of " + DiskIdFromNo(disk).str() +
+                                ": a key that is not its logged state");
+    }
+    ARCHIL_RETURN_IF_ERROR(FromRocks(batch.Put(core_.cfs[cf], key, value), "apply a snapshot"));
+  }
+  ARCHIL_RETURN_IF_ERROR(PutUploadedSeq(&batch, disk, seq));
+  return queue_->CommitBatch(std::move(batch)).WithContext("apply a snapshot");
 }
 
 std::vector<DiskNo> Engine::ListDisksAndHidden() {

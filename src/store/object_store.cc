@@ -51,4 +51,15 @@ Status ValidatePrefix(std::string_view prefix) {
   return CheckComponents(prefix, "object prefix");
 }
 
+Result<std::vector<ObjectInfo>> ListAll(ObjectStore* store, std::string_view prefix) {
+  std::vector<ObjectInfo> out;
+  std::string after;
+  for (;;) {
+    ARCHIL_ASSIGN_OR_RETURN(ListPage page, store->List(prefix, after, 1000));
+    for (ObjectInfo& o : page.objects) out.push_back(std::move(o));
+    if (!page.truncated || page.objects.empty()) return out;
+    after = out.back().key;
+  }
+}
+
 }  // namespace archil::store

@@ -107,4 +107,7 @@ Status ValidateKey(std::string_view key);
 // As ValidateKey, for a List prefix: may be empty, and may end with '/'.
 Status ValidatePrefix(std::string_view prefix);
 
+// Every object under `prefix`, in key order (List, page after page).
+Result<std::vector<ObjectInfo>> ListAll(ObjectStore* store, std::string_view prefix);
+
 }  // namespace archil::store

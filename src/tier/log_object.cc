@@ -5,6 +5,7 @@
 
 #include "base/coding.h"
 #include "base/crc32c.h"
+#include "base/strings.h"
 #include "engine/log_record.h"
 
 namespace archil::tier {
@@ -92,6 +93,24 @@ std::string LogObjectKey(engine::DiskNo disk, uint32_t owner_gen, engine::Seq fi
 
 std::string LogObjectPrefix(engine::DiskNo disk) {
   return "disks/" + engine::DiskIdFromNo(disk).str() + "/log/";
+}
+
+Result<LogObjectName> ParseLogObjectKey(std::string_view key) {
+  // disks/<dsk-id>/log/<gen:08x>/<first:016x>
+  const Status bad = Status::InvalidArgument("not a log object's key: " + std::string(key));
+  if (!key.starts_with("disks/")) return bad;
+  const size_t slash = key.find('/', 6);
+  if (slash == std::string_view::npos) return bad;
+  const std::string_view tail = key.substr(slash);
+  if (tail.size() != 5 + 8 + 1 + 16 || !tail.starts_with("/log/") || tail[13] != '/') return bad;
+  Result<DiskId> id = DiskId::Parse(key.substr(6, slash - 6));
+  if (!id.ok()) return bad;
+  Result<engine::DiskNo> disk = engine::DiskNoFromId(*id);
+  if (!disk.ok()) return bad;
+  const std::optional<uint64_t> gen = ParseLowerHex(tail.substr(5, 8), 8);
+  const std::optional<uint64_t> first = ParseLowerHex(tail.substr(14, 16), 16);
+  if (!gen || !first || *first == 0) return bad;
+  return LogObjectName{*disk, static_cast<uint32_t>(*gen), engine::Seq(*first)};
 }
 
 }  // namespace archil::tier

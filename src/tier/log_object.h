@@ -38,5 +38,12 @@ Result<LogObject> DecodeLogObject(std::string_view v);
 // "disks/<dsk-id>/log/<owner_gen:08x>/<first_seq:016x>", and the prefix of a disk's log objects.
 std::string LogObjectKey(engine::DiskNo disk, uint32_t owner_gen, engine::Seq first_seq);
 std::string LogObjectPrefix(engine::DiskNo disk);
+// The parts of a key LogObjectKey made; InvalidArgument for any other key.
+struct LogObjectName {
+  engine::DiskNo disk;
+  uint32_t owner_gen = 0;
+  engine::Seq first_seq;
+};
+Result<LogObjectName> ParseLogObjectKey(std::string_view key);
 
 }  // namespace archil::tier

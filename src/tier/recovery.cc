@@ -7,29 +7,23 @@
 #include <cerrno>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <tuple>
 
+#include "base/crc32c.h"
 #include "base/log.h"
 #include "engine/log_record.h"
 #include "io/posix_env.h"
 #include "tier/log_object.h"
+#include "tier/manifest.h"
 #include "tier/segment_uploader.h"
+#include "tier/snapshot_part.h"
+#include "tier/snapshotter.h"
 
 namespace archil::tier {
 namespace {
 
 constexpr uint64_t kPiece = uint64_t{8} << 20;
-
-// Every key under `prefix`, in key order.
-Result<std::vector<std::string>> ListAll(store::ObjectStore* store, const std::string& prefix) {
-  std::vector<std::string> keys;
-  std::string after;
-  for (;;) {
-    ARCHIL_ASSIGN_OR_RETURN(store::ListPage page, store->List(prefix, after, 1000));
-    for (const store::ObjectInfo& o : page.objects) keys.push_back(o.key);
-    if (!page.truncated || page.objects.empty()) return keys;
-    after = page.objects.back().key;
-  }
-}
 
 // Downloads object `key` to `path`, durably; returns its size.
 Result<uint64_t> Download(store::ObjectStore* store, const std::string& key,
@@ -74,41 +68,145 @@ Result<uint64_t> Download(store::ObjectStore* store, const std::string& key,
   return off;
 }
 
+// What recovery replays for one disk: a base snapshot (none: the log from seq 1) and the log
+// objects after it.
+struct DiskSource {
+  std::optional<SnapshotManifest> base;
+  std::vector<std::string> logs;  // in key order (generation, then first seq)
+  uint64_t last = 0;              // the last seq the disk recovers to
+  std::vector<std::pair<engine::DiskNo, engine::Seq>> depends;  // of records after the base
+};
+
+uint64_t BaseSeq(const DiskSource& d) { return d.base ? d.base->seq.value() : 0; }
+
+// The newest snapshot the manifest publishes whose manifest and parts are all in the store;
+// nullopt if it publishes none. Corruption if it publishes some and none is whole.
+Result<std::optional<SnapshotManifest>> ChooseBase(store::ObjectStore* store, engine::DiskNo disk) {
+  ARCHIL_ASSIGN_OR_RETURN(ManifestRead read, ReadDiskManifest(store, disk));
+  Status why;
+  for (const PublishedSnapshot& p : read.manifest.snapshots) {
+    const std::string key = SnapshotManifestKey(disk, p.owner_gen, p.seq);
+    Result<std::string> bytes = store->Get(key);
+    Result<SnapshotManifest> m =
+        bytes.ok() ? DecodeSnapshotManifest(*bytes) : Result<SnapshotManifest>(bytes.status());
+    Status s = m.ok() ? Status::Ok() : m.status().WithContext(key);
+    if (s.ok() && (m->disk != disk || m->seq != p.seq)) {
+      s = Status::Corruption(key + " is not the snapshot the manifest names");
+    }
+    for (size_t i = 0; s.ok() && i < m->parts.size(); ++i) {
+      const std::string part = SnapshotPartKey(disk, p.owner_gen, p.seq, static_cast<uint32_t>(i));
+      Result<store::ObjectInfo> head = store->Head(part);
+      if (!head.ok())
+        s = head.status().WithContext(part);
+      else if (head->size != m->parts[i].size)
+        s = Status::Corruption(part + " has the wrong size");
+    }
+    if (s.ok()) return std::optional<SnapshotManifest>(std::move(*m));
+    ARCHIL_LOG(kError) << "recovery: snapshot " << key << " is not usable: " << s.ToString();
+    why = s;
+  }
+  if (!why.ok())
+    return Status::Corruption("no published snapshot of " + engine::DiskIdFromNo(disk).str() +
+                              " is whole: " + why.message());
+  return std::optional<SnapshotManifest>();
+}
+
+Status ApplySnapshot(engine::Engine* e, store::ObjectStore* store, const SnapshotManifest& m,
+                     RecoveryReport* report) {
+  for (size_t i = 0; i < m.parts.size(); ++i) {
+    const std::string key = SnapshotPartKey(m.disk, m.owner_gen, m.seq, static_cast<uint32_t>(i));
+    ARCHIL_ASSIGN_OR_RETURN(std::string bytes, store->Get(key));
+    if (bytes.size() != m.parts[i].size || Crc32c(bytes) != m.parts[i].crc32c) {
+      return Status::Corruption(key + " is not the part its snapshot manifest lists");
+    }
+    Result<SnapshotPart> part = DecodeSnapshotPart(bytes);
+    if (!part.ok()) return part.status().WithContext(key);
+    if (part->disk != m.disk || part->seq != m.seq || part->index != i ||
+        part->entries.size() != m.parts[i].entries) {
+      return Status::Corruption(key + " is not the part its snapshot manifest lists");
+    }
+    std::vector<std::tuple<engine::Cf, std::string, std::string>> entries;
+    entries.reserve(part->entries.size());
+    for (SnapshotEntry& en : part->entries) {
+      entries.emplace_back(en.cf, std::move(en.key), std::move(en.value));
+    }
+    ARCHIL_RETURN_IF_ERROR(
+        e->ApplySnapshotEntries(m.disk, m.seq, i == 0, entries).WithContext(key));
+    report->snapshot_entries += entries.size();
+  }
+  ++report->snapshots;
+  return Status::Ok();
+}
+
+// A recovery that a crash interrupted is started again from nothing: this file says one ran.
+constexpr const char* kMarker = "/RECOVERING";
+
+Status StartMarker(const std::string& dir) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir + kMarker)) {
+    ARCHIL_LOG(kWarn) << "recovery: an earlier recovery into " << dir
+                      << " did not finish; starting again";
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      if (entry.path().filename() != kMarker + 1) std::filesystem::remove_all(entry.path(), ec);
+      if (ec) return Status::IoError("empty " + dir + ": " + ec.message());
+    }
+  } else if (std::filesystem::exists(dir + "/db/CURRENT")) {
+    return Status::FailedPrecondition("recovery: " + dir +
+                                      " already holds an engine; recover into an empty directory");
+  }
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::IoError("create " + dir + ": " + ec.message());
+  const int fd = open((dir + kMarker).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::FromErrno(errno, "create " + dir + kMarker);
+  close(fd);
+  return io::PosixEnv()->SyncDir(dir);
+}
+
+Status EndMarker(const std::string& dir) {
+  if (unlink((dir + kMarker).c_str()) != 0) return Status::FromErrno(errno, "remove the marker");
+  return io::PosixEnv()->SyncDir(dir);
+}
+
 }  // namespace
 
 Result<RecoveryReport> RecoverFromStore(const engine::EngineOptions& options,
                                         store::ObjectStore* store) {
-  if (std::filesystem::exists(options.dir + "/db/CURRENT")) {
-    return Status::FailedPrecondition("recovery: " + options.dir +
-                                      " already holds an engine; recover into an empty directory");
-  }
-  // Each disk's log objects, in key order: generation, then first seq.
-  ARCHIL_ASSIGN_OR_RETURN(std::vector<std::string> keys, ListAll(store, "disks/"));
-  std::map<uint64_t, std::vector<std::string>> logs;
-  for (const std::string& key : keys) {
-    // disks/<dsk-id>/log/<gen>/<first>
-    const size_t slash = key.find('/', 6);
-    if (slash == std::string::npos || key.compare(slash, 5, "/log/") != 0) continue;
-    Result<DiskId> id = DiskId::Parse(key.substr(6, slash - 6));
-    if (!id.ok()) continue;
-    Result<engine::DiskNo> disk = engine::DiskNoFromId(*id);
-    if (!disk.ok()) continue;
-    logs[disk->value()].push_back(key);
+  ARCHIL_RETURN_IF_ERROR(StartMarker(options.dir));
+  // Every disk with a manifest or log objects; each one's log objects in key order.
+  ARCHIL_ASSIGN_OR_RETURN(std::vector<store::ObjectInfo> objects, store::ListAll(store, "disks/"));
+  std::map<uint64_t, DiskSource> disks;
+  for (const store::ObjectInfo& object : objects) {
+    Result<LogObjectName> name = ParseLogObjectKey(object.key);
+    if (name.ok()) {
+      disks[name->disk.value()].logs.push_back(object.key);
+      continue;
+    }
+    const size_t slash = object.key.find('/', 6);
+    if (slash == std::string::npos || object.key.compare(slash, std::string::npos, "/MANIFEST")) {
+      continue;
+    }
+    Result<DiskId> id = DiskId::Parse(std::string_view(object.key).substr(6, slash - 6));
+    Result<engine::DiskNo> disk =
+        id.ok() ? engine::DiskNoFromId(*id) : Result<engine::DiskNo>(id.status());
+    if (disk.ok()) disks[disk->value()];
   }
   RecoveryReport report;
-  // First read: each disk's last seq and what its records depend on.
-  std::map<uint64_t, uint64_t> last;
-  std::map<uint64_t, std::vector<std::pair<engine::DiskNo, engine::Seq>>> depends;
-  for (const auto& [no, objects] : logs) {
-    for (const std::string& key : objects) {
+  // First read: each disk's base, its last seq, and what its records after the base depend on.
+  for (auto& [no, d] : disks) {
+    const engine::DiskNo disk(no);
+    ARCHIL_ASSIGN_OR_RETURN(d.base, ChooseBase(store, disk));
+    d.last = BaseSeq(d);
+    for (const std::string& key : d.logs) {
       ARCHIL_ASSIGN_OR_RETURN(std::string bytes, store->Get(key));
       Result<LogObject> o = DecodeLogObject(bytes);
       if (!o.ok()) return o.status().WithContext(key);
-      if (o->disk.value() != no) return Status::Corruption(key + " holds another disk's log");
-      last[no] = o->last_seq().value();
+      if (o->disk != disk) return Status::Corruption(key + " holds another disk's log");
+      d.last = std::max(d.last, o->last_seq().value());
       for (const std::string& rec : o->records) {
         ARCHIL_ASSIGN_OR_RETURN(engine::LogRecord r, engine::DecodeLogRecord(rec, o->disk));
-        for (const auto& d : r.depends_on) depends[no].push_back(d);
+        if (r.seq.value() > BaseSeq(d)) {
+          for (const auto& dep : r.depends_on) d.depends.push_back(dep);
+        }
       }
     }
   }
@@ -116,11 +214,11 @@ Result<RecoveryReport> RecoverFromStore(const engine::EngineOptions& options,
   // disks that need it: the shipper never lets this happen, so it is an error.
   for (bool changed = true; changed;) {
     changed = false;
-    for (auto it = logs.begin(); it != logs.end();) {
+    for (auto it = disks.begin(); it != disks.end();) {
       bool met = true;
-      for (const auto& [other, seq] : depends[it->first]) {
-        auto l = last.find(other.value());
-        if (!logs.count(other.value()) || l == last.end() || l->second < seq.value()) met = false;
+      for (const auto& [other, seq] : it->second.depends) {
+        auto o = disks.find(other.value());
+        if (o == disks.end() || o->second.last < seq.value()) met = false;
       }
       if (met) {
         ++it;
@@ -129,41 +227,52 @@ Result<RecoveryReport> RecoverFromStore(const engine::EngineOptions& options,
       ARCHIL_LOG(kError) << "recovery: dropping " << engine::DiskIdFromNo(engine::DiskNo(it->first))
                          << ": its log depends on more of another disk's log than the store holds";
       ++report.dropped_disks;
-      it = logs.erase(it);
+      it = disks.erase(it);
       changed = true;
     }
   }
   {
     ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> e, engine::Engine::Open(options));
-    for (const auto& [no, objects] : logs) {
+    for (const auto& [no, d] : disks) {
       const engine::DiskNo disk(no);
-      for (const std::string& key : objects) {
+      if (d.base) ARCHIL_RETURN_IF_ERROR(ApplySnapshot(e.get(), store, *d.base, &report));
+      for (const std::string& key : d.logs) {
         ARCHIL_ASSIGN_OR_RETURN(std::string bytes, store->Get(key));
         Result<LogObject> o = DecodeLogObject(bytes);
         if (!o.ok()) return o.status().WithContext(key);
         if (o->disk != disk) return Status::Corruption(key + " holds another disk's log");
-        ARCHIL_RETURN_IF_ERROR(e->ApplyLogRecords(disk, o->records).WithContext(key));
+        if (o->last_seq().value() <= BaseSeq(d)) continue;  // in the snapshot
+        const size_t skip = o->first_seq.value() > BaseSeq(d)
+                                ? 0
+                                : static_cast<size_t>(BaseSeq(d) - o->first_seq.value() + 1);
+        const std::vector<std::string> after(o->records.begin() + static_cast<ptrdiff_t>(skip),
+                                             o->records.end());
+        ARCHIL_RETURN_IF_ERROR(e->ApplyLogRecords(disk, after).WithContext(key));
         ++report.log_objects;
-        report.records += o->records.size();
+        report.records += after.size();
       }
       ++report.disks;
     }
   }
   // Reopened, the engine knows the lineages, which name the segment objects.
-  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> e, engine::Engine::Open(options));
-  for (const auto& [no, objects] : logs) {
-    const engine::DiskNo disk(no);
-    Result<engine::LineageInfo> lineage = e->Lineage(disk);
-    if (!lineage.ok()) continue;  // a disk whose log ends in its deletion
-    ARCHIL_ASSIGN_OR_RETURN(auto segments, e->SegmentFilesOf(disk));
-    for (const auto& [seg, path] : segments) {
-      const std::string key = SegmentUploader::ObjectKey(lineage->root, disk, seg);
-      ARCHIL_ASSIGN_OR_RETURN(uint64_t size, Download(store, key, path));
-      ++report.segments;
-      report.segment_bytes += size;
+  {
+    ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> e, engine::Engine::Open(options));
+    for (const auto& [no, d] : disks) {
+      const engine::DiskNo disk(no);
+      Result<engine::LineageInfo> lineage = e->Lineage(disk);
+      if (!lineage.ok()) continue;  // a disk whose log ends in its deletion
+      ARCHIL_ASSIGN_OR_RETURN(auto segments, e->SegmentFilesOf(disk));
+      for (const auto& [seg, path] : segments) {
+        const std::string key = SegmentUploader::ObjectKey(lineage->root, disk, seg);
+        ARCHIL_ASSIGN_OR_RETURN(uint64_t size, Download(store, key, path));
+        ++report.segments;
+        report.segment_bytes += size;
+      }
     }
   }
-  ARCHIL_LOG(kInfo) << "recovery: " << report.disks << " disks, " << report.records
+  ARCHIL_RETURN_IF_ERROR(EndMarker(options.dir));
+  ARCHIL_LOG(kInfo) << "recovery: " << report.disks << " disks, " << report.snapshots
+                    << " snapshots (" << report.snapshot_entries << " keys), " << report.records
                     << " log records in " << report.log_objects << " objects, " << report.segments
                     << " segments (" << report.segment_bytes << " bytes)";
   return report;

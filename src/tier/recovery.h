@@ -1,17 +1,23 @@
 // Recovery from the object store (docs/tiering.md §6): an engine directory with no engine in it
 // is filled from the bucket, so that a fresh server serves every disk it held.
 //
-// As built (no snapshots yet, so the whole log is kept and replayed): every disk with log objects
-// under disks/<dsk-id>/log/ is recovered. Its log objects are read in key order (generation, then
-// first seq), checked (tier/log_object.h), and their records applied in seq order
-// (Engine::ApplyLogRecords refuses a gap or a repeat). The objects are read twice: first to learn
-// each disk's last seq and its records' dependencies, so that a disk whose log needs more of
-// another disk's log than the store holds (a branch without its fork point) is dropped, with an
-// error logged and counted, rather than recovered broken; the disks that need it are dropped too.
-// Then every segment the recovered records name is downloaded to its file: a temporary file, fsync,
-// rename, fsync of the directory. A segment object that is missing fails the recovery, naming it:
-// with the shipper's rule (a record ships only once its segments are stored) that means the bucket
-// lost an object.
+// Every disk with a MANIFEST or log objects under disks/<dsk-id>/ is recovered:
+//  1. its base: the newest snapshot its MANIFEST publishes whose manifest and parts are all in
+//     the store (the older retained one if the newest is not whole; none if it publishes none,
+//     and then the log from seq 1). Its parts are checked (size, CRC-32C, the strict decoder)
+//     and written (Engine::ApplySnapshotEntries);
+//  2. its log objects in key order (generation, then first seq), checked (tier/log_object.h),
+//     their records after the base applied in seq order (Engine::ApplyLogRecords refuses a gap
+//     or a repeat). The objects are read twice: first to learn each disk's last seq and the
+//     dependencies of its records, so that a disk whose log needs more of another disk's log
+//     than the store holds (a branch without its fork point) is dropped, with an error logged
+//     and counted, rather than recovered broken; the disks that need it are dropped too;
+//  3. every segment the recovered state names is downloaded to its file: a temporary file,
+//     fsync, rename, fsync of the directory. A segment object that is missing fails the
+//     recovery, naming it: with the shipper's rule (a record ships only once its segments are
+//     stored) that means the bucket lost an object.
+// A file RECOVERING in the directory marks a recovery under way: one that a crash interrupted is
+// started again from an empty directory.
 //
 // The recovered disks hold every write whose log record was shipped: the recovery point of
 // docs/tiering.md §7. What is recovered is what the engine's own state was at the last shipped
@@ -30,6 +36,8 @@ namespace archil::tier {
 
 struct RecoveryReport {
   uint64_t disks = 0;
+  uint64_t snapshots = 0;
+  uint64_t snapshot_entries = 0;
   uint64_t log_objects = 0;
   uint64_t records = 0;
   uint64_t segments = 0;
@@ -38,8 +46,8 @@ struct RecoveryReport {
 };
 
 // Fills the engine directory `options.dir` from `store`. REQUIRES: `options.dir` holds no engine
-// (FailedPrecondition if its database exists). The engine is closed again on return; open it as
-// usual.
+// (FailedPrecondition if its database exists), or one that an interrupted recovery left. The engine
+// is closed again on return; open it as usual.
 Result<RecoveryReport> RecoverFromStore(const engine::EngineOptions& options,
                                         store::ObjectStore* store);
 

@@ -1,0 +1,85 @@
+// Collector: deletes the objects that no retained recovery base can reach (docs/tiering.md §4).
+//
+// The retained bases of a disk are the snapshots its MANIFEST lists (the two newest published),
+// each with the log after it. A pass, for every disk the engine holds (hidden ones too):
+//  - a log object is unreachable once the next one starts at or below the older retained
+//    snapshot's seq + 1 (every record in it is at or below that seq); the newest never is;
+//  - a snapshot's objects are unreachable when it is not retained and older than the newest
+//    retained one (published and later superseded, or uploaded and never published);
+//  - a segment object of the disk is unreachable when the engine has no SEG record of it (it
+//    died, and with a tier a segment dies only once uploaded), no retained snapshot of the disk
+//    lists it, and no record in any retained log object of any disk references it (segrefs).
+// An object is deleted only when it has been unreachable in every pass for `grace_ms`, measured
+// on this process's monotonic clock from the first pass that found it so. The grace is for
+// readers of an older MANIFEST (a recovery that started before a publish). A restart starts the
+// count again: it only ever delays a deletion. Wall-clock age alone never deletes anything.
+//
+// Not built: the objects of a disk the engine no longer holds (deleted and purged) stay.
+//
+// Thread-safety: one thread runs Pass() (or Start()); stats() from any thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/mutex.h"
+#include "base/status.h"
+#include "engine/engine.h"
+#include "store/object_store.h"
+#include "tier/pass_loop.h"
+
+namespace archil::tier {
+
+struct CollectorOptions {
+  engine::Engine* engine = nullptr;     // REQUIRES: outlives the collector
+  store::ObjectStore* store = nullptr;  // REQUIRES: outlives the collector
+  const Clock* clock = nullptr;         // REQUIRES: outlives the collector
+  int64_t grace_ms = int64_t{24} * 3600 * 1000;
+  int interval_ms = 60000;
+};
+
+struct CollectorStats {
+  uint64_t deleted_log_objects = 0;
+  uint64_t deleted_snapshot_objects = 0;
+  uint64_t deleted_segments = 0;
+  uint64_t waiting = 0;  // at the end of the last pass: unreachable, inside the grace period
+  uint64_t failed_passes = 0;
+  std::string last_error;
+};
+
+class Collector {
+ public:
+  explicit Collector(const CollectorOptions& options);
+  Collector(const Collector&) = delete;
+  Collector& operator=(const Collector&) = delete;
+
+  Status Pass();
+  void Start() { loop_.Start(); }
+  CollectorStats stats() const ARCHIL_EXCLUDES(mu_);
+
+ private:
+  enum class Kind { kLog, kSnapshot, kSegment };
+  struct DiskPlan;
+  // What of `disk` is unreachable, and the segrefs its retained log objects hold.
+  Status Plan(engine::DiskNo disk, DiskPlan* plan);
+  // The segrefs of a stored log object, read once (objects never change).
+  Result<const std::vector<std::pair<uint64_t, uint64_t>>*> SegrefsOf(const std::string& key);
+  // The segments a stored snapshot lists, read once.
+  Result<const std::vector<uint64_t>*> SegmentsOf(const std::string& manifest_key);
+
+  const CollectorOptions options_;
+  // Touched by the pass's thread only.
+  std::map<std::string, int64_t> unreachable_since_;  // key -> monotonic ns
+  std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> segrefs_;
+  std::map<std::string, std::vector<uint64_t>> snapshot_segments_;
+  mutable Mutex mu_;
+  CollectorStats stats_ ARCHIL_GUARDED_BY(mu_);
+  PassLoop loop_;  // last
+};
+
+}  // namespace archil::tier
