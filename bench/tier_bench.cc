@@ -74,7 +74,8 @@ void Run(const std::string& dir, int files) {
   posix::Ino parent = posix::kRootIno;
   for (int i = 0; i < files; ++i) {
     if (i % 100 == 0) {
-      parent = Take(fs->Mkdir(posix::kRootIno, "d" + std::to_string(i / 100), 0755, {}), "mkdir").ino;
+      parent =
+          Take(fs->Mkdir(posix::kRootIno, "d" + std::to_string(i / 100), 0755, {}), "mkdir").ino;
     }
     const posix::Attr f =
         Take(fs->Mknod(parent, "f" + std::to_string(i), S_IFREG | 0644, 0, {}), "create");

@@ -7,6 +7,7 @@
 #include "base/crc32c.h"
 #include "base/strings.h"
 #include "engine/log_record.h"
+#include "tier/object_frame.h"
 
 namespace archil::tier {
 namespace {
@@ -14,7 +15,6 @@ namespace {
 constexpr std::string_view kMagic("ARCHLOG\0", 8);
 constexpr std::string_view kEndMagic("ARCHLEND", 8);
 constexpr size_t kHeader = 48;
-constexpr size_t kTrailer = 16;
 
 Status Bad(const std::string& what) { return Status::Corruption("log object: " + what); }
 
@@ -30,30 +30,19 @@ std::string EncodeLogObject(const LogObject& o) {
   PutFixed64LE(&v, o.first_seq.value());
   PutFixed64LE(&v, o.last_seq().value());
   PutFixed32LE(&v, static_cast<uint32_t>(o.records.size()));
-  PutFixed32LE(&v, Crc32c(v));
+  PutFixed32LE(&v, 0);  // the header CRC, set by FinishFrame
   for (const std::string& r : o.records) {
     PutFixed32LE(&v, static_cast<uint32_t>(r.size()));
     PutFixed32LE(&v, Crc32c(r));
     v.append(r);
   }
-  PutFixed32LE(&v, static_cast<uint32_t>(v.size() + kTrailer));
-  PutFixed32LE(&v, Crc32c(v));
-  v.append(kEndMagic);
+  FinishFrame(&v, kHeader, kEndMagic);
   return v;
 }
 
 Result<LogObject> DecodeLogObject(std::string_view v) {
-  if (v.size() < kHeader + kTrailer) return Bad(std::to_string(v.size()) + " bytes, too short");
-  if (v.substr(0, 8) != kMagic) return Bad("bad magic");
-  if (v.substr(v.size() - 8) != kEndMagic) return Bad("bad end magic (torn?)");
-  if (DecodeFixed32LE(v.data() + 44) != Crc32c(v.data(), 44)) return Bad("header CRC mismatch");
-  const size_t end = v.size() - kTrailer;
-  if (DecodeFixed32LE(v.data() + end) != v.size()) return Bad("length field mismatch");
-  if (DecodeFixed32LE(v.data() + end + 4) != Crc32c(v.data(), end + 4)) {
-    return Bad("object CRC mismatch");
-  }
-  if (DecodeFixed16LE(v.data() + 8) != 1) return Bad("fmt unsupported");
-  if (DecodeFixed16LE(v.data() + 10) != 0) return Bad("reserved bytes set");
+  ARCHIL_RETURN_IF_ERROR(CheckFrame(v, kMagic, kEndMagic, kHeader, "log object"));
+  const size_t end = v.size() - kFrameTrailer;
   LogObject o;
   o.owner_gen = DecodeFixed32LE(v.data() + 12);
   o.disk = engine::DiskNo(DecodeFixed64LE(v.data() + 16));

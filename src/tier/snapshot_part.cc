@@ -4,9 +4,9 @@
 #include <cstdio>
 
 #include "base/coding.h"
-#include "base/crc32c.h"
 #include "engine/keys.h"
 #include "engine/log_record.h"
+#include "tier/object_frame.h"
 
 namespace archil::tier {
 namespace {
@@ -14,7 +14,6 @@ namespace {
 constexpr std::string_view kMagic("ARCHSNP\0", 8);
 constexpr std::string_view kEndMagic("ARCHSEND", 8);
 constexpr size_t kHeader = 40;
-constexpr size_t kTrailer = 16;
 constexpr size_t kEntryHeader = 7;
 
 Status Bad(const std::string& what) { return Status::Corruption("snapshot part: " + what); }
@@ -45,12 +44,7 @@ std::string SnapshotPartWriter::Finish() {
   std::string n;
   PutFixed32LE(&n, n_);
   buf_.replace(32, 4, n);
-  std::string crc;
-  PutFixed32LE(&crc, Crc32c(buf_.data(), 36));
-  buf_.replace(36, 4, crc);
-  PutFixed32LE(&buf_, static_cast<uint32_t>(buf_.size() + kTrailer));
-  PutFixed32LE(&buf_, Crc32c(buf_));
-  buf_.append(kEndMagic);
+  FinishFrame(&buf_, kHeader, kEndMagic);
   return std::move(buf_);
 }
 
@@ -61,17 +55,8 @@ std::string EncodeSnapshotPart(const SnapshotPart& p) {
 }
 
 Result<SnapshotPart> DecodeSnapshotPart(std::string_view v) {
-  if (v.size() < kHeader + kTrailer) return Bad(std::to_string(v.size()) + " bytes, too short");
-  if (v.substr(0, 8) != kMagic) return Bad("bad magic");
-  if (v.substr(v.size() - 8) != kEndMagic) return Bad("bad end magic (torn?)");
-  if (DecodeFixed32LE(v.data() + 36) != Crc32c(v.data(), 36)) return Bad("header CRC mismatch");
-  const size_t end = v.size() - kTrailer;
-  if (DecodeFixed32LE(v.data() + end) != v.size()) return Bad("length field mismatch");
-  if (DecodeFixed32LE(v.data() + end + 4) != Crc32c(v.data(), end + 4)) {
-    return Bad("object CRC mismatch");
-  }
-  if (DecodeFixed16LE(v.data() + 8) != 1) return Bad("fmt unsupported");
-  if (DecodeFixed16LE(v.data() + 10) != 0) return Bad("reserved bytes set");
+  ARCHIL_RETURN_IF_ERROR(CheckFrame(v, kMagic, kEndMagic, kHeader, "snapshot part"));
+  const size_t end = v.size() - kFrameTrailer;
   SnapshotPart p;
   p.index = DecodeFixed32LE(v.data() + 12);
   p.disk = engine::DiskNo(DecodeFixed64LE(v.data() + 16));
