@@ -213,8 +213,17 @@ TEST_F(SnapshotTest, ASnapshotIsPublishedOnlyOnceItsLogIsStored) {
   EXPECT_GT(x->value(), 0u);
   EXPECT_EQ(snapshotter.Publish(DiskNo(1), *x).code(), Status::Code::kFailedPrecondition);
   EXPECT_EQ(mem.objects().count(DiskManifestKey(DiskNo(1))), 0u);
-  // Taken again at the same seq, it adopts what it stored.
+  // Taken again at the same seq, it keeps what it stored: the same state, whoever took it.
+  const std::string manifest_key = SnapshotManifestKey(DiskNo(1), 1, *x);
+  const std::string stored = mem.objects().at(manifest_key);
+  clock_.Advance(1000000);
   EXPECT_EQ(*snapshotter.TakeAndUpload(DiskNo(1)), *x);
+  EXPECT_EQ(mem.objects().at(manifest_key), stored);
+  // Parts that an interrupted attempt left without their SNAPSHOT are overwritten.
+  ASSERT_TRUE(mem.Delete(manifest_key).ok());
+  mem.Set(SnapshotPartKey(DiskNo(1), 1, *x, 0), "left by a crash");
+  EXPECT_EQ(*snapshotter.TakeAndUpload(DiskNo(1)), *x);
+  EXPECT_TRUE(DecodeSnapshotPart(mem.objects().at(SnapshotPartKey(DiskNo(1), 1, *x, 0))).ok());
   ToStore(&mem);
   ASSERT_TRUE(snapshotter.Publish(DiskNo(1), *x).ok());
   Result<ManifestRead> m = ReadDiskManifest(&mem, DiskNo(1));

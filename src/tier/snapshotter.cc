@@ -38,18 +38,6 @@ SnapshotterStats Snapshotter::stats() const {
   return stats_;
 }
 
-Status Snapshotter::PutOnce(const std::string& key, const std::string& bytes) {
-  Result<std::string> put =
-      options_.store->Put(key, bytes, store::PutOptions{store::Condition::kIfAbsent, ""});
-  if (put.ok()) return Status::Ok();
-  if (put.status().code() != Status::Code::kAlreadyExists) return put.status();
-  ARCHIL_ASSIGN_OR_RETURN(std::string stored, options_.store->Get(key));
-  if (stored != bytes) {
-    return Status::Corruption("stored " + key + " differs from this server's snapshot");
-  }
-  return Status::Ok();  // an earlier attempt's, adopted
-}
-
 Result<engine::Seq> Snapshotter::TakeAndUpload(engine::DiskNo disk) {
   SnapshotManifest m;
   m.disk = disk;
@@ -61,18 +49,31 @@ Result<engine::Seq> Snapshotter::TakeAndUpload(engine::DiskNo disk) {
     const uint32_t entries = part->entries();
     std::string encoded = part->Finish();
     part.reset();
-    ARCHIL_RETURN_IF_ERROR(PutOnce(
-        SnapshotPartKey(disk, m.owner_gen, m.seq, static_cast<uint32_t>(m.parts.size())), encoded));
+    // A part left by an attempt that never wrote SNAPSHOT is unreferenced: overwrite it.
+    ARCHIL_RETURN_IF_ERROR(
+        options_.store
+            ->Put(SnapshotPartKey(disk, m.owner_gen, m.seq, static_cast<uint32_t>(m.parts.size())),
+                  encoded, store::PutOptions{})
+            .status());
     m.parts.push_back({encoded.size(), Crc32c(encoded), entries});
     bytes += encoded.size();
     return Status::Ok();
   };
   const std::string seg_prefix = engine::MetaKey(disk, engine::MetaType::kSeg);
+  bool stored = false;
   Status s = options_.engine->ScanDiskState(
       disk,
-      [&](engine::Seq x) {
+      [&](engine::Seq x) -> Status {
         m.seq = x;
-        return Status::Ok();
+        // A snapshot at X under this generation is the disk's state at X, whoever stored it
+        // (an earlier attempt that a crash interrupted before it published): keep it.
+        Result<store::ObjectInfo> head =
+            options_.store->Head(SnapshotManifestKey(disk, m.owner_gen, x));
+        if (head.ok()) {
+          stored = true;
+          return Status::AlreadyExists("stored already");  // ends the scan
+        }
+        return head.status().code() == Status::Code::kNotFound ? Status::Ok() : head.status();
       },
       [&](engine::Cf cf, std::string_view key, std::string_view value) -> Status {
         if (cf == engine::Cf::kMeta && key.starts_with(seg_prefix)) {
@@ -86,13 +87,16 @@ Result<engine::Seq> Snapshotter::TakeAndUpload(engine::DiskNo disk) {
         part->Add(cf, key, value);
         return part->size() >= options_.part_bytes ? flush() : Status::Ok();
       });
+  if (stored) return m.seq;
   ARCHIL_RETURN_IF_ERROR(s);
   if (part || m.parts.empty()) {
     if (!part) part = std::make_unique<SnapshotPartWriter>(disk, m.seq, 0);
     ARCHIL_RETURN_IF_ERROR(flush());
   }
-  ARCHIL_RETURN_IF_ERROR(
-      PutOnce(SnapshotManifestKey(disk, m.owner_gen, m.seq), EncodeSnapshotManifest(m)));
+  Result<std::string> put =
+      options_.store->Put(SnapshotManifestKey(disk, m.owner_gen, m.seq), EncodeSnapshotManifest(m),
+                          store::PutOptions{store::Condition::kIfAbsent, ""});
+  if (!put.ok() && put.status().code() != Status::Code::kAlreadyExists) return put.status();
   MutexLock lock(&mu_);
   ++stats_.taken;
   stats_.parts += m.parts.size();

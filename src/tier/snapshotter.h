@@ -6,9 +6,10 @@
 //   1. Take: Engine::ScanDiskState reads the disk's logged keys in one RocksDB snapshot S, and
 //      X = the disk's last seq in S. The keys are cut into parts of about `part_bytes`;
 //   2. Upload: each part is PUT as disks/<dsk-id>/snap/<gen:08x>-<X:016x>/part-<i:06x>, then the
-//      snapshot manifest SNAPSHOT (tier/manifest.h), all with If-None-Match: *. A name that is
-//      taken holds what an earlier attempt stored (a snapshot at X is the same keys): equal bytes
-//      are adopted, different ones are Corruption for that disk;
+//      snapshot manifest SNAPSHOT (tier/manifest.h) with If-None-Match: *. A snapshot at X under
+//      this generation is the disk's state at X whoever stored it, so a SNAPSHOT already there
+//      (an attempt a crash interrupted before it published) is kept, and nothing is uploaded;
+//      parts without their SNAPSHOT are referenced by nothing, and are overwritten;
 //   3. Publish, only once LOCAL.uploaded_seq >= X (every record up to X is in the store, so every
 //      segment S references is too): a compare-and-swap of disks/<dsk-id>/MANIFEST on its etag,
 //      with X first in its list of snapshots and the previous newest second. Until then the
@@ -75,8 +76,6 @@ class Snapshotter {
 
  private:
   Status SnapshotDisk(engine::DiskNo disk);
-  // Puts `bytes` under `key` if absent; an object already there must hold the same bytes.
-  Status PutOnce(const std::string& key, const std::string& bytes);
 
   const SnapshotterOptions options_;
   const int64_t started_ns_;
