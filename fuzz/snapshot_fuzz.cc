@@ -1,5 +1,6 @@
 // Fuzzes the decoders of a snapshot as recovery reads it from the object store: snapshot parts
-// (src/tier/snapshot_part.h), snapshot manifests and disk manifests (src/tier/manifest.h). A
+// (src/tier/snapshot_part.h), snapshot manifests and disk manifests (src/tier/manifest.h), and
+// the catalog's pointer catalog/LATEST (src/tier/catalog_shipper.h). A
 // bucket can hold any bytes. Each decoder returns a value or Corruption, never crashes. A part
 // has one encoding, so what is accepted encodes back to the same bytes; a manifest's JSON can be
 // spelt many ways, so what is accepted decodes again, from its own encoding, to the same value.
@@ -8,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "tier/catalog_shipper.h"
 #include "tier/manifest.h"
 #include "tier/snapshot_part.h"
 
@@ -26,7 +28,7 @@ void CheckRefusal(const Result<T>& r) {
 void Run(const uint8_t* data, size_t size) {
   if (size == 0) return;
   std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 4) {
     case 0: {
       Result<SnapshotPart> p = DecodeSnapshotPart(body);
       if (p.ok()) {
@@ -43,6 +45,16 @@ void Run(const uint8_t* data, size_t size) {
         Check(again.ok() && *again == *m);
       } else {
         CheckRefusal(m);
+      }
+      break;
+    }
+    case 3: {
+      Result<CatalogPointer> p = DecodeCatalogPointer(body);
+      if (p.ok()) {
+        Result<CatalogPointer> again = DecodeCatalogPointer(EncodeCatalogPointer(*p));
+        Check(again.ok() && *again == *p);
+      } else {
+        CheckRefusal(p);
       }
       break;
     }

@@ -703,4 +703,17 @@ Result<std::string> SqliteCatalog::Pragma(std::string_view name) {
   return s.Text(0);
 }
 
+Status SqliteCatalog::BackupTo(const std::string& path) {
+  if (access(path.c_str(), F_OK) == 0) return Status::AlreadyExists(path + " exists");
+  Held lock(this);
+  Stmt s(this, "VACUUM INTO ?");
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  return s.Bind(path).Run().WithContext("back up the catalog to " + path);
+}
+
+uint64_t SqliteCatalog::WriteCount() {
+  Held lock(this);
+  return static_cast<uint64_t>(sqlite3_total_changes64(db_));
+}
+
 }  // namespace archil

@@ -50,6 +50,14 @@ class SqliteCatalog final : public Catalog {
   // waits seconds for its fsync is a stalled disk, which /api/health reports.
   int64_t BusyNs() const override;
 
+  // A consistent copy of the whole catalog in a new file `path` (VACUUM INTO), for the copy kept
+  // in the object store (docs/tiering.md §13). AlreadyExists if `path` exists. The copy is not
+  // synced: the caller fsyncs it or uploads it.
+  Status BackupTo(const std::string& path);
+  // How many rows every write so far changed, since the catalog was opened: a backup is needed
+  // only when this moved since the last one.
+  uint64_t WriteCount();
+
   // The value of a durability setting on the catalog's connection, as SQLite reports it
   // ("synchronous" -> "2" for FULL, "journal_mode" -> "wal"), for diagnostics and tests.
   // InvalidArgument for any other pragma.

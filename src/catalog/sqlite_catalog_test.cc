@@ -87,6 +87,24 @@ TEST_F(SqliteCatalogTest, CreateGetAndIdempotentCreate) {
   EXPECT_EQ(got->users[0].identifier, Hex16(100));
 }
 
+TEST_F(SqliteCatalogTest, ABackupIsAWholeCatalogThatOpens) {
+  const uint64_t before = catalog_->WriteCount();
+  ASSERT_TRUE(catalog_->CreateDisk(MakeDisk(Id(1), "a"), MakeUser(Hex16(100), Id(1))).ok());
+  EXPECT_GT(catalog_->WriteCount(), before);
+  const uint64_t written = catalog_->WriteCount();
+  ASSERT_TRUE(catalog_->GetDisk(Id(1)).ok());
+  EXPECT_EQ(catalog_->WriteCount(), written);  // reads change nothing
+  const std::string copy = (dir_ / "copy.db").string();
+  ASSERT_TRUE(catalog_->BackupTo(copy).ok());
+  EXPECT_EQ(catalog_->BackupTo(copy).code(), Status::Code::kAlreadyExists);
+  auto c = SqliteCatalog::Open(copy);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto got = (*c)->GetDisk(Id(1));
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->name, "a");
+  EXPECT_EQ((*c)->GetDiskUser(Hex16(100))->disk_id, Id(1));
+}
+
 // A statement that cannot be prepared (its table was dropped by someone else under a live
 // catalog) is an error, not a crash (the statement's cleanup once dereferenced NULL).
 TEST_F(SqliteCatalogTest, AStatementThatCannotBePreparedIsAnError) {

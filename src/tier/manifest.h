@@ -19,7 +19,7 @@
 
 namespace archil::tier {
 
-enum class EnvelopeKind : uint16_t { kDiskManifest = 1, kSnapshotManifest = 2 };
+enum class EnvelopeKind : uint16_t { kDiskManifest = 1, kSnapshotManifest = 2, kCatalogPointer = 3 };
 
 // REQUIRES: body is valid UTF-8.
 std::string EncodeEnvelope(EnvelopeKind kind, std::string_view body);
