@@ -6,11 +6,14 @@
 //   tier_bench --dir DIR [--files N]
 //
 // Rows ("ROW: ..." as every bench script prints them; '#' lines are details):
+//   floor, copying the segment files once   the data a recovery downloads, copied and synced
 //   log shipped per file                    log bytes in the bucket per file created and written
 //   snapshot, N files                       Take + Upload of the disk's state; ms and MiB/s
 //   recovery from the log, N files          RecoverFromStore with no snapshot published
 //   recovery from the snapshot, N files     RecoverFromStore from the snapshot (no log after it)
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -95,12 +98,30 @@ void Run(const std::string& dir, int files) {
               (files + 99) / 100, log_bytes / 1048576.0);
   std::printf("log shipped per file: %.0f bytes\n", double(log_bytes) / files);
 
+  // The floor of any recovery that downloads the data: copying the segment files once, synced.
   auto t = Clock::now();
+  std::filesystem::create_directories(dir + "/floor");
+  uint64_t copied = 0;
+  for (const auto& [seg, path] : Take(e->SegmentFilesOf(disk), "segments")) {
+    const std::string to = dir + "/floor/" + std::to_string(seg.value());
+    std::filesystem::copy_file(path, to);
+    const int fd = ::open(to.c_str(), O_RDONLY);
+    if (fd < 0 || ::fsync(fd) != 0) Die("fsync " + to);
+    ::close(fd);
+    copied += std::filesystem::file_size(to);
+  }
+  Check(io::PosixEnv()->SyncDir(dir + "/floor"), "sync");
+  std::printf("floor, copying the segment files once (%.1f MiB, synced): %.0f ms\n",
+              copied / 1048576.0, MsSince(t));
+
+  t = Clock::now();
   const std::string fresh1 = dir + "/from-log";
   RecoveryReport r1 = Take(RecoverFromStore(Options(fresh1), bucket.get()), "recover from the log");
   const double from_log = MsSince(t);
-  std::printf("recovery from the log, %d files: %.0f ms (%llu records)\n", files, from_log,
-              (unsigned long long)r1.records);
+  std::printf("# recovery from the log: %llu records, %llu segments (%.1f MiB) downloaded\n",
+              (unsigned long long)r1.records, (unsigned long long)r1.segments,
+              r1.segment_bytes / 1048576.0);
+  std::printf("recovery from the log, %d files: %.0f ms\n", files, from_log);
 
   SnapshotterOptions so;
   so.engine = e.get();
@@ -122,8 +143,10 @@ void Run(const std::string& dir, int files) {
   RecoveryReport r2 =
       Take(RecoverFromStore(Options(fresh2), bucket.get()), "recover from the snapshot");
   const double from_snap = MsSince(t);
-  std::printf("recovery from the snapshot, %d files: %.0f ms (%llu keys, %llu records)\n", files,
-              from_snap, (unsigned long long)r2.snapshot_entries, (unsigned long long)r2.records);
+  std::printf("# recovery from the snapshot: %llu keys, %llu records, %llu segments (%.1f MiB)\n",
+              (unsigned long long)r2.snapshot_entries, (unsigned long long)r2.records,
+              (unsigned long long)r2.segments, r2.segment_bytes / 1048576.0);
+  std::printf("recovery from the snapshot, %d files: %.0f ms\n", files, from_snap);
   e.reset();
   std::filesystem::remove_all(dir);
 }
