@@ -242,6 +242,16 @@ TEST_F(SnapshotTest, ASnapshotIsPublishedOnlyOnceItsLogIsStored) {
     EXPECT_EQ(m->manifest.snapshots[0].seq, *y);
     EXPECT_GT(y->value(), m->manifest.snapshots[1].seq.value());
   }
+  // A snapshot waiting for the log of a disk that is then deleted is dropped.
+  ASSERT_TRUE(a_->CreateDisk(DiskNo(2), {}).ok());
+  ToStore(&mem);
+  ASSERT_TRUE((*a_->Disk(DiskNo(2)))->Mkdir(posix::kRootIno, "x", 0755, {}).ok());
+  ASSERT_TRUE(snapshotter.Pass().ok());
+  EXPECT_EQ(snapshotter.stats().waiting, 1u);  // taken at X, its log not stored past X - 1
+  ASSERT_TRUE(a_->DeleteDisk(DiskNo(2)).ok());
+  ASSERT_TRUE(a_->CheckInvariants().ok());  // waits for the purge
+  ASSERT_TRUE(snapshotter.Pass().ok());
+  EXPECT_EQ(snapshotter.stats().waiting, 0u);
   // The pass publishes a waiting snapshot once its log is shipped, and no sooner.
   Write("f");
   ASSERT_TRUE(snapshotter.Pass().ok());

@@ -1,5 +1,7 @@
 #include "tier/snapshotter.h"
 
+#include <set>
+
 #include "base/crc32c.h"
 #include "base/log.h"
 #include "engine/keys.h"
@@ -169,7 +171,16 @@ Status Snapshotter::SnapshotDisk(engine::DiskNo disk) {
 
 Status Snapshotter::Pass() {
   Status first;
-  for (engine::DiskNo disk : options_.engine->ListDisksAndHidden()) {
+  const std::vector<engine::DiskNo> disks = options_.engine->ListDisksAndHidden();
+  // A disk deleted meanwhile has nothing left to publish.
+  const std::set<uint64_t> held = [&] {
+    std::set<uint64_t> out;
+    for (engine::DiskNo d : disks) out.insert(d.value());
+    return out;
+  }();
+  std::erase_if(pending_, [&](const auto& p) { return !held.count(p.first); });
+  std::erase_if(last_taken_ns_, [&](const auto& p) { return !held.count(p.first); });
+  for (engine::DiskNo disk : disks) {
     Status s = SnapshotDisk(disk);
     if (!s.ok() && first.ok()) first = s.WithContext(engine::DiskIdFromNo(disk).str());
   }
