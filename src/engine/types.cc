@@ -15,6 +15,11 @@ Result<DiskNo> DiskNoFromId(const DiskId& id) {
   return DiskNo(v);
 }
 
+Result<DiskNo> DiskNoFromText(std::string_view text) {
+  ARCHIL_ASSIGN_OR_RETURN(DiskId id, DiskId::Parse(text));
+  return DiskNoFromId(id);
+}
+
 DiskId DiskIdFromNo(DiskNo disk) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "dsk-%016" PRIx64, disk.value());

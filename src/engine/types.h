@@ -32,6 +32,8 @@ using DiskNo = StrongInt<DiskNoTag>;
 
 // DiskId text <-> DiskNo. InvalidArgument for an empty id or for "dsk-0000000000000000".
 Result<DiskNo> DiskNoFromId(const DiskId& id);
+// The same from text ("dsk-…"), as object names hold it: InvalidArgument if it is not a disk id.
+Result<DiskNo> DiskNoFromText(std::string_view text);
 // REQUIRES: disk.value() != 0.
 DiskId DiskIdFromNo(DiskNo disk);
 

@@ -18,6 +18,10 @@ TEST(EngineTypesTest, DiskIdText) {
   EXPECT_EQ(DiskIdFromNo(DiskNo(UINT64_MAX)).str(), "dsk-ffffffffffffffff");
   EXPECT_EQ(DiskNoFromId(DiskIdFromNo(DiskNo(UINT64_MAX)))->value(), UINT64_MAX);
   EXPECT_EQ(DiskNoFromId(DiskId()).status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(*DiskNoFromText("dsk-00000000000000ff"), DiskNo(255));
+  EXPECT_FALSE(DiskNoFromText("dsk-0000000000000000").ok());
+  EXPECT_FALSE(DiskNoFromText("dsk-00000000000000FF").ok());
+  EXPECT_FALSE(DiskNoFromText("disk-1").ok());
   EXPECT_EQ(DiskNoFromId(*DiskId::Parse("dsk-0000000000000000")).status().code(),
             Status::Code::kInvalidArgument);
 }

@@ -9,18 +9,6 @@
 #include "tier/snapshotter.h"
 
 namespace archil::tier {
-namespace {
-
-// "<gen:08x>-<seq:016x>" as a snapshot's seq; nullopt for any other name.
-std::optional<uint64_t> ParseSnapshotName(std::string_view name) {
-  if (name.size() != 8 + 1 + 16 || name[8] != '-' || !IsLowerHex(name.substr(0, 8), 8)) {
-    return std::nullopt;
-  }
-  return ParseLowerHex(name.substr(9), 16);
-}
-
-}  // namespace
-
 struct Collector::DiskPlan {
   std::vector<std::pair<std::string, Kind>> unreachable;
   // Segment objects that no SEG record and no retained snapshot keeps: unreachable unless a
@@ -92,10 +80,10 @@ Status Collector::Plan(engine::DiskNo disk, DiskPlan* plan) {
   for (const store::ObjectInfo& o : snap_objects) {
     const std::string_view rest = std::string_view(o.key).substr(snap_prefix.size());
     const size_t slash = rest.find('/');
-    const std::optional<uint64_t> parsed =
+    const std::optional<PublishedSnapshot> parsed =
         slash == std::string_view::npos ? std::nullopt : ParseSnapshotName(rest.substr(0, slash));
     if (!parsed) continue;  // not ours to judge
-    const uint64_t seq = *parsed;
+    const uint64_t seq = parsed->seq.value();
     bool retained = false;
     for (const PublishedSnapshot& s : snaps) retained |= s.seq.value() == seq;
     if (!retained && seq < newest) plan->unreachable.emplace_back(o.key, Kind::kSnapshot);
@@ -106,8 +94,7 @@ Status Collector::Plan(engine::DiskNo disk, DiskPlan* plan) {
   }
 
   // Segments: listed first, so that a segment sealed after the listing is not judged.
-  std::string seg_prefix = SegmentUploader::ObjectKey(lineage->root, disk, engine::SegNo(1));
-  seg_prefix.resize(seg_prefix.rfind('/') + 1);
+  const std::string seg_prefix = SegmentUploader::ObjectPrefix(lineage->root, disk);
   ARCHIL_ASSIGN_OR_RETURN(auto seg_objects, store::ListAll(options_.store, seg_prefix));
   ARCHIL_ASSIGN_OR_RETURN(auto live, options_.engine->SegmentFilesOf(disk));
   for (const auto& [seg, path] : live) kept_segments.insert(seg.value());

@@ -92,9 +92,7 @@ Result<LogObjectName> ParseLogObjectKey(std::string_view key) {
   if (slash == std::string_view::npos) return bad;
   const std::string_view tail = key.substr(slash);
   if (tail.size() != 5 + 8 + 1 + 16 || !tail.starts_with("/log/") || tail[13] != '/') return bad;
-  Result<DiskId> id = DiskId::Parse(key.substr(6, slash - 6));
-  if (!id.ok()) return bad;
-  Result<engine::DiskNo> disk = engine::DiskNoFromId(*id);
+  Result<engine::DiskNo> disk = engine::DiskNoFromText(key.substr(6, slash - 6));
   if (!disk.ok()) return bad;
   const std::optional<uint64_t> gen = ParseLowerHex(tail.substr(5, 8), 8);
   const std::optional<uint64_t> first = ParseLowerHex(tail.substr(14, 16), 16);

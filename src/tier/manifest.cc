@@ -6,6 +6,7 @@
 #include "api/json_body.h"
 #include "base/coding.h"
 #include "base/crc32c.h"
+#include "base/strings.h"
 #include "tier/snapshot_part.h"
 
 namespace archil::tier {
@@ -42,9 +43,7 @@ Result<uint64_t> Uint(const json& o, const char* field, uint64_t max, const char
 Result<engine::DiskNo> DiskOf(const json& o, const char* what) {
   Result<std::string> id = RequiredString(o, "disk_id");
   if (!id.ok()) return Bad(std::string(what) + ": no disk_id");
-  Result<DiskId> parsed = DiskId::Parse(*id);
-  if (!parsed.ok()) return Bad(std::string(what) + ": bad disk_id");
-  Result<engine::DiskNo> no = engine::DiskNoFromId(*parsed);
+  Result<engine::DiskNo> no = engine::DiskNoFromText(*id);
   if (!no.ok()) return Bad(std::string(what) + ": bad disk_id");
   return *no;
 }
@@ -185,6 +184,14 @@ Result<DiskManifest> DecodeDiskManifest(std::string_view v) {
   }
   if (m.snapshots.size() > kRetainedSnapshots) return Bad("disk manifest: too many snapshots");
   return m;
+}
+
+std::optional<PublishedSnapshot> ParseSnapshotName(std::string_view name) {
+  if (name.size() != 8 + 1 + 16 || name[8] != '-') return std::nullopt;
+  const std::optional<uint64_t> gen = ParseLowerHex(name.substr(0, 8), 8);
+  const std::optional<uint64_t> seq = ParseLowerHex(name.substr(9), 16);
+  if (!gen || !seq) return std::nullopt;
+  return PublishedSnapshot{static_cast<uint32_t>(*gen), engine::Seq(*seq)};
 }
 
 std::string DiskManifestKey(engine::DiskNo disk) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,7 +20,11 @@
 
 namespace archil::tier {
 
-enum class EnvelopeKind : uint16_t { kDiskManifest = 1, kSnapshotManifest = 2, kCatalogPointer = 3 };
+enum class EnvelopeKind : uint16_t {
+  kDiskManifest = 1,
+  kSnapshotManifest = 2,
+  kCatalogPointer = 3
+};
 
 // REQUIRES: body is valid UTF-8.
 std::string EncodeEnvelope(EnvelopeKind kind, std::string_view body);
@@ -64,6 +69,10 @@ struct DiskManifest {
   bool operator==(const DiskManifest&) const = default;
 };
 inline constexpr size_t kRetainedSnapshots = 2;
+
+// A snapshot's name, SnapshotName(owner_gen, seq) ("<gen:08x>-<seq:016x>"), read back; nullopt
+// for any other text.
+std::optional<PublishedSnapshot> ParseSnapshotName(std::string_view name);
 
 std::string EncodeDiskManifest(const DiskManifest& m);
 Result<DiskManifest> DecodeDiskManifest(std::string_view v);

@@ -185,9 +185,8 @@ Result<RecoveryReport> RecoverFromStore(const engine::EngineOptions& options,
     if (slash == std::string::npos || object.key.compare(slash, std::string::npos, "/MANIFEST")) {
       continue;
     }
-    Result<DiskId> id = DiskId::Parse(std::string_view(object.key).substr(6, slash - 6));
     Result<engine::DiskNo> disk =
-        id.ok() ? engine::DiskNoFromId(*id) : Result<engine::DiskNo>(id.status());
+        engine::DiskNoFromText(std::string_view(object.key).substr(6, slash - 6));
     if (disk.ok()) disks[disk->value()];
   }
   RecoveryReport report;

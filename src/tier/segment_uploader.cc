@@ -49,8 +49,12 @@ std::string SegmentUploader::ObjectKey(engine::DiskNo root, engine::DiskNo disk,
                                        engine::SegNo seg) {
   char no[17];
   std::snprintf(no, sizeof no, "%016" PRIx64, seg.value());
+  return ObjectPrefix(root, disk) + no;
+}
+
+std::string SegmentUploader::ObjectPrefix(engine::DiskNo root, engine::DiskNo disk) {
   return "lineages/" + engine::DiskIdFromNo(root).str() + "/seg/" +
-         engine::DiskIdFromNo(disk).str() + "/" + no;
+         engine::DiskIdFromNo(disk).str() + "/";
 }
 
 Status SegmentUploader::CompareStored(const std::string& key, const std::string& path,

@@ -72,6 +72,8 @@ class SegmentUploader {
 
   // The object name of segment `seg` of `disk`, whose lineage is rooted at `root`.
   static std::string ObjectKey(engine::DiskNo root, engine::DiskNo disk, engine::SegNo seg);
+  // What every such name of `disk` starts with; the key's rest is the segment number, 16 hex.
+  static std::string ObjectPrefix(engine::DiskNo root, engine::DiskNo disk);
 
   // One pass over every sealed segment, on the calling thread. Ok if every segment was uploaded
   // or skipped; else the first error, the segments after it left for the next pass.

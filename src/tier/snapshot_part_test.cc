@@ -66,6 +66,9 @@ TEST(SnapshotPart, TheWriterMakesWhatTheEncoderMakes) {
   for (const SnapshotEntry& e : p.entries) w.Add(e.cf, e.key, e.value);
   EXPECT_EQ(w.entries(), p.entries.size());
   EXPECT_EQ(w.Finish(), EncodeSnapshotPart(p));
+  EXPECT_EQ(ParseSnapshotName(SnapshotName(3, Seq(0x41))), (PublishedSnapshot{3, Seq(0x41)}));
+  EXPECT_EQ(ParseSnapshotName("00000003-000000000000004"), std::nullopt);
+  EXPECT_EQ(ParseSnapshotName("00000003_0000000000000041"), std::nullopt);
   EXPECT_EQ(SnapshotPartKey(DiskNo(7), 1, Seq(0x41), 2),
             "disks/" + engine::DiskIdFromNo(DiskNo(7)).str() +
                 "/snap/00000001-0000000000000041/part-000002");
