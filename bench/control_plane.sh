@@ -40,7 +40,8 @@
 # Markdown page that holds it) against the same server, unchanged except for its API and REGION
 # lines; it prints the rows this project can already serve and stops at the first it cannot.
 # Starts its own servers (plain HTTP and HTTPS) on free ports in a temporary directory under
-# /var/tmp (a real disk, not tmpfs), and stops and removes them afterwards, on failure too.
+# /var/tmp (a real disk, not tmpfs), and stops and removes them afterwards, on failure too
+# (ARCHIL_BENCH_KEEP=1 keeps the directory); the latency script's mount at /mnt/latency-test too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH=bench
@@ -64,17 +65,21 @@ done
 BIN=${ARCHIL_BIN_DIR:-build/release/bin}  # another build: ARCHIL_BIN_DIR=build/xyz/bin
 [ -x "$BIN/archil" ] || { echo "bench: build first (scripts/setup.sh)" >&2; exit 1; }
 
+# The servers, and the mount the latency script makes, end within 1 s of this shell, even killed.
+export ARCHIL_OWNER_PID=$$
 T=$(mktemp -d /var/tmp/archil-bench.XXXXXX)
+LATENCY_MNT=  # /mnt/latency-test once the latency script may have mounted it
 cleanup() {
   set +e
   local p
-  if [ -n "${WATCHDOG_PID:-}" ]; then kill -KILL "$WATCHDOG_PID" 2>/dev/null; wait "$WATCHDOG_PID" 2>/dev/null; fi
-  for p in "${SSERVER_PID:-}" "${STRACE_PID:-}" "${TLS_PID:-}" "${PID:-}"; do
-    [ -n "$p" ] || continue
-    kill "$p" 2>/dev/null
-    wait "$p" 2>/dev/null
+  if [ -n "${WATCHDOG_PID:-}" ]; then kill -KILL "$WATCHDOG_PID" 2>/dev/null; reap "$WATCHDOG_PID" 5; fi
+  stop "${LATENCY_PID:-}"
+  stop "${FOLLOW_PID:-}"
+  if [ -n "$LATENCY_MNT" ]; then force_unmount "$BIN/archil" "$LATENCY_MNT"; fi
+  for p in "${JOURNALD_PID:-}" "${SSERVER_PID:-}" "${STRACE_PID:-}" "${TLS_PID:-}" "${PID:-}"; do
+    stop "$p"
   done
-  rm -rf "$T"
+  remove_work_dir "$T"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -88,9 +93,13 @@ start_server() {
   "$BIN/archil" server --data-dir "$T/$name" --api-listen 127.0.0.1:0 --mount-listen 127.0.0.1:0 \
     --run-dir "$T/$name-run" --log-level warn "$@" 2>"$T/$name.log" &
   SERVER_PID=$!
-  for _ in $(seq 100); do [ -f "$T/$name-run/local.json" ] && break; sleep 0.05; done
+  for _ in $(seq 100); do
+    [ -f "$T/$name-run/local.json" ] && break
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.05
+  done
   if [ ! -f "$T/$name-run/local.json" ]; then
-    echo "bench: archil server ($name) did not start:" >&2; cat "$T/$name.log" >&2; exit 1
+    echo "bench: archil server ($name) did not start (waited up to 5 s):" >&2; cat "$T/$name.log" >&2; exit 1
   fi
   SERVER_API=$(jq -r .api "$T/$name-run/local.json")
   SERVER_KEY=$(cat "$T/$name/admin-api-key")
@@ -119,12 +128,13 @@ fi
 # A safety net under the EXIT trap: in about one of a dozen SIGTERMs during the request loops, bash
 # 5.2 died of the signal without running its traps and left both servers running. This watchdog
 # (deaf to INT and TERM) stops them and removes $T once this shell is gone; cleanup() ends it first.
+# (The servers also end by themselves through ARCHIL_OWNER_PID; the watchdog still removes $T.)
 MAIN_PID=$$
 ( trap '' INT TERM
   while kill -0 "$MAIN_PID" 2>/dev/null; do sleep 0.5; done
   kill "$PID" "$TLS_PID" 2>/dev/null || true
   for _ in $(seq 100); do kill -0 "$PID" 2>/dev/null || kill -0 "$TLS_PID" 2>/dev/null || break; sleep 0.1; done
-  rm -rf "$T" ) >/dev/null 2>&1 &
+  remove_work_dir "$T" ) >/dev/null 2>&1 &
 WATCHDOG_PID=$!
 
 pct() { sort -n | awk -v p="$1" '{ a[NR] = $1 } END { print a[int((NR * p + 99) / 100)] }'; }
@@ -190,10 +200,13 @@ openssl s_server -accept "127.0.0.1:$SSERVER_PORT" -cert "$CERT" -key "$T/tls-ke
   > /dev/null 2>&1 &
 SSERVER_PID=$!
 for _ in $(seq 100); do CURL_CA_BUNDLE=$CERT curl -sf -o /dev/null "https://127.0.0.1:$SSERVER_PORT/" && break; sleep 0.05; done
+if ! CURL_CA_BUNDLE=$CERT curl -sf -o /dev/null "https://127.0.0.1:$SSERVER_PORT/"; then
+  echo "bench: openssl s_server did not answer on 127.0.0.1:$SSERVER_PORT within 5 s" >&2; exit 1
+fi
 for i in $(seq "$N"); do
   CURL_CA_BUNDLE=$CERT curl -s -o /dev/null -w '%{time_appconnect} %{time_total}\n' "https://127.0.0.1:$SSERVER_PORT/"
 done > "$T/sserver.txt"
-kill "$SSERVER_PID" 2>/dev/null; wait "$SSERVER_PID" 2>/dev/null || true; SSERVER_PID=
+stop "$SSERVER_PID"; SSERVER_PID=
 echo "floor, HTTPS request against openssl s_server -www ms: $(awk '{ print ($2 - $1) * 1000 }' "$T/sserver.txt" | stats)"
 
 # What one create commits, on the plain server. /proc/PID/io covers every thread of the process:
@@ -237,7 +250,8 @@ if command -v strace >/dev/null; then
   if grep -qs attached "$T/strace.log" && kill -0 "$STRACE_PID" 2>/dev/null; then
     creates "$STRACE_N" strace
     sleep 0.2
-    kill -INT "$STRACE_PID"; wait "$STRACE_PID" || true; STRACE_PID=
+    # SIGINT: strace detaches and writes its summary (bounded: a strace that hangs is stopped).
+    kill -INT "$STRACE_PID"; reap "$STRACE_PID" 10 || stop "$STRACE_PID"; STRACE_PID=
     calls() { awk -v s="$1" '$NF == s && $4 ~ /^[0-9]+$/ { n = $4 } END { print n + 0 }' "$T/strace.txt"; }
     per() { awk -v c="$1" -v n="$STRACE_N" 'BEGIN { printf "%.2f", c / n }'; }
     echo "fdatasync per create: $(per "$(calls fdatasync)")"
@@ -248,7 +262,7 @@ if command -v strace >/dev/null; then
     done
     echo "write calls per create: $(per "$wr") ($detail)"
   else
-    kill "$STRACE_PID" 2>/dev/null; wait "$STRACE_PID" 2>/dev/null || true; STRACE_PID=
+    stop "$STRACE_PID"; STRACE_PID=
     echo "# fdatasync per create: strace could not attach to the server ($(head -c 200 "$T/strace.log" | tr '\n' ' '))"
   fi
 else
@@ -304,18 +318,29 @@ if [ -n "$LATENCY_SCRIPT" ]; then
   echo "Archil's published latency script, against this server:"
   bin_abs=$(realpath "$BIN")
   # Its mount rows read the daemon's line from journald: start one if none runs.
-  JOURNALD=
+  JOURNALD_PID=
   if ! pgrep -x systemd-journal > /dev/null && [ -x /lib/systemd/systemd-journald ]; then
     /lib/systemd/systemd-journald > /dev/null 2>&1 &
-    JOURNALD=$!
+    JOURNALD_PID=$!
     sleep 0.5
   fi
-  # `--region local` finds this server through its advertisement in $T/data-run.
-  ( cd "$T" && ARCHIL_API_KEY="$KEY" ARCHIL_RUN_DIR="$T/data-run" PATH="$bin_abs:$PATH" \
-      timeout 600 bash latency.sh ) 2>&1 | sed 's/^/  /' || true
-  if [ -n "$JOURNALD" ]; then kill "$JOURNALD" 2> /dev/null || true; fi
+  # The script mounts at /mnt/latency-test; a mount already there is not ours to unmount.
+  mounted /mnt/latency-test || LATENCY_MNT=/mnt/latency-test
+  # `--region local` finds this server through its advertisement in $T/data-run. In the background,
+  # followed by tail: timeout runs the script in a process group of its own, which Ctrl-C does not
+  # reach, and this shell handles a signal while it waits, not after the script's 10 minutes.
+  ( cd "$T"
+    export ARCHIL_API_KEY="$KEY" ARCHIL_RUN_DIR="$T/data-run" PATH="$bin_abs:$PATH"
+    exec timeout -k 10 600 bash latency.sh ) > "$T/latency.out" 2>&1 &
+  LATENCY_PID=$!
+  tail -n +1 -f --pid="$LATENCY_PID" "$T/latency.out" | sed 's/^/  /' &
+  FOLLOW_PID=$!
+  wait "$LATENCY_PID" || true
+  LATENCY_PID=
+  reap "$FOLLOW_PID" 5 || stop "$FOLLOW_PID"  # tail --pid ends within 1 s of the script
+  FOLLOW_PID=
+  stop "$JOURNALD_PID"; JOURNALD_PID=
   # The script stops at its first command we do not have yet (checkpoints), leaving its mount.
-  if grep -qs " /mnt/latency-test fuse.archil " /proc/self/mounts; then
-    "$BIN/archil" unmount -f /mnt/latency-test > /dev/null 2>&1 || umount -l /mnt/latency-test || true
-  fi
+  if [ -n "$LATENCY_MNT" ]; then force_unmount "$BIN/archil" "$LATENCY_MNT" || true; fi
+  LATENCY_MNT=
 fi

@@ -43,7 +43,8 @@
 #   --runtime S  seconds per timed row, fio and engine (default 10)
 #   --quick      3 s per row and a 256 MiB seq file instead of 1 GiB (about a minute in all)
 #   --dir DIR    directory on the disk to measure (default /var/tmp; not tmpfs); a fresh
-#                subdirectory is created and removed. Needs ~3 GiB free.
+#                subdirectory is created and removed, on failure and Ctrl-C too
+#                (ARCHIL_BENCH_KEEP=1 in the environment keeps it). Needs ~3 GiB free.
 #   --rows LIST  comma-separated groups to run (default write,seq,meta,history): write (floor
 #                fsync, synced writes, 8 writers), seq (seq write and 4k read with their floors),
 #                meta, history (about a minute; --runtime caps each of its rows' sampling)
@@ -89,9 +90,17 @@ if [[ ! -x $BENCH ]]; then
 fi
 
 W=$(mktemp -d "$DIR/engine-bench.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-trap 'exit 130' INT TERM
 log() { echo "engine.sh: $*" >&2; }
+cleanup() {  # engine_bench runs in the foreground and mounts nothing: only $W to remove
+  if [[ ${ARCHIL_BENCH_KEEP:-0} == 1 ]]; then
+    log "ARCHIL_BENCH_KEEP=1: keeping $W"
+  else
+    rm -rf --one-file-system "$W"
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # The disk holding $W (its parent disk if $W is on a partition), for sectors written.
 DEVSTAT=

@@ -18,7 +18,8 @@
 #   --runtime S  fio runtime per row (default 10; the latency script uses 30)
 #   --full       the latency script's 30 s per row
 #   --dir DIR    directory on the disk to measure (default /var/tmp); a fresh subdirectory is
-#                created and removed. Needs ~5 GiB free. Run as root for FUSE.
+#                created and removed, on failure and Ctrl-C too (ARCHIL_BENCH_KEEP=1 in the
+#                environment keeps it). Needs ~5 GiB free. Run as root for FUSE.
 set -euo pipefail
 
 RUNTIME=10
@@ -42,19 +43,21 @@ need_tools fio jq
 spike tcp_pingpong
 spike passthrough_ll || true  # optional: libfuse examples
 
-W=$(mktemp -d "$DIR/floor.XXXXXX")
+W=$(realpath "$(mktemp -d "$DIR/floor.XXXXXX")")  # canonical, as the mount table has it
 MNT=$W/mnt
 FUSE_PID=
 cleanup() {
-  if [[ -n $FUSE_PID ]]; then
-    mountpoint -q "$MNT" && { fusermount3 -u "$MNT" 2> /dev/null || umount "$MNT" || true; }
-    kill "$FUSE_PID" 2> /dev/null || true
-    wait "$FUSE_PID" 2> /dev/null || true
+  set +e
+  # By the mount table, and bounded: a hung passthrough_ll would block mountpoint's stat and umount.
+  if mounted "$MNT"; then
+    timeout -k 1 5 fusermount3 -u "$MNT" 2> /dev/null || timeout -k 1 5 umount -l "$MNT"
   fi
-  rm -rf "$W"
+  stop "$FUSE_PID"
+  remove_work_dir "$W"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # The latency script's fio line and its percentile extraction (p50 and p95 of clat, in ms).
 latency_fio "$RUNTIME"
@@ -79,13 +82,17 @@ if [[ -x $SPIKES/passthrough_ll && -c /dev/fuse ]]; then
   mkdir "$MNT"
   "$SPIKES/passthrough_ll" -f -o source="$W",cache=never "$MNT" 2> "$W/passthrough.log" &
   FUSE_PID=$!
-  for _ in $(seq 100); do mountpoint -q "$MNT" && break; sleep 0.05; done
-  if mountpoint -q "$MNT"; then
+  for _ in $(seq 100); do
+    mounted "$MNT" && break
+    kill -0 "$FUSE_PID" 2> /dev/null || break
+    sleep 0.05
+  done
+  if mounted "$MNT" && timeout -k 1 5 mountpoint -q "$MNT"; then
     set_row fuse "$($FIO --filename="$MNT/r" --size=4G --rw=randread | fiostat read)"
     P50[fuse_overhead]=$(awk -v a="${P50[fuse]}" -v b="${P50[read]}" 'BEGIN { print a - b }')
     P95[fuse_overhead]=$(awk -v a="${P95[fuse]}" -v b="${P95[read]}" 'BEGIN { print a - b }')
   else
-    log "passthrough_ll did not mount: $(cat "$W/passthrough.log")"
+    log "passthrough_ll did not mount (waited up to 5 s): $(cat "$W/passthrough.log")"
   fi
 else
   log "no passthrough_ll binary or no /dev/fuse: FUSE rows skipped"

@@ -22,6 +22,16 @@
 #                        API= and REGION= lines are replaced (by API and REGION; without them, the
 #                        script as published); fails if SRC has no script or not exactly one of each
 #   log MESSAGE...       "$BENCH: MESSAGE" on stderr
+#   stop PID             SIGTERM, then SIGKILL after 10 s; never waits more than 15 s in all
+#   reap PID S           waits up to S s for PID to end (then collects it if it is our child);
+#                        1 if it still runs
+#   mounted DIR          whether DIR is a mount point, by the mount table alone
+#   mounted_under DIR    whether DIR or anything under it is a mount point, the same way
+#   force_unmount ARCHIL DIR
+#                        detaches the mount at DIR, if any, without waiting on it: `ARCHIL unmount
+#                        -f` (ARCHIL: the archil binary) within 5 s, else `umount -l`
+#   remove_work_dir DIR  rm -rf --one-file-system DIR, unless ARCHIL_BENCH_KEEP=1 (then it says
+#                        where DIR is); a mount left under DIR and its parents are not touched
 
 BENCH_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SPIKES=${SPIKES_BUILD:-$BENCH_REPO/build/spikes}
@@ -100,11 +110,77 @@ journal_ok() {
   return 1
 }
 
-# Stops process PID: SIGTERM, then SIGKILL after 10 s; waits for it if it is our child.
-stop() {  # pid: SIGTERM, then SIGKILL after 10 s
-  [[ -n $1 ]] || return 0
-  kill "$1" 2> /dev/null || { wait "$1" 2> /dev/null || true; return 0; }
-  for _ in $(seq 100); do kill -0 "$1" 2> /dev/null || break; sleep 0.1; done
-  kill -9 "$1" 2> /dev/null || true
+# Whether PID runs; a zombie does not count (it has ended; only its status waits to be collected).
+alive() {
+  local s
+  { read -r s < "/proc/$1/stat"; } 2> /dev/null || return 1
+  s=${s##*) }
+  [[ ${s:0:1} != Z ]]
+}
+
+# Waits up to $2 s for process $1 to end, then collects its status if it is our child; 1 if it
+# still runs. A bare `wait` could block forever on a process stuck on a dead mount. (The bound is
+# on the clock, not a count of sleeps: on a loaded machine those take longer than asked.)
+reap() {
+  local end=$((${EPOCHREALTIME//[!0-9]/} + $2 * 1000000))
+  while alive "$1" && ((${EPOCHREALTIME//[!0-9]/} < end)); do sleep 0.1; done
+  alive "$1" && return 1
   wait "$1" 2> /dev/null || true
+  return 0
+}
+
+# Stops process PID: SIGTERM, then SIGKILL after 10 s; waits for it if it is our child. Bounded: a
+# process that outlives SIGKILL by 5 s (stuck in the kernel, say on a hung FUSE mount) is named
+# and left rather than waited for. Always 0, for cleanup paths under set -e.
+stop() {
+  [[ -n ${1:-} ]] || return 0
+  kill "$1" 2> /dev/null || { reap "$1" 0 || true; return 0; }
+  reap "$1" 10 && return 0
+  log "pid $1 ($(cat "/proc/$1/comm" 2> /dev/null)) still runs 10 s after SIGTERM: SIGKILL"
+  kill -9 "$1" 2> /dev/null || true
+  reap "$1" 5 || log "pid $1 still runs 5 s after SIGKILL; leaving it"
+  return 0
+}
+
+# In the mount table (a dead FUSE mount fails stat with ENOTCONN and a hung one blocks it, so
+# mountpoint(1) is no test on a cleanup path). DIR must be absolute and canonical, as the table is.
+mounted() { awk -v m="$1" '$5 == m { f = 1 } END { exit !f }' /proc/self/mountinfo; }
+mounted_under() {
+  awk -v d="$1" '$5 == d || index($5, d "/") == 1 { f = 1 } END { exit !f }' /proc/self/mountinfo
+}
+
+# Detaches the mount at $2 if there is one, without waiting on it: `archil unmount -f` (umount2
+# with MNT_FORCE | MNT_DETACH: open files fail) within 5 s, else `umount -l`. 1 if it is still
+# mounted.
+force_unmount() {
+  mounted "$2" || return 0
+  timeout -k 1 5 "$1" unmount -f "$2" > /dev/null 2>&1 || true
+  mounted "$2" && { timeout -k 1 5 umount -l "$2" || true; }
+  if mounted "$2"; then
+    log "could not unmount $2"
+    return 1
+  fi
+}
+
+# Removes work directory $1 with rm -rf --one-file-system, unless ARCHIL_BENCH_KEEP=1. A mount
+# left under it (force_unmount failed) and the directories holding it are not touched, not even
+# stat'ed (a hung FUSE mount blocks stat), but everything else goes: it is gigabytes.
+remove_work_dir() {
+  local d=$1 e restore
+  [[ -n $d && -d $d ]] || return 0
+  if [[ ${ARCHIL_BENCH_KEEP:-0} == 1 ]]; then
+    log "ARCHIL_BENCH_KEEP=1: keeping $d"
+    return 0
+  fi
+  if ! mounted_under "$d"; then
+    rm -rf --one-file-system "$d"
+    return
+  fi
+  restore=$(shopt -p nullglob dotglob)
+  shopt -s nullglob dotglob
+  for e in "$d"/*; do
+    mounted_under "$e" || rm -rf --one-file-system "$e"
+  done
+  eval "$restore"
+  log "a mount is left under $d; removed everything else"
 }

@@ -21,6 +21,8 @@
 #
 # Usage: bench/lineage.sh [-n N] [--files FILES] [--size BYTES] [--depth D] [--dir DIR] [--quick]
 #   --quick: N=10, 2,000 files, depth 10 (options given explicitly win)
+#   --dir: where the server's data goes (default /var/tmp), a few GiB, in a fresh subdirectory that
+#   is removed on exit, on failure and Ctrl-C too (ARCHIL_BENCH_KEEP=1 in the environment keeps it)
 set -euo pipefail
 
 N='' FILES='' SIZE=10240 DEPTH='' DIR=/var/tmp QUICK=0
@@ -47,24 +49,32 @@ need_tools fio jq du
 BIN=$(cd "$(dirname "$0")/.." && pwd)/build/release/bin
 [[ -x $BIN/archil && -x $BIN/archil-mount ]] || { log "build first: $BIN/archil is missing"; exit 1; }
 
-W=$(mktemp -d "$DIR/archil-lineage.XXXXXX")
+# The server and the mount daemons end, their mounts aborted, within 1 s of this shell, even killed.
+export ARCHIL_OWNER_PID=$$
+W=$(realpath "$(mktemp -d "$DIR/archil-lineage.XXXXXX")")  # canonical, as the mount table has it
 PID=''
 MOUNTS=()
 cleanup() {
+  set +e
   local m
-  for m in "${MOUNTS[@]}"; do "$BIN/archil" unmount -f "$m" > /dev/null 2>&1 || true; done
-  [[ -n $PID ]] && kill "$PID" 2> /dev/null && wait "$PID" 2> /dev/null
-  rm -rf "$W"
+  for m in "${MOUNTS[@]}"; do force_unmount "$BIN/archil" "$m"; done
+  stop "$PID"
+  remove_work_dir "$W"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 export ARCHIL_RUN_DIR=$W/run
 "$BIN/archil" server --data-dir "$W/data" --api-listen 127.0.0.1:0 --mount-listen 127.0.0.1:0 \
   --run-dir "$W/run" --log-level warn 2> "$W/server.log" &
 PID=$!
-for _ in $(seq 200); do [[ -f $W/run/local.json ]] && break; sleep 0.05; done
-[[ -f $W/run/local.json ]] || { log "the server did not start: $(cat "$W/server.log")"; exit 1; }
+for _ in $(seq 200); do
+  [[ -f $W/run/local.json ]] && break
+  kill -0 "$PID" 2> /dev/null || break
+  sleep 0.05
+done
+[[ -f $W/run/local.json ]] || { log "the server did not start (waited up to 10 s): $(cat "$W/server.log")"; exit 1; }
 ARCHIL_API_KEY=$(cat "$W/data/admin-api-key")
 export ARCHIL_API_KEY
 A() { "$BIN/archil" "$@"; }
@@ -82,8 +92,8 @@ new_disk() {  # NAME: sets DISK to its id and exports its token
 }
 mnt() {  # DISK DIR [args]
   mkdir -p "$2"
+  MOUNTS+=("$2")  # before: a mount that fails half way is unmounted too
   A mount -q "$1" "$2" "${@:3}"
-  MOUNTS+=("$2")
 }
 umnt() { A unmount "$1" > /dev/null; }
 
@@ -174,7 +184,8 @@ fio --name=fill --filename="$W/m-space/big" --size=1G --rw=write --bs=1M --end_f
 A checkpoints create "$W/m-space" base > /dev/null
 umnt "$W/m-space"
 SB=$(A -q branches create "$S" rewrite --from-checkpoint base)
-du_mib() { sync; du -sm "$W/data" | awk '{ print $1 }'; }
+# syncfs of the data directory's file system alone: a global sync also waits on every other mount.
+du_mib() { sync -f "$W/data"; du -sm "$W/data" | awk '{ print $1 }'; }
 before=$(du_mib)
 mnt "$SB" "$W/m-space"
 dd if=/dev/urandom of="$W/m-space/big" bs=1M count=10 seek=100 conv=notrunc,fsync status=none

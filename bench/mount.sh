@@ -66,8 +66,9 @@
 #   --quick      a quick check: 3 s per row, 5 cycles, 256 MiB files instead of 4 GiB and 2 GiB,
 #                2,000 small files (options given explicitly win)
 #   --dir DIR    where the local files, the server's data and the peers' data go (default
-#                /var/tmp; not tmpfs); a fresh subdirectory is created and removed. Needs ~10 GiB
-#                free (a 4 GiB fill file and a 2 GiB seq file on each side, one at a time)
+#                /var/tmp; not tmpfs); a fresh subdirectory is created and removed, on failure and
+#                Ctrl-C too (ARCHIL_BENCH_KEEP=1 in the environment keeps it). Needs ~10 GiB free
+#                (a 4 GiB fill file and a 2 GiB seq file on each side, one at a time)
 #   --rows LIST  comma-separated groups (default mount,sync,read,seq,small,peers): mount (mount
 #                rows), sync (loopback rtt, O_SYNC write), read (cache-miss read), seq (sequential
 #                write and read), small (small files), peers (the seq and small rows on rclone:
@@ -124,7 +125,9 @@ done
 export LC_ALL=C  # $EPOCHREALTIME with a '.', and sort in byte order
 unset ARCHIL_JOURNAL_SOCKET ARCHIL_ENDPOINT ARCHIL_REGION ARCHIL_API_KEY ARCHIL_MOUNT_TOKEN
 
-W=$(mktemp -d "$DIR/mount-bench.XXXXXX")
+# The server and the mount daemons end, their mounts aborted, within 1 s of this shell, even killed.
+export ARCHIL_OWNER_PID=$$
+W=$(realpath "$(mktemp -d "$DIR/mount-bench.XXXXXX")")  # canonical, as the mount table has it
 L=$W/local         # local files
 MNT=$W/mnt         # the archil mount
 RMNT=$W/rclone     # the rclone mount
@@ -135,33 +138,27 @@ FSTYPE=$(findmnt -n -o FSTYPE --target "$DIR")
 
 rclone_down() {
   [[ -n $RCLONE_PID ]] || return 0
-  if mountpoint -q "$RMNT"; then
-    fusermount -u "$RMNT" 2> /dev/null || umount -l "$RMNT" 2> /dev/null || true
+  # By the mount table, and bounded: a hung rclone would block mountpoint's stat and fusermount.
+  if mounted "$RMNT"; then
+    timeout -k 1 10 fusermount -u "$RMNT" 2> /dev/null || timeout -k 1 5 umount -l "$RMNT" 2> /dev/null || true
   fi
-  for _ in $(seq 50); do kill -0 "$RCLONE_PID" 2> /dev/null || break; sleep 0.1; done
+  reap "$RCLONE_PID" 5 || true
   stop "$RCLONE_PID"
   RCLONE_PID=
 }
-# In the mount table (a dead FUSE mount fails stat with ENOTCONN, so mountpoint(1) misses it).
-mounted() { awk -v m="$1" '$5 == m { f = 1 } END { exit !f }' /proc/self/mountinfo; }
 cleanup() {
   set +e
-  if mounted "$MNT"; then
-    "$ARCHIL" unmount "$MNT" 2> /dev/null || "$ARCHIL" unmount -f "$MNT" || umount -l "$MNT"
-  fi
+  force_unmount "$ARCHIL" "$MNT"
   rclone_down
-  mounted "$RMNT" && umount -l "$RMNT"
+  mounted "$RMNT" && timeout -k 1 5 umount -l "$RMNT"
   stop "$S3_PID"
   stop "$SERVER_PID"
   stop "$JOURNALD_PID"
-  if mounted "$MNT" || mounted "$RMNT"; then
-    log "a mount is left under $W; not removing it"
-  else
-    rm -rf --one-file-system "$W"
-  fi
+  remove_work_dir "$W"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
 set -E
 trap 'log "failed (exit $?) at line $LINENO: $BASH_COMMAND"' ERR
 
@@ -185,7 +182,7 @@ for _ in $(seq 200); do
   kill -0 "$SERVER_PID" 2> /dev/null || break
   sleep 0.05
 done
-[[ -f $W/run/bench-1.json ]] || { log "the server did not start: $(cat "$W/server.log")"; exit 1; }
+[[ -f $W/run/bench-1.json ]] || { log "the server did not start (waited up to 10 s): $(cat "$W/server.log")"; exit 1; }
 DISK=bench
 DISK_JSON=$("$ARCHIL" --json disks create "$DISK")
 DISK_ID=$(jq -r .diskId <<< "$DISK_JSON")
@@ -193,9 +190,9 @@ ARCHIL_MOUNT_TOKEN=$(jq -r '.authorizedUsers[0].token' <<< "$DISK_JSON")
 export ARCHIL_MOUNT_TOKEN
 [[ -n $DISK_ID && $ARCHIL_MOUNT_TOKEN != null ]] || { log "unexpected disk: $DISK_JSON"; exit 1; }
 
-mnt_check() {  # the mount answers, else its daemon's log and exit
-  mountpoint -q "$MNT" && return 0
-  log "archil mount succeeded but $MNT does not answer: $(stat "$MNT" 2>&1 | head -1 || true); daemon log and journal:"
+mnt_check() {  # the mount answers (in 10 s: a hung one blocks stat), else its daemon's log and exit
+  timeout -k 1 10 mountpoint -q "$MNT" && return 0
+  log "archil mount succeeded but $MNT does not answer: $(timeout -k 1 5 stat "$MNT" 2>&1 | head -1 || true); daemon log and journal:"
   cat "$W"/run/mounts/*.log >&2 2> /dev/null || true
   journalctl -t "archil-$DISK_ID" -o cat --no-pager 2> /dev/null | tail -5 >&2 || true
   exit 1
@@ -370,7 +367,7 @@ small_files() {  # DIR (empty, on the file system to measure), NAME: leaves in $
   wc -l < "$W/find.$2" > "$W/entries.$2"
   tree_sum "$d" > "$W/sum.$2"  # untimed
   drop_caches "$1"
-  t0=$(now); rm -rf "$d"; syncfs "$1" "$2" rm; out+=("$(since "$t0")")
+  t0=$(now); rm -rf --one-file-system "$d"; syncfs "$1" "$2" rm; out+=("$(since "$t0")")
   echo "${out[*]}" > "$W/small.$2"
 }
 LOCAL_SMALL_PRINTED=0
@@ -420,13 +417,17 @@ rclone_up() {
   "${RCLONE[@]}" mount s3r:bench "$RMNT" --vfs-cache-mode writes --cache-dir "$W/rclone-cache" \
     --log-file "$W/rclone.log" &
   RCLONE_PID=$!
-  for _ in $(seq 200); do mountpoint -q "$RMNT" && return 0; sleep 0.05; done
-  log "rclone did not mount: $(tail -5 "$W/rclone.log")"
+  for _ in $(seq 200); do
+    mounted "$RMNT" && timeout -k 1 5 mountpoint -q "$RMNT" && return 0
+    kill -0 "$RCLONE_PID" 2> /dev/null || break
+    sleep 0.05
+  done
+  log "rclone did not mount (waited up to 10 s): $(tail -5 "$W/rclone.log")"
   return 1
 }
 in_bucket() {  # NAME BYTES: waits (up to ~15 min) until the bucket holds NAME with BYTES bytes
   for _ in $(seq 3000); do
-    [[ $("${RCLONE[@]}" lsjson "s3r:bench/$1" 2> /dev/null | jq '.[0].Size // -1') == "$2" ]] && return 0
+    [[ $(timeout -k 1 30 "${RCLONE[@]}" lsjson "s3r:bench/$1" 2> /dev/null | jq '.[0].Size // -1') == "$2" ]] && return 0
     sleep 0.2
   done
   return 1
@@ -442,10 +443,16 @@ peers() {
   log "starting s3rver and rclone mount"
   "$s3rver" -d "$W/s3" -a 127.0.0.1 -p 0 --silent --configure-bucket bench > "$W/s3rver.log" 2>&1 &
   S3_PID=$!
-  for _ in $(seq 200); do grep -q 'listening on' "$W/s3rver.log" && break; sleep 0.05; done
+  for _ in $(seq 200); do
+    grep -q 'listening on' "$W/s3rver.log" && break
+    kill -0 "$S3_PID" 2> /dev/null || break
+    sleep 0.05
+  done
   port=$(sed -n 's/.*listening on [^:]*:\([0-9]*\).*/\1/p' "$W/s3rver.log")
   if [[ -z $port ]]; then
-    log "s3rver did not start: $(tail -5 "$W/s3rver.log"): no rclone rows"; return 0
+    log "s3rver did not start (waited up to 10 s): $(tail -5 "$W/s3rver.log"): no rclone rows"
+    stop "$S3_PID"; S3_PID=
+    return 0
   fi
   touch "$W/rclone.conf"
   export RCLONE_CONFIG_S3R_TYPE=s3 RCLONE_CONFIG_S3R_PROVIDER=Other \
@@ -465,7 +472,7 @@ peers() {
       echo "# rclone: the seq file was not in the bucket $(since "$t0") s after fio's fsync returned"
     fi
     rclone_down
-    rm -rf "$W/rclone-cache"
+    rm -rf --one-file-system "$W/rclone-cache"
     drop_caches "$DIR"
     rclone_up || return 0
     rr=$(seqr "$RMNT/seq")

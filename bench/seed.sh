@@ -25,8 +25,9 @@
 #      (bench/seed_plot.py). Without --write-docs the TSV and SVG go to /var/tmp/archil-seed.tsv
 #      and /var/tmp/archil-seed.svg
 # If the script stops part way, what it printed is kept, the line it stopped at is named, and the
-# table is written with the rows it has. On exit the mount at /mnt/latency-test is unmounted, the
-# server (and journald, if started here) stopped and the work directory removed.
+# table is written with the rows it has. On exit (failure, Ctrl-C and SIGTERM too) the mount at
+# /mnt/latency-test is unmounted, the server (and journald, if started here) stopped and the work
+# directory removed: ARCHIL_BENCH_KEEP=1 in the environment keeps it (the server's data included).
 #
 # Usage: sudo bench/seed.sh --latency-script PATH [--write-docs] [--quick]
 #   --latency-script PATH  the script, or the Markdown page that holds it in a ```bash latency.sh
@@ -78,7 +79,6 @@ for b in archil archil-server archil-mount mount.archil; do
   [[ -x $BIN/$b ]] || { log "no $BIN/$b: build first (cmake --preset release && cmake --build build/release)"; exit 1; }
 done
 MNT=/mnt/latency-test  # the script's mount point
-mounted() { awk -v m="$1" '$5 == m { f = 1 } END { exit !f }' /proc/self/mountinfo; }
 if mounted "$MNT"; then log "$MNT is already mounted; unmount it first"; exit 1; fi
 need=$((12 * 1024 * 1024 * 1024))
 free=$(df --output=avail -B1 /var/tmp | tail -1 | tr -d ' ')
@@ -89,26 +89,26 @@ fi
 export LC_ALL=C  # '.' decimals in awk and date
 unset ARCHIL_ENDPOINT ARCHIL_REGION ARCHIL_MOUNT_TOKEN ARCHIL_JOURNAL_SOCKET
 
-W=$(mktemp -d /var/tmp/archil-seed.XXXXXX)
+# The server and the script's mount daemon end, its mount aborted, within 1 s of this shell, even
+# killed.
+export ARCHIL_OWNER_PID=$$
+W=$(realpath "$(mktemp -d /var/tmp/archil-seed.XXXXXX)")  # canonical, as the mount table has it
 SERVER_PID='' JOURNALD_PID='' RUN_PID='' TAIL_PID=''
 cleanup() {
   set +e
   stop "$RUN_PID"
   stop "$TAIL_PID"
-  if mounted "$MNT"; then
+  if mounted "$MNT"; then  # the script's mount: the run refuses to begin with one there
     log "unmounting $MNT"
-    "$BIN/archil" unmount -f "$MNT" > /dev/null 2>&1 || fusermount3 -uz "$MNT" || umount -l "$MNT"
+    force_unmount "$BIN/archil" "$MNT"
   fi
   stop "$SERVER_PID"
   stop "$JOURNALD_PID"
-  if grep -qs " $W" /proc/self/mounts; then
-    log "a mount is left under $W; not removing it"
-  else
-    rm -rf --one-file-system "$W"
-  fi
+  remove_work_dir "$W"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # --- TLS and the server -------------------------------------------------------------------------
 mkdir -p "$W/tls" "$W/floor" "$W/tmp"
@@ -135,7 +135,7 @@ for _ in $(seq 200); do
   kill -0 "$SERVER_PID" 2> /dev/null || break
   sleep 0.05
 done
-[[ -f $W/run/$REGION.json ]] || { log "the server did not start: $(cat "$W/server.log")"; exit 1; }
+[[ -f $W/run/$REGION.json ]] || { log "the server did not start (waited up to 10 s): $(cat "$W/server.log")"; exit 1; }
 API=$(jq -r .api "$W/run/$REGION.json")
 [[ $API == https://* ]] || { log "the server advertises $API, not an https URL"; exit 1; }
 
@@ -212,7 +212,7 @@ log "running the latency script (about $([[ $QUICK == 1 ]] && echo 1 || echo 3) 
   export PATH="$BIN:$PATH" ARCHIL_API_KEY ARCHIL_RUN_DIR="$W/run" \
     ARCHIL_CA_FILE="$W/tls/ca.pem" CURL_CA_BUNDLE="$W/tls/ca.pem" TMPDIR="$W/tmp" \
     ARCHIL_REGIONS_FILE="$W/regions.json" BASH_ENV="$W/errtrap.sh" SEED_ERR="$W/err.txt"
-  exec timeout 1800 bash latency.sh
+  exec timeout -k 10 1800 bash latency.sh
 ) > "$W/out.txt" 2>&1 &
 RUN_PID=$!
 # tail in the background: a signal to this script is handled while it waits, not after.
@@ -221,7 +221,7 @@ TAIL_PID=$!
 RC=0
 wait "$RUN_PID" || RC=$?
 RUN_PID=
-wait "$TAIL_PID" || true
+reap "$TAIL_PID" 5 || stop "$TAIL_PID"  # tail --pid ends within 1 s of the script
 TAIL_PID=
 
 STOPPED='' STOPPED_MD=''  # why the script did not finish, for the terminal and for Markdown

@@ -18,6 +18,8 @@
 #
 # Usage: bench/tiering.sh [--latency-ms N] [--mbps N] [--segments N] [--dir DIR]
 #   defaults: 20 ms, 200 MB/s, 16 segments of 64 MiB (1 GiB; the fake keeps them in memory)
+#   --dir: where the segment files go (default /var/tmp), in a fresh subdirectory removed on exit,
+#   on failure and Ctrl-C too (ARCHIL_BENCH_KEEP=1 in the environment keeps it)
 # Builds store_bench and archil-s3-fake in build/release if they are missing.
 set -euo pipefail
 
@@ -39,11 +41,14 @@ for n in "$LATENCY" "$MBPS" "$SEGMENTS"; do
   [[ $n =~ ^[0-9]+$ ]] || { echo "tiering.sh: numbers must be whole" >&2; exit 2; }
 done
 
-REPO=$(cd "$(dirname "$0")/.." && pwd)
+BENCH=tiering.sh
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+REPO=$BENCH_REPO
 B=$REPO/build/release
-BENCH=$B/bench/store_bench
+STORE_BENCH=$B/bench/store_bench
 FAKE=$B/tests/s3_fake/archil-s3-fake
-if [[ ! -x $BENCH || ! -x $FAKE ]]; then
+if [[ ! -x $STORE_BENCH || ! -x $FAKE ]]; then
   [[ -d $B ]] || { echo "tiering.sh: no build/release (run cmake --preset release)" >&2; exit 1; }
   echo "tiering.sh: building store_bench and archil-s3-fake" >&2
   cmake --build "$B" --target store_bench archil-s3-fake > /dev/null
@@ -51,24 +56,29 @@ fi
 
 W=$(mktemp -d "$DIR/tiering-bench.XXXXXX")
 FAKE_PID=
-cleanup() { [[ -n $FAKE_PID ]] && kill "$FAKE_PID" 2> /dev/null; wait 2> /dev/null; rm -rf "$W"; }
+cleanup() { set +e; stop "$FAKE_PID"; remove_work_dir "$W"; }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 start_fake() {  # fake's flags; sets FAKE_PID and EP
   "$FAKE" "$@" > "$W/fake.out" 2>&1 &
   FAKE_PID=$!
-  for _ in $(seq 100); do grep -q '^listening on' "$W/fake.out" && break; sleep 0.05; done
+  for _ in $(seq 100); do
+    grep -q '^listening on' "$W/fake.out" && break
+    kill -0 "$FAKE_PID" 2> /dev/null || break
+    sleep 0.05
+  done
   EP=$(sed -n 's/^listening on //p' "$W/fake.out" | head -1)
-  [[ -n $EP ]] || { echo "tiering.sh: archil-s3-fake did not start: $(cat "$W/fake.out")" >&2; exit 1; }
+  [[ -n $EP ]] || { echo "tiering.sh: archil-s3-fake did not start (waited up to 5 s): $(cat "$W/fake.out")" >&2; exit 1; }
 }
-stop_fake() { kill "$FAKE_PID"; wait "$FAKE_PID" 2> /dev/null || true; FAKE_PID=; }
+stop_fake() { stop "$FAKE_PID"; FAKE_PID=; }
 
 # The ceiling of this machine: the fake with no latency and no bandwidth limit, same client. The
 # fake keeps objects in memory and hashes every body twice (SigV4, MD5), on the same cores as the
 # client: a --mbps above this floor measures the machine, not the client.
 start_fake
-ceiling=$("$BENCH" --endpoint "$EP" --dir "$W" --segments "$SEGMENTS" --in-flight 2 --reads 1 |
+ceiling=$("$STORE_BENCH" --endpoint "$EP" --dir "$W" --segments "$SEGMENTS" --in-flight 2 --reads 1 |
   sed -n 's/^upload.*: \([0-9.]*\) MB\/s$/\1/p')
 stop_fake
 start_fake --first-byte-latency-ms "$LATENCY" --bandwidth-mbps "$MBPS"
@@ -82,7 +92,7 @@ target() {  # name, a, b, awk condition, description
   echo "TARGET $1 ($5): $verdict"
 }
 for f in 1 2; do
-  out=$("$BENCH" --endpoint "$EP" --dir "$W" --segments "$SEGMENTS" --in-flight "$f" --reads 200)
+  out=$("$STORE_BENCH" --endpoint "$EP" --dir "$W" --segments "$SEGMENTS" --in-flight "$f" --reads 200)
   if [[ $f == 1 ]]; then
     echo "$out" | grep -E '^(# store|floor)'
   fi

@@ -4,9 +4,12 @@
 # token for it in /etc/archil/demo.token (0600), and mounts it at /mnt/demo (ARCHIL_MNT).
 #
 #   scripts/quickstart.sh          start (idempotent: reuses a running server, the disk, the mount)
-#   scripts/quickstart.sh --stop   unmount /mnt/demo and stop the server
+#   scripts/quickstart.sh --stop   unmount /mnt/demo (forced if it does not let go within 15 s)
+#                                  and stop the server (SIGTERM; SIGKILL after 30 s)
 #
 # ARCHIL_DATA_DIR (default /var/lib/archil) holds the catalog, the admin key and disk data.
+# The server and the mount outlive this script on purpose, so no ARCHIL_OWNER_PID is set here (it
+# would end them with it); a start that fails or is interrupted stops the server it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -15,15 +18,50 @@ bin="$root/build/release/bin"
 pidfile="$data/server.pid"
 mnt=${ARCHIL_MNT:-/mnt/demo}
 
-if [ "${1:-}" = "--stop" ]; then
-  if [ -x "$bin/archil" ] && grep -qs " $mnt fuse.archil " /proc/self/mounts; then
-    "$bin/archil" unmount "$mnt" || "$bin/archil" unmount -f "$mnt" || true
+mounted() { grep -qs " $mnt fuse.archil " /proc/self/mounts; }
+
+# Stops archil server PID: SIGTERM, then SIGKILL if it has not ended 30 s later (a server whose
+# shutdown hangs must not hang this script too); says which.
+stop_server() {
+  local pid=$1 end=$((SECONDS + 30))
+  kill "$pid" 2>/dev/null || return 0
+  while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do sleep 0.1; done
+  if ! kill -0 "$pid" 2>/dev/null; then
+    echo "archil server (pid $pid) stopped"
+    return 0
   fi
-  if [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null; then
-    while kill -0 "$(cat "$pidfile")" 2>/dev/null; do sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+  end=$((SECONDS + 5))
+  while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "quickstart: archil server (pid $pid) still runs 5 s after SIGKILL" >&2
+    return 1
+  fi
+  echo "archil server (pid $pid) did not stop within 30 s of SIGTERM: killed (SIGKILL)"
+}
+
+if [ "${1:-}" = "--stop" ]; then
+  if mounted; then
+    # Each bounded: a mount whose server is gone must not hang --stop.
+    if [ -x "$bin/archil" ] && timeout -k 1 15 "$bin/archil" unmount "$mnt"; then
+      echo "unmounted $mnt"
+    elif [ -x "$bin/archil" ] && timeout -k 1 15 "$bin/archil" unmount -f "$mnt"; then
+      echo "unmounted $mnt by force (archil unmount -f: files open on it now fail)"
+    elif timeout -k 1 15 umount -l "$mnt"; then
+      echo "detached $mnt (umount -l)"
+    else
+      echo "quickstart: could not unmount $mnt" >&2
+    fi
+  fi
+  pid=$(cat "$pidfile" 2>/dev/null || true)
+  # Only an archil server (`archil server` execs archil-server): after a reboot the pid in a stale
+  # pidfile may be another process's.
+  exe=$(readlink "/proc/${pid:-0}/exe" 2>/dev/null || true)
+  if [ -n "$pid" ] && [[ $exe == */archil-server* ]]; then
+    stop_server "$pid"
     rm -f "$pidfile"
-    echo "archil server stopped"
   else
+    rm -f "$pidfile"
     echo "no archil server running from $data"
   fi
   exit 0
@@ -36,22 +74,43 @@ fi
 
 scripts/setup.sh --preset release
 
+# What this run started, stopped again if the run fails or is interrupted before its end.
+started_pid='' mounted_here=0
+on_exit() {
+  local rc=$?
+  [ "$rc" -ne 0 ] || return 0
+  if [ "$mounted_here" = 1 ] && mounted; then
+    timeout -k 1 5 "$bin/archil" unmount -f "$mnt" >/dev/null 2>&1 || timeout -k 1 5 umount -l "$mnt" || true
+    echo "quickstart: unmounted $mnt again" >&2
+  fi
+  if [ -n "$started_pid" ]; then
+    echo "quickstart: stopping the server this run started" >&2
+    stop_server "$started_pid" >&2 || true
+    rm -f "$pidfile"
+  fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
 mkdir -p "$data"
 if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
   echo "archil server already running (pid $(cat "$pidfile"))"
 else
   nohup "$bin/archil" server --data-dir "$data" >>"$data/server.log" 2>&1 &
-  echo $! >"$pidfile"
+  started_pid=$!
+  echo "$started_pid" >"$pidfile"
   for _ in $(seq 100); do
     [ -f /run/archil/local.json ] && break
+    kill -0 "$started_pid" 2>/dev/null || break
     sleep 0.05
   done
-  if [ ! -f /run/archil/local.json ]; then
-    echo "quickstart: the server did not start; see $data/server.log" >&2
+  if [ ! -f /run/archil/local.json ] || ! kill -0 "$started_pid" 2>/dev/null; then
+    echo "quickstart: the server did not start (waited up to 5 s); see $data/server.log" >&2
     tail -5 "$data/server.log" >&2
     exit 1
   fi
-  echo "archil server started (pid $(cat "$pidfile")), log in $data/server.log"
+  echo "archil server started (pid $started_pid), log in $data/server.log"
 fi
 
 "$bin/archil" -q disks create demo
@@ -69,9 +128,10 @@ fi
 ln -sf "$bin/archil-mount" /sbin/mount.archil
 
 mkdir -p "$mnt"
-if grep -qs " $mnt fuse.archil " /proc/self/mounts; then
+if mounted; then
   echo "disk demo already mounted at $mnt"
 else
+  mounted_here=1
   "$bin/archil" mount demo "$mnt"
 fi
 
