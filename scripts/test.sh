@@ -9,12 +9,18 @@
 #
 # Environment: ARCHIL_FUZZ_SECONDS (per fuzz target, default 20), ARCHIL_LINT=1 (add the lint
 # stage), ARCHIL_TEST_SEED (randomized
-# tests), ARCHIL_CTEST_TIMEOUT (seconds per test without its own TIMEOUT, default 300).
+# tests), ARCHIL_CTEST_TIMEOUT (seconds per test without its own TIMEOUT, default 300),
+# ARCHIL_TEST_ROOT (where tests keep their directories and mounts, default /tmp/archil-tests).
+#
+# Nothing a run leaves stays: it starts by sweeping what cut-short runs left under the test root
+# (scripts/sweep.sh: mounts aborted and detached, processes killed, namespaces deleted), and each
+# stage ends by checking that no mount or process of its tests remains; one left is a failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # ccache keys on paths relative to the checkout and ignores the build directory's own path, so
 # every clone (CI's included) shares one cache.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
+export ARCHIL_TEST_ROOT="${ARCHIL_TEST_ROOT:-/tmp/archil-tests}"
 
 # One line per stage: "name|command". `ctest_stage P [ctest args]` builds preset P and runs its
 # ctest (the clang-tsa build is the compile-time thread-safety analysis: of its tests only the
@@ -78,6 +84,17 @@ run_stage() {
     rc=$?
     if [ "$rc" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
   fi
+  # What the stage's tests started ends with them (ARCHIL_OWNER_PID: within a second of each test
+  # process); anything still there after that grace is a failure, and is cleared.
+  if ! scripts/sweep.sh --check > /dev/null; then
+    sleep 2
+    if ! scripts/sweep.sh --check; then
+      echo "test.sh: stage $name left the mounts or processes above behind"
+      failed=$((failed + 1))
+      rc=1
+      scripts/sweep.sh > /dev/null
+    fi
+  fi
   local status=ok
   [ "$rc" -eq 0 ] || status=FAILED
   timings+=("$(printf '%-10s %-6s %4ds' "$name" "$status" $((SECONDS - start)))")
@@ -106,6 +123,7 @@ if ! scripts/setup.sh --no-build; then
   echo "0 passed, 1 failed"
   exit 1
 fi
+scripts/sweep.sh
 timings+=("$(printf '%-10s %-6s %4ds' setup ok $((SECONDS - start)))")
 
 for s in "${selected[@]}"; do run_stage "${s%%|*}" "${s#*|}"; done

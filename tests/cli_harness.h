@@ -2,6 +2,11 @@
 // run to completion with their output captured, and a real server process started through
 // `archil server` (optionally under a wrapper such as `ip netns exec NS`), found through its
 // advertisement.
+//
+// Nothing a test starts outlives it: every command, server and mount daemon gets
+// ARCHIL_OWNER_PID (the test process; base/owner_watch.h), every wait is bounded and ends in
+// SIGKILL, and each test's files and mounts live under its own directory of the test root
+// (ARCHIL_TEST_ROOT, default /tmp/archil-tests), which scripts/test.sh sweeps.
 #pragma once
 
 #include <fcntl.h>
@@ -14,7 +19,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -59,9 +66,35 @@ inline std::vector<char*> Pointers(std::vector<std::string>& v) {
   return p;
 }
 
-// Runs a command to completion, capturing stdout and stderr.
+// Where tests keep their directories (and so their mounts).
+inline fs::path TestRoot() {
+  const char* root = std::getenv("ARCHIL_TEST_ROOT");
+  return root && *root ? fs::path(root) : fs::path("/tmp/archil-tests");
+}
+
+// Waits up to `ms` for child `pid`; SIGKILLs it after that. Returns its wait status, and
+// whether it ended by itself in time.
+inline bool WaitChild(pid_t pid, int ms, int* status) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (true) {
+    const pid_t r = waitpid(pid, status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) return r == pid;
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, status, 0);  // SIGKILL ends even a process blocked on a FUSE request (the
+                            // daemon answers killed callers), or one that never started one
+  return false;
+}
+
+constexpr int kCommandTimeoutMs = 120000;
+
+// Runs a command to completion, capturing stdout and stderr. A command still running after
+// `timeout_ms` is killed, and the test fails.
 inline Ran RunCommand(std::vector<std::string> argv,
-                      const std::map<std::string, std::string>& env) {
+                      const std::map<std::string, std::string>& env,
+                      int timeout_ms = kCommandTimeoutMs) {
   int out[2], err[2];
   EXPECT_EQ(pipe2(out, O_CLOEXEC), 0);
   EXPECT_EQ(pipe2(err, O_CLOEXEC), 0);
@@ -82,7 +115,14 @@ inline Ran RunCommand(std::vector<std::string> argv,
   pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
   int open_fds = 2;
   char buf[4096];
-  while (open_fds > 0 && poll(fds, 2, 30000) > 0) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  auto left_ms = [&] {
+    return static_cast<int>(std::max<int64_t>(
+        0, std::chrono::duration_cast<std::chrono::milliseconds>(
+               deadline - std::chrono::steady_clock::now())
+               .count()));
+  };
+  while (open_fds > 0 && poll(fds, 2, left_ms()) > 0) {
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
       ssize_t n = read(fds[i].fd, buf, sizeof(buf));
@@ -95,8 +135,14 @@ inline Ran RunCommand(std::vector<std::string> argv,
       }
     }
   }
+  for (pollfd& p : fds) {
+    if (p.fd >= 0) close(p.fd);
+  }
   int status = 0;
-  waitpid(pid, &status, 0);
+  if (!WaitChild(pid, left_ms(), &status)) {
+    ADD_FAILURE() << argv[0] << " " << (argv.size() > 1 ? argv[1] : "") << " ran over "
+                  << timeout_ms << " ms and was killed";
+  }
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
 }
@@ -104,24 +150,27 @@ inline Ran RunCommand(std::vector<std::string> argv,
 class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("archil-cli-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = TestRoot() / (std::to_string(getpid()) + "-" +
+                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "run");
-    // Every ARCHIL_* variable of the caller is dropped (Environment()); servers advertise here.
-    env_ = {{"ARCHIL_RUN_DIR", (dir_ / "run").string()}};
+    // Every ARCHIL_* variable of the caller is dropped (Environment()); servers advertise here,
+    // and what the test starts ends with it.
+    env_ = {{"ARCHIL_RUN_DIR", (dir_ / "run").string()},
+            {"ARCHIL_OWNER_PID", std::to_string(getpid())}};
   }
   void TearDown() override {
     StopServer();
-    fs::remove_all(dir_);
+    std::error_code ec;  // a mount left under dir_ (a failed unmount) must not throw here
+    fs::remove_all(dir_, ec);
   }
 
-  Ran Archil(std::vector<std::string> args, const std::map<std::string, std::string>& extra = {}) {
+  Ran Archil(std::vector<std::string> args, const std::map<std::string, std::string>& extra = {},
+            int timeout_ms = kCommandTimeoutMs) {
     args.insert(args.begin(), kBin + "/archil");
     auto env = env_;
     for (auto& [k, v] : extra) env[k] = v;
-    return RunCommand(args, env);
+    return RunCommand(args, env, timeout_ms);
   }
 
   // Starts `archil server` in the background (run by `wrapper`, if given: its argv up to the
@@ -166,16 +215,17 @@ class CliTest : public ::testing::Test {
     if (server_ <= 0) return;
     kill(server_, SIGKILL);
     int status = 0;
-    waitpid(server_, &status, 0);
+    WaitChild(server_, 10000, &status);
     server_ = 0;
   }
 
-  // SIGTERM; returns the server's exit code.
+  // SIGTERM; returns the server's exit code. A server still running after 30 s is killed, and
+  // the test fails.
   int StopServer() {
     if (server_ <= 0) return -1;
     kill(server_, SIGTERM);
     int status = 0;
-    waitpid(server_, &status, 0);
+    if (!WaitChild(server_, 30000, &status)) ADD_FAILURE() << "the server ignored SIGTERM for 30 s";
     server_ = 0;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }

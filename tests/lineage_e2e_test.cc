@@ -314,7 +314,13 @@ TEST_F(LineageTest, ABranchCostsWhatItRewritesAndGivesItBack) {
   ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
   std::string b = Branch(disk, "rewrite", "base");
   auto used_mib = [&] {
-    sync();
+    // syncfs of the data directory's file system only: a global sync() would wait on every
+    // other mount of the machine, a stale one included.
+    const int data_fd = open((dir_ / "data").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (data_fd >= 0) {
+      syncfs(data_fd);
+      close(data_fd);
+    }
     uintmax_t blocks = 0;
     for (const auto& e : fs::recursive_directory_iterator(dir_ / "data")) {
       struct stat st {};
@@ -408,9 +414,14 @@ TEST_F(LineageTest, AKilledServerLeavesEachCheckpointAndBranchWholeOrAbsent) {
   ASSERT_EQ(Mount("crash").exit_code, 0);
   std::vector<std::string> made_cps, made_branches;
   std::atomic<bool> stop{false};
-  // Killed mid-run and started again: requests in flight then fail or wait for the restart.
+  std::atomic<int> branches_made{0};
+  std::atomic<bool> loop_done{false};
+  // Killed mid-run, once two branches exist (an event, not a guessed time: a slow build makes
+  // fewer in the same time), and started again: requests in flight then fail or wait for it.
   std::thread killer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    for (int waited = 0; branches_made < 2 && !loop_done && waited < 120000; waited += 5) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
     KillServer();
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     StartServer(listen);
@@ -427,7 +438,9 @@ TEST_F(LineageTest, AKilledServerLeavesEachCheckpointAndBranchWholeOrAbsent) {
       break;
     }
     made_branches.push_back("b" + std::to_string(i));
+    ++branches_made;
   }
+  loop_done = true;
   killer.join();
   Archil({"unmount", "-f", mnt_});
   ASSERT_GT(made_cps.size(), 0u);

@@ -26,7 +26,7 @@
 
 #include "api/mount_record.h"
 #include "cli_harness.h"
-#include "mount/mountinfo.h"
+#include "api/mount_table.h"
 #include "scoped_tmpfs.h"
 
 namespace archil::testing {
@@ -37,16 +37,19 @@ inline bool FuseRequired() {
 }
 
 // Runs `fn` in a child process as uid/gid (no supplementary groups); returns what it returned
-// (an errno, 0 for success), or -1 if the child died.
+// (an errno, 0 for success), or -1 if the child died or ran over `timeout_ms` (it is killed).
 template <typename Fn>
-int RunAs(uid_t uid, gid_t gid, Fn fn) {
+int RunAs(uid_t uid, gid_t gid, Fn fn, int timeout_ms = 60000) {
   pid_t pid = fork();
   if (pid == 0) {
     if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0) _exit(200);
     _exit(fn());
   }
   int status = 0;
-  waitpid(pid, &status, 0);
+  if (!WaitChild(pid, timeout_ms, &status)) {
+    ADD_FAILURE() << "a call as uid " << uid << " ran over " << timeout_ms << " ms";
+    return -1;
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -88,10 +91,12 @@ class MountTest : public CliTest {
     env_["ARCHIL_JOURNAL_SOCKET"] = journal_;
   }
 
+  // -f: a test's end needs no flush, and a plain unmount could wait on a daemon whose server
+  // the test stopped.
   void TearDown() override {
     if (!mnt_.empty()) {
       for (const std::string& m : {mnt_, mnt_ + "2"}) {
-        if (Archil({"unmount", m}).exit_code != 0) Archil({"unmount", "-f", m});
+        if (FindMount(m)) Archil({"unmount", "-f", m}, {}, 10000);
       }
     }
     if (journal_fd_ >= 0) close(journal_fd_);
@@ -119,7 +124,7 @@ class MountTest : public CliTest {
 
   // The kernel's read-ahead of the mount at mnt_ (its bdi's read_ahead_kb), or "" if not found.
   std::string ReadAheadKb() {
-    std::optional<mount::MountEntry> e = mount::FindMount(mnt_);
+    std::optional<MountEntry> e = FindMount(mnt_);
     if (!e) return "";
     std::string v = Slurp("/sys/class/bdi/0:" + std::to_string(e->minor) + "/read_ahead_kb");
     while (!v.empty() && v.back() == '\n') v.pop_back();
@@ -143,7 +148,7 @@ class MountTest : public CliTest {
     return lines;
   }
 
-  bool FindMountedHere() const { return mount::FindMount(mnt_).has_value(); }
+  bool FindMountedHere() const { return FindMount(mnt_).has_value(); }
 
   static std::string Slurp(const std::string& path) {
     std::ifstream in(path, std::ios::binary);

@@ -13,11 +13,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <thread>
 
 #include "api/endpoints.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/owner_watch.h"
 #include "base/strings.h"
 #include "catalog/events.h"
 #include "catalog/sqlite_catalog.h"
@@ -153,6 +155,20 @@ Status ValidateServerOptions(const ServerOptions& o) {
 
 Status RunServer(const ServerOptions& o) {
   ARCHIL_RETURN_IF_ERROR(ValidateServerOptions(o));
+  // A server started for a test or a benchmark stops with the process that owns it
+  // (base/owner_watch.h): SIGTERM, as a user would stop it, and _exit if that hangs.
+  ARCHIL_ASSIGN_OR_RETURN(pid_t owner_pid, OwnerFromEnv());
+  std::unique_ptr<OwnerWatch> owner;
+  if (owner_pid > 0) {
+    owner = std::make_unique<OwnerWatch>(owner_pid, [owner_pid] {
+      ARCHIL_LOG(kWarn) << "owner process " << owner_pid << " ended: shutting down";
+      kill(getpid(), SIGTERM);
+      std::thread([] {
+        std::this_thread::sleep_for(std::chrono::seconds(10));
+        _exit(ExitCodeFor(Status::Code::kUnavailable));
+      }).detach();
+    });
+  }
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);

@@ -65,7 +65,9 @@ std::string MountRecordJson(const MountRecord& r) {
             {"read_ahead_bytes", r.read_ahead_bytes},
             {"reconnects", r.reconnects},
             {"retries", r.retries},
-            {"recreated", r.recreated}};
+            {"recreated", r.recreated},
+            {"unreachable_since_unix_ms", r.unreachable_since_unix_ms},
+            {"waiting", r.waiting}};
   return j.dump() + "\n";
 }
 
@@ -98,6 +100,8 @@ Result<MountRecord> ParseMountRecord(const std::string& text) {
     r.reconnects = j.value("reconnects", uint64_t{0});
     r.retries = j.value("retries", uint64_t{0});
     r.recreated = j.value("recreated", uint64_t{0});
+    r.unreachable_since_unix_ms = j.value("unreachable_since_unix_ms", int64_t{0});
+    r.waiting = j.value("waiting", uint64_t{0});
   } catch (const json::exception& e) {
     return Status::Corruption(std::string("a mount record with a missing or mistyped field: ") +
                               e.what());

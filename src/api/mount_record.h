@@ -7,7 +7,8 @@
 //    "updated_unix_ms": ..., "state": "connected", "requests": ..., "in_flight": ...,
 //    "errors": ..., "bytes_read": ..., "bytes_written": ..., "open_files": ...,
 //    "held_orphans": ..., "read_ahead_hits": ..., "read_ahead_misses": ...,
-//    "read_ahead_bytes": ..., "reconnects": ..., "retries": ..., "recreated": ...}
+//    "read_ahead_bytes": ..., "reconnects": ..., "retries": ..., "recreated": ...,
+//    "unreachable_since_unix_ms": 0, "waiting": 0}
 //
 // A record whose pid is not alive belongs to a daemon that was killed: `archil mount` over that
 // mount point clears it, and `archil status` reports it as dead.
@@ -36,7 +37,7 @@ struct MountRecord {
   int64_t started_unix_ms = 0;
   double mount_ms = 0;  // from the daemon's start to the kernel's INIT answered
   int64_t updated_unix_ms = 0;
-  std::string state = "connected";  // or "reconnecting"
+  std::string state = "connected";  // or "unreachable" (no server answers since the time below)
   uint64_t requests = 0;
   uint64_t in_flight = 0;  // FUSE requests being served, writes included: acknowledged = durable
   uint64_t errors = 0;
@@ -50,6 +51,8 @@ struct MountRecord {
   uint64_t reconnects = 0;
   uint64_t retries = 0;
   uint64_t recreated = 0;
+  int64_t unreachable_since_unix_ms = 0;  // 0 while a server answers
+  uint64_t waiting = 0;                   // requests waiting for a server to answer, now
 };
 
 std::string MountRecordsDir(const std::string& run_dir);

@@ -1,12 +1,18 @@
-#include "mount/mountinfo.h"
+#include "api/mount_table.h"
 
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-#include <vector>
 
-namespace archil::mount {
+namespace archil {
 namespace {
+
+constexpr char kFuseCtl[] = "/sys/fs/fuse/connections";
 
 // mountinfo escapes space, tab, newline and backslash as \ooo.
 std::string Unescape(const std::string& s) {
@@ -31,9 +37,16 @@ std::string Unescape(const std::string& s) {
   return out;
 }
 
+bool FuseCtlMounted() {
+  for (const MountEntry& e : ListMounts()) {
+    if (e.fs_type == "fusectl" && e.mountpoint == kFuseCtl) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
-std::optional<MountEntry> FindMount(const std::string& mountpoint, const std::string& table) {
+std::vector<MountEntry> ListMounts(const std::string& table) {
   std::string text = table;
   if (text.empty()) {
     std::ifstream in("/proc/self/mountinfo");
@@ -41,7 +54,7 @@ std::optional<MountEntry> FindMount(const std::string& mountpoint, const std::st
     ss << in.rdbuf();
     text = ss.str();
   }
-  std::optional<MountEntry> found;
+  std::vector<MountEntry> out;
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
@@ -56,13 +69,39 @@ std::optional<MountEntry> FindMount(const std::string& mountpoint, const std::st
     if (dash + 2 >= fields.size()) continue;
     MountEntry e;
     e.mountpoint = Unescape(fields[4]);
-    if (e.mountpoint != mountpoint) continue;
     if (std::sscanf(fields[2].c_str(), "%u:%u", &e.major, &e.minor) != 2) continue;
     e.fs_type = fields[dash + 1];
     e.source = Unescape(fields[dash + 2]);
-    found = e;  // later lines are mounted on top of earlier ones
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::optional<MountEntry> FindMount(const std::string& mountpoint, const std::string& table) {
+  std::optional<MountEntry> found;
+  for (MountEntry& e : ListMounts(table)) {
+    if (e.mountpoint == mountpoint) found = std::move(e);  // later lines are on top
   }
   return found;
 }
 
-}  // namespace archil::mount
+Status AbortFuseConnection(unsigned minor) {
+  if (!FuseCtlMounted() && ::mount("fusectl", kFuseCtl, "fusectl", 0, nullptr) != 0 &&
+      errno != EBUSY) {
+    return Status::FromErrno(errno, std::string("mount fusectl at ") +
+                                        kFuseCtl);
+  }
+  const std::string path = std::string(kFuseCtl) + "/" + std::to_string(minor) + "/abort";
+  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return Status::NotFound("no FUSE connection " + std::to_string(minor));
+    return Status::FromErrno(errno, "open " + path);
+  }
+  const bool written = write(fd, "1", 1) == 1;
+  const int err = errno;
+  close(fd);
+  if (!written) return Status::FromErrno(err, "write " + path);
+  return Status::Ok();
+}
+
+}  // namespace archil

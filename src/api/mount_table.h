@@ -1,14 +1,19 @@
-// The kernel's mount table (/proc/self/mountinfo), read without touching the mounts themselves:
-// a `stat` on a mount whose daemon died blocks or fails, so tools that clean up after such a
-// daemon must find its mount by name.
+// The kernel's mount table (/proc/self/mountinfo), read without touching the mounts themselves,
+// and the kernel's FUSE control files (/sys/fs/fuse/connections): a `stat` on a mount whose
+// daemon died or stopped blocks or fails, so the tools that clean up after such a daemon
+// (`archil unmount -f`, `archil mount` over a dead mount, the test runner's sweep) find its
+// mount by name and end its connection through the control file.
 //
 // Thread-safety: free functions.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
-namespace archil::mount {
+#include "base/status.h"
+
+namespace archil {
 
 struct MountEntry {
   std::string mountpoint;  // unescaped
@@ -18,8 +23,16 @@ struct MountEntry {
   unsigned minor = 0;  // for FUSE: the connection's number in /sys/fs/fuse/connections
 };
 
-// The topmost mount at `mountpoint` (absolute, normalized), if any. `table`: the mountinfo text
-// (tests), or empty to read /proc/self/mountinfo.
+// Every mount of `table` (the mountinfo text; empty reads /proc/self/mountinfo), in its order:
+// a later entry at the same mount point is mounted on top of an earlier one.
+std::vector<MountEntry> ListMounts(const std::string& table = "");
+// The topmost mount at `mountpoint` (absolute, normalized), if any.
 std::optional<MountEntry> FindMount(const std::string& mountpoint, const std::string& table = "");
 
-}  // namespace archil::mount
+// Ends FUSE connection `minor` (its control file's `abort`): every request waiting on it fails
+// at once (ENOTCONN) and its daemon's loop ends. Mounts the fusectl file system at
+// /sys/fs/fuse/connections first if it is not there (containers often lack it). Errors: not
+// root, no such connection (the mount is gone already: NotFound).
+Status AbortFuseConnection(unsigned minor);
+
+}  // namespace archil

@@ -1,8 +1,9 @@
-#include "mount/mountinfo.h"
+#include "api/mount_table.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
-namespace archil::mount {
+namespace archil {
 namespace {
 
 constexpr char kTable[] =
@@ -32,5 +33,23 @@ TEST(MountInfo, ReadsTheRealTable) {
   EXPECT_FALSE(root->fs_type.empty());
 }
 
+TEST(MountInfo, ListsEveryMountInOrder) {
+  std::vector<MountEntry> all = ListMounts(kTable);
+  ASSERT_EQ(all.size(), 4u);  // the garbage line is skipped
+  EXPECT_EQ(all[0].mountpoint, "/");
+  EXPECT_EQ(all[2].fs_type, "tmpfs");
+  EXPECT_EQ(all[3].minor, 47u);
+}
+
+TEST(MountInfo, AbortingAConnectionThatDoesNotExistIsNotFound) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (the FUSE control files)";
+  Status s = AbortFuseConnection(999999);
+  // Without the fusectl file system (a container that cannot mount it) the error says so.
+  EXPECT_FALSE(s.ok());
+  if (s.code() != Status::Code::kNotFound) {
+    EXPECT_NE(s.message().find("fusectl"), std::string::npos) << s.ToString();
+  }
+}
+
 }  // namespace
-}  // namespace archil::mount
+}  // namespace archil

@@ -1,18 +1,22 @@
 // archil mount (execs archil-mount; listed here for --help), archil unmount [-f] MOUNTPOINT,
 // archil status [MOUNTPOINT]: the mounts of this machine, from their records
 // (api/mount_record.h).
+#include <signal.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <memory>
 #include <thread>
 
 #include "api/endpoints.h"
 #include "api/mount_record.h"
+#include "api/mount_table.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 
@@ -25,14 +29,100 @@ int64_t NowMillis() {
       .count();
 }
 
+// How long `archil unmount` waits for the kernel to hand the mount's dirty pages to its daemon
+// (a daemon whose server is away may never take them), and `-f` for the daemon to exit.
+constexpr int kUnmountWaitMs = 10000;
+constexpr int kDaemonExitWaitMs = 10000;
+constexpr int kForcedDaemonExitWaitMs = 500;
+
+// Waits up to `ms` for `pid` to end; whether it did.
+bool WaitForExit(pid_t pid, int ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (ProcessAlive(pid) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return !ProcessAlive(pid);
+}
+
+// The errno of umount2(mnt, 0), run in a child process so that a daemon that never answers
+// cannot hang this command: -1 if it has not returned within `ms` (the child then finishes
+// whenever the mount ends; nothing waits for it).
+int UnmountInChild(const std::string& mnt, int ms) {
+  const pid_t pid = fork();
+  if (pid < 0) return errno;
+  if (pid == 0) _exit(umount2(mnt.c_str(), 0) == 0 ? 0 : (errno & 0xff));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
+}
+
+// The archil mount at `mnt`, found by name in the mount table (no system call on the mount).
+Result<MountEntry> ArchilMountAt(const std::string& mnt) {
+  std::optional<MountEntry> m = FindMount(mnt);
+  if (!m) return Status::NotFound(mnt + " is not a mount point");
+  if (m->fs_type != "fuse.archil") {
+    return Status::InvalidArgument(mnt + " is not an archil mount (it is " + m->fs_type + ")");
+  }
+  return *m;
+}
+
+// -f: abort the FUSE connection (every waiting request fails at once, whatever the daemon and
+// its server are doing), detach the mount, and end a daemon that does not exit by itself (it is
+// stopped or stuck: every write it acknowledged is on the server already).
+Status ForceUnmount(const std::string& mnt, const std::string& run_dir,
+                    const Result<MountRecord>& rec) {
+  Result<MountEntry> m = ArchilMountAt(mnt);
+  if (!m.ok()) {
+    if (m.status().code() == Status::Code::kNotFound && rec.ok()) RemoveMountRecord(run_dir, mnt);
+    return m.status();
+  }
+  if (Status a = AbortFuseConnection(m->minor);
+      !a.ok() && a.code() != Status::Code::kNotFound) {
+    std::fprintf(stderr, "archil: could not abort the connection of %s (%s); detaching it\n",
+                 mnt.c_str(), a.message().c_str());
+  }
+  if (umount2(mnt.c_str(), MNT_FORCE | MNT_DETACH) != 0 && errno != EINVAL) {
+    if (errno == EPERM) return Status::PermissionDenied("only root can unmount " + mnt);
+    return Status::FromErrno(errno, "unmount " + mnt);
+  }
+  if (!rec.ok()) return Status::Ok();
+  const pid_t pid = rec.value().pid;
+  if (!WaitForExit(pid, kForcedDaemonExitWaitMs)) {
+    std::fprintf(stderr, "archil: %s: its daemon (pid %d) did not exit; killed it\n", mnt.c_str(),
+                 pid);
+    kill(pid, SIGKILL);
+    (void)WaitForExit(pid, kForcedDaemonExitWaitMs);
+  }
+  if (!ProcessAlive(pid)) RemoveMountRecord(run_dir, mnt);
+  return Status::Ok();
+}
+
 Status Unmount(const std::string& path, bool force) {
   const std::string mnt = NormalizeMountpoint(path);
   const std::string run_dir = ResolveOptionsFromEnv().run_dir;
   Result<MountRecord> rec = ReadMountRecord(run_dir, mnt);
-  // -f: abort the connection and detach, even with files open (they then fail with ENOTCONN).
-  int flags = force ? (MNT_FORCE | MNT_DETACH) : 0;
-  if (umount2(mnt.c_str(), flags) != 0) {
-    int e = errno;
+  if (force) return ForceUnmount(mnt, run_dir, rec);
+  Result<MountEntry> m = ArchilMountAt(mnt);
+  if (!m.ok()) {
+    if (m.status().code() == Status::Code::kNotFound && rec.ok()) RemoveMountRecord(run_dir, mnt);
+    return m.status();
+  }
+  if (geteuid() != 0) return Status::PermissionDenied("only root can unmount " + mnt);
+  const int e = UnmountInChild(mnt, kUnmountWaitMs);
+  if (e < 0) {
+    return Status::Unavailable(
+        "the unmount of " + mnt + " has not finished after " +
+        std::to_string(kUnmountWaitMs / 1000) + " s: its daemon" +
+        (rec.ok() ? " (pid " + std::to_string(rec.value().pid) + ")" : std::string()) +
+        " is not taking the last writes (is its server away? `archil status` says); `archil "
+        "unmount -f " +
+        mnt + "` aborts it, losing the writes no fsync returned for");
+  }
+  if (e != 0) {
     if (e == EBUSY) {
       return Status::Busy(mnt + " is busy: files or directories are open on it (`fuser -vm " + mnt +
                           "` lists them); `archil unmount -f " + mnt + "` detaches it anyway");
@@ -46,11 +136,7 @@ Status Unmount(const std::string& path, bool force) {
   }
   if (!rec.ok()) return Status::Ok();
   // The daemon ends its session with the server once the kernel lets go of the connection.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (ProcessAlive(rec.value().pid) && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  if (ProcessAlive(rec.value().pid)) {
+  if (!WaitForExit(rec.value().pid, kDaemonExitWaitMs)) {
     std::fprintf(stderr, "archil: %s is unmounted, but its daemon (pid %d) has not ended yet\n",
                  mnt.c_str(), rec.value().pid);
   } else {
@@ -59,9 +145,23 @@ Status Unmount(const std::string& path, bool force) {
   return Status::Ok();
 }
 
+// A wall-clock time in milliseconds as UTC ISO 8601, to the second.
+std::string IsoTime(int64_t unix_ms) {
+  const time_t t = static_cast<time_t>(unix_ms / 1000);
+  tm utc{};
+  gmtime_r(&t, &utc);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buf;
+}
+
 std::string StateOf(const MountRecord& r) {
   if (!ProcessAlive(r.pid)) return "dead (daemon gone: unmount or mount again)";
   if (NowMillis() - r.updated_unix_ms > 5000) return "stalled (no update for 5 s)";
+  if (r.unreachable_since_unix_ms != 0) {
+    return "server unreachable since " + IsoTime(r.unreachable_since_unix_ms) + " (" +
+           std::to_string(r.waiting) + " requests waiting)";
+  }
   return r.state;
 }
 
@@ -128,7 +228,9 @@ void AddMountCommands(CLI::App& app, CliContext* ctx) {
   auto path = std::make_shared<std::string>();
   auto force = std::make_shared<bool>(false);
   unmount->add_option("mountpoint", *path, "Where the disk is mounted")->required();
-  unmount->add_flag("-f,--force", *force, "Detach even with files open (they then fail)");
+  unmount->add_flag("-f,--force", *force,
+                    "Abort and detach at once, whatever the daemon or server is doing (open files "
+                    "then fail; writes no fsync returned for are lost)");
   unmount->callback(
       [ctx, path, force] { ctx->action = [path, force] { return Unmount(*path, *force); }; });
 

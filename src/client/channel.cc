@@ -2,6 +2,7 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 
@@ -50,7 +51,8 @@ void Channel::Break(std::string_view why) {
 }
 
 Result<RawReply> Channel::Call(uint16_t type, std::string_view body, std::string_view payload,
-                               int timeout_ms) {
+                               const Wait& wait) {
+  using std::chrono::steady_clock;
   Pending p(&mu_);
   proto::FrameHeader h;
   h.type = type;
@@ -64,31 +66,37 @@ Result<RawReply> Channel::Call(uint16_t type, std::string_view body, std::string
   Status sent;
   {
     MutexLock lock(&send_mu_);
-    sent = stream_->SendAll(frame.pieces(), timeout_ms);
+    sent = stream_->SendAll(frame.pieces(), wait.timeout_ms);
   }
   if (!sent.ok()) Break(sent.message());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto deadline = steady_clock::now() + std::chrono::milliseconds(wait.timeout_ms);
+  const auto stop = std::min(deadline, wait.give_up);
+  // With a cancel check, each wait is a slice of kCancelPollMs at most.
+  const auto slice = wait.cancel ? std::chrono::milliseconds(kCancelPollMs)
+                                 : std::chrono::milliseconds(wait.timeout_ms);
   while (true) {
     bool read = false;
+    steady_clock::time_point until;
     {
       MutexLock lock(&mu_);
       if (p.done) return std::move(p.result);
-      const auto left = deadline - std::chrono::steady_clock::now();
-      if (left <= std::chrono::steady_clock::duration::zero()) {
+      const auto now = steady_clock::now();
+      if (now >= stop) {
         pending_.erase(h.request_id);
         break;
       }
+      until = std::min(stop, now + slice);
       if (!reading_) {
         reading_ = read = true;
       } else {
         p.waiting = true;
-        p.cv.WaitFor(&mu_, std::chrono::duration_cast<std::chrono::milliseconds>(left) +
+        p.cv.WaitFor(&mu_, std::chrono::duration_cast<std::chrono::milliseconds>(until - now) +
                                std::chrono::milliseconds(1));
         p.waiting = false;
       }
     }
     if (read) {
-      const Status s = ReadUntil(p, deadline);
+      const Status s = ReadUntil(p, until);
       {
         MutexLock lock(&mu_);
         reading_ = false;
@@ -102,8 +110,17 @@ Result<RawReply> Channel::Call(uint16_t type, std::string_view body, std::string
       }
       if (!s.ok()) Break(s.message());
     }
+    if (wait.cancel && wait.cancel->Cancelled()) {
+      MutexLock lock(&mu_);
+      if (p.done) return std::move(p.result);
+      pending_.erase(h.request_id);
+      return Status::Errno(EINTR, "the caller was interrupted");
+    }
   }
-  const std::string why = "no reply within " + std::to_string(timeout_ms) + " ms";
+  if (wait.give_up < deadline) {
+    return Status::Unavailable("no reply before the caller's deadline");
+  }
+  const std::string why = "no reply within " + std::to_string(wait.timeout_ms) + " ms";
   Break(why);
   return Status::Unavailable(why);
 }

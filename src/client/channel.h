@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/cancel.h"
 #include "base/mutex.h"
 #include "base/status.h"
 #include "net/stream.h"
@@ -57,10 +58,24 @@ class Channel {
                                                PushHandler on_push = nullptr);
   ~Channel();  // closes; pending calls fail
 
-  // Sends request `type` and waits up to `timeout_ms` for its reply. Unavailable if the channel
+  // How long a call waits for its reply.
+  struct Wait {
+    int timeout_ms = 30000;  // no reply by then: the server is stuck, and the channel breaks
+    // The caller stops waiting at `give_up` (if before the timeout) or once `cancel` says so
+    // (polled every kCancelPollMs): Unavailable or EINTR, and the channel stays whole (a late
+    // reply is dropped).
+    std::chrono::steady_clock::time_point give_up = std::chrono::steady_clock::time_point::max();
+    const CancelCheck* cancel = nullptr;
+  };
+  static constexpr int kCancelPollMs = 100;
+  // Sends request `type` and waits for its reply as `wait` says. Unavailable if the channel
   // is or becomes broken first (the request may or may not have reached the server).
   Result<RawReply> Call(uint16_t type, std::string_view body, std::string_view payload,
-                        int timeout_ms) ARCHIL_EXCLUDES(mu_);
+                        const Wait& wait) ARCHIL_EXCLUDES(mu_);
+  Result<RawReply> Call(uint16_t type, std::string_view body, std::string_view payload,
+                        int timeout_ms) ARCHIL_EXCLUDES(mu_) {
+    return Call(type, body, payload, Wait{.timeout_ms = timeout_ms});
+  }
   bool broken() const ARCHIL_EXCLUDES(mu_);
   // Breaks the channel: pending calls fail, the socket shuts down.
   void Break(std::string_view why) ARCHIL_EXCLUDES(mu_);

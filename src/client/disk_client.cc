@@ -1,6 +1,9 @@
 #include "client/disk_client.h"
 
+#include <algorithm>
 #include <chrono>
+
+#include "base/cancel.h"
 
 #include "proto/wire_status.h"
 
@@ -17,6 +20,33 @@ int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
       .count();
 }
+
+int64_t UnixMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Whether a refusal of the session is for good: the token revoked or wrong (EACCES), the disk or
+// its subdirectory gone (ENOENT, ENOTDIR), the disk taken over by another mount (EBUSY), a
+// protocol this client does not speak. Anything else may pass and is retried: a server that is
+// still starting, out of space, rate-limiting, or that failed inside.
+bool RefusedForGood(const Status& s) {
+  if (s.code() == Status::Code::kUnavailable) return false;
+  switch (ErrnoFor(s)) {
+    case EACCES:
+    case EPERM:
+    case ENOENT:
+    case ENOTDIR:
+    case EBUSY:
+    case EPROTONOSUPPORT:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Status Interrupted() { return Status::Errno(EINTR, "the caller was interrupted"); }
 
 Reply ToReply(RawReply r) {
   return Reply{r.header.status, std::move(r.body), std::move(r.payload),
@@ -87,7 +117,8 @@ Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
                           Channel::Open(host_port_, options_.connect_timeout_ms, security_,
                                         [this](const proto::Frame& f) { OnPush(f); }));
   std::shared_ptr<Channel> ch = std::move(opened);
-  const int timeout = options_.connect_timeout_ms;
+  const Channel::Wait timeout{.timeout_ms = options_.connect_timeout_ms,
+                              .cancel = CancelScope::Current()};
   v1::Hello hello;
   hello.mutable_versions()->set_min(1);
   hello.mutable_versions()->set_max(1);
@@ -165,32 +196,53 @@ Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
 
 Result<std::shared_ptr<Channel>> DiskClient::Ready(const std::shared_ptr<Channel>& broken,
                                                    Clock::time_point deadline) {
-  MutexLock reconnecting(&reconnect_mu_);
-  {
-    MutexLock lock(&mu_);
-    if (!ended_.empty()) return Status::Errno(EIO, "the server ended the session: " + ended_);
-    if (channel_ && channel_ != broken && !channel_->broken()) return channel_;
-  }
-  auto backoff = std::chrono::milliseconds(10);
   while (true) {
-    Result<std::shared_ptr<Channel>> ch = Handshake(/*bind=*/true);
-    if (ch.ok()) {
+    bool attempt = false;
+    {
       MutexLock lock(&mu_);
+      if (!ended_.empty()) return Status::Errno(EIO, "the server ended the session: " + ended_);
+      if (channel_ && channel_ != broken && !channel_->broken()) return channel_;
+      const Clock::time_point now = Clock::now();
+      if (!reconnecting_ && now >= next_attempt_) {
+        reconnecting_ = attempt = true;
+      } else if (now >= deadline) {
+        return Status::Unavailable("no disk server answered at " + options_.address + " for " +
+                                   std::to_string(options_.retry_for_ms) + " ms");
+      } else {
+        Clock::time_point until = std::min(deadline, now + std::chrono::milliseconds(100));
+        if (!reconnecting_) until = std::min(until, next_attempt_);
+        ++stats_.waiting;
+        reconnect_cv_.WaitFor(&mu_, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        until - now) +
+                                        std::chrono::milliseconds(1));
+        --stats_.waiting;
+      }
+    }
+    if (!attempt) {
+      if (CancelScope::CurrentCancelled()) return Interrupted();
+      continue;
+    }
+    Result<std::shared_ptr<Channel>> ch = Handshake(/*bind=*/true);
+    MutexLock lock(&mu_);
+    reconnecting_ = false;
+    reconnect_cv_.SignalAll();
+    if (ch.ok()) {
       channel_ = *ch;
       ++stats_.reconnects;
+      stats_.unreachable_since_ms = 0;
+      backoff_ = std::chrono::milliseconds(10);
+      next_attempt_ = Clock::time_point();
       return ch;
     }
-    if (ch.status().code() != Status::Code::kUnavailable) {
+    if (ErrnoFor(ch.status()) == EINTR) return ch.status();
+    if (RefusedForGood(ch.status())) {
       // The server refuses the session now (the disk was deleted, the token revoked): what was
       // mounted is gone, and applications see EIO (protocol.md §11).
       return Status::Errno(EIO, "the session ended: " + ch.status().message());
     }
-    if (Clock::now() + backoff >= deadline) {
-      return Status::Unavailable("no disk server answered at " + options_.address + " for " +
-                                 std::to_string(options_.retry_for_ms) + " ms");
-    }
-    std::this_thread::sleep_for(backoff);
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
+    if (stats_.unreachable_since_ms == 0) stats_.unreachable_since_ms = UnixMillis();
+    next_attempt_ = Clock::now() + backoff_;
+    backoff_ = std::min(backoff_ * 2, std::chrono::milliseconds(1000));
   }
 }
 
@@ -202,9 +254,12 @@ void DiskClient::OnPush(const proto::Frame& push) {
   ended_ = g.reason().empty() ? "no reason given" : g.reason();
 }
 
-uint32_t DiskClient::AcquireSlot() {
+Result<uint32_t> DiskClient::AcquireSlot() {
   MutexLock lock(&mu_);
-  while (free_slots_.empty()) slot_free_.Wait(&mu_);
+  while (free_slots_.empty()) {
+    slot_free_.WaitFor(&mu_, std::chrono::milliseconds(Channel::kCancelPollMs));
+    if (free_slots_.empty() && CancelScope::CurrentCancelled()) return Interrupted();
+  }
   const uint32_t s = free_slots_.back();
   free_slots_.pop_back();
   return s;
@@ -219,11 +274,32 @@ void DiskClient::ReleaseSlot(uint32_t slot) {
 Result<Reply> DiskClient::Call(uint16_t type, proto::Message& request, v1::Mut* mut,
                                std::string_view payload) {
   const Clock::time_point deadline =
-      Clock::now() + std::chrono::milliseconds(options_.retry_for_ms);
-  const uint32_t slot = mut ? AcquireSlot() : 0;
+      options_.retry_for_ms > 0 ? Clock::now() + std::chrono::milliseconds(options_.retry_for_ms)
+                                : Clock::time_point::max();
+  return CallUntil(deadline, type, request, mut, payload);
+}
+
+Result<Reply> DiskClient::CallWithin(int budget_ms, uint16_t type, proto::Message& request) {
+  Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(budget_ms);
+  if (options_.retry_for_ms > 0) {
+    deadline = std::min(deadline, Clock::now() + std::chrono::milliseconds(options_.retry_for_ms));
+  }
+  return CallUntil(deadline, type, request, nullptr, {});
+}
+
+Result<Reply> DiskClient::CallUntil(Clock::time_point deadline, uint16_t type,
+                                    proto::Message& request, v1::Mut* mut,
+                                    std::string_view payload) {
+  uint32_t slot = 0;
+  if (mut) {
+    ARCHIL_ASSIGN_OR_RETURN(slot, AcquireSlot());
+  }
   uint64_t generation = UINT64_MAX, seq = 0;
   bool sent = false;
   std::shared_ptr<Channel> broken;
+  const Channel::Wait wait{.timeout_ms = options_.call_timeout_ms,
+                           .give_up = deadline,
+                           .cancel = CancelScope::Current()};
   while (true) {
     Result<std::shared_ptr<Channel>> ch = Ready(broken, deadline);
     if (!ch.ok()) {
@@ -243,10 +319,12 @@ Result<Reply> DiskClient::Call(uint16_t type, proto::Message& request, v1::Mut* 
       MutexLock lock(&mu_);
       ++stats_.retries;
     }
-    Result<RawReply> raw =
-        (*ch)->Call(type, request.SerializeAsString(), payload, options_.call_timeout_ms);
+    Result<RawReply> raw = (*ch)->Call(type, request.SerializeAsString(), payload, wait);
     sent = true;
     if (!raw.ok()) {
+      // The caller stopped waiting (its deadline, or it was interrupted) on a channel that is
+      // still whole; any other failure broke the channel, and the request goes again.
+      if (!(*ch)->broken()) return raw.status();
       broken = *ch;
       continue;  // Ready gives up at the deadline
     }

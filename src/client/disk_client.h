@@ -8,8 +8,10 @@
 // their requests with the same (slot, seq); the server answers from its reply cache what it had
 // already applied, and applies the rest. If the server no longer knows the session (it was never
 // durable, or it ended), the client creates a new one and resends the unanswered requests as new
-// ones. A call gives up (Unavailable) only when no server answers for `retry_for_ms`, or with EIO
-// when the server refuses the session (disk deleted, token revoked); the application sees EIO.
+// ones. A call gives up (Unavailable) only when no server answers for `retry_for_ms` (never, if
+// it is 0), with EIO when the server refuses the session for good (disk deleted, token revoked:
+// any other refusal, as from a server that is still starting, is retried), or with EINTR when
+// the thread's CancelScope (base/cancel.h) says its caller is gone.
 // Errors the server returns (ENOENT, EEXIST...) are answers, not failures: they are returned at
 // once.
 //
@@ -54,6 +56,8 @@ struct DiskClientOptions {
   uint32_t lease_ms = 0;  // 0: the server's default
   int connect_timeout_ms = 2000;
   int call_timeout_ms = 30000;
+  // How long a call waits for a server that does not answer before it fails (Unavailable);
+  // 0: forever (a hard mount, the mount daemon's default; `archil mount --timeout` bounds it).
   int retry_for_ms = 60000;
   std::string software = "archil-client";
 };
@@ -69,6 +73,9 @@ struct ClientStats {
   uint64_t reconnects = 0;  // connections opened after the first
   uint64_t retries = 0;     // requests sent again after a lost connection
   uint64_t recreated = 0;   // sessions created again because the server lost the old one
+  // Since when (CLOCK_REALTIME, ms) no server has answered a reconnection; 0 while one does.
+  int64_t unreachable_since_ms = 0;
+  uint64_t waiting = 0;  // calls waiting for a server to answer a reconnection, now
 };
 
 class DiskClient {
@@ -85,6 +92,10 @@ class DiskClient {
   // by the server (disk deleted, token revoked).
   Result<Reply> Call(uint16_t type, proto::Message& request, v1::Mut* mut = nullptr,
                      std::string_view payload = {}) ARCHIL_EXCLUDES(mu_);
+  // Call of a request that changes nothing, given up after `budget_ms` (Unavailable) however
+  // long retry_for_ms is: for answers with a fallback (statfs's last known figures).
+  Result<Reply> CallWithin(int budget_ms, uint16_t type, proto::Message& request)
+      ARCHIL_EXCLUDES(mu_);
   // Call, then the reply body parsed as `R` when OK, or the status as an errno error
   // (Status::Errno(ErrnoForWire(status), message)).
   template <typename R>
@@ -118,10 +129,14 @@ class DiskClient {
   // the session bound again, or a new session. Errors: a refusal, or Unavailable at `deadline`.
   Result<std::shared_ptr<Channel>> Ready(const std::shared_ptr<Channel>& broken,
                                          std::chrono::steady_clock::time_point deadline)
-      ARCHIL_EXCLUDES(reconnect_mu_, mu_);
+      ARCHIL_EXCLUDES(mu_);
+  Result<Reply> CallUntil(std::chrono::steady_clock::time_point deadline, uint16_t type,
+                          proto::Message& request, v1::Mut* mut, std::string_view payload)
+      ARCHIL_EXCLUDES(mu_);
   // HELLO and SESSION_CREATE (or SESSION_BIND if `bind`) on a new channel.
   Result<std::shared_ptr<Channel>> Handshake(bool bind) ARCHIL_EXCLUDES(mu_);
-  uint32_t AcquireSlot() ARCHIL_EXCLUDES(mu_);
+  // A free slot; EINTR if the caller is cancelled while none is free.
+  Result<uint32_t> AcquireSlot() ARCHIL_EXCLUDES(mu_);
   void ReleaseSlot(uint32_t slot) ARCHIL_EXCLUDES(mu_);
   void KeepAlive() ARCHIL_EXCLUDES(mu_);
   void OnPush(const proto::Frame& push) ARCHIL_EXCLUDES(mu_);
@@ -134,10 +149,16 @@ class DiskClient {
   uint64_t root_ino_ = 0;
   std::string disk_id_;
 
-  Mutex reconnect_mu_;  // one caller reconnects at a time
   mutable Mutex mu_;
   CondVar slot_free_{&mu_};
   CondVar stop_cv_{&mu_};
+  // Reconnection: one caller tries a handshake at a time (`reconnecting_`), the others wait for
+  // its outcome on `reconnect_cv_`; after a failure nobody tries again before `next_attempt_`
+  // (an exponential backoff from 10 ms to 1 s, reset by a success).
+  CondVar reconnect_cv_{&mu_};
+  bool reconnecting_ ARCHIL_GUARDED_BY(mu_) = false;
+  std::chrono::steady_clock::time_point next_attempt_ ARCHIL_GUARDED_BY(mu_);
+  std::chrono::milliseconds backoff_ ARCHIL_GUARDED_BY(mu_){10};
   std::shared_ptr<Channel> channel_ ARCHIL_GUARDED_BY(mu_);
   std::string session_id_ ARCHIL_GUARDED_BY(mu_);
   uint64_t boot_verifier_ ARCHIL_GUARDED_BY(mu_) = 0;

@@ -4,11 +4,15 @@
 // (posix/fs_driver.h) drive a remote disk too, through faults; and the FUSE client's core.
 //
 // Inode numbers are the server's. Errors carry the errno of the reply's status
-// (proto::ErrnoForWire), so an application sees what the engine said.
+// (proto::ErrnoForWire), so an application sees what the engine said. Statfs alone answers
+// without a server: from the last figures it had.
 //
 // Thread-safety: safe for concurrent use (as DiskClient).
 #pragma once
 
+#include <optional>
+
+#include "base/mutex.h"
 #include "client/disk_client.h"
 #include "posix/file_system.h"
 
@@ -50,7 +54,10 @@ class RemoteFs final : public posix::FileSystem {
   Result<std::string> Read(posix::Ino ino, uint64_t offset, size_t length) override;
   Result<posix::Attr> Write(posix::Ino ino, uint64_t offset, std::string_view data) override;
   Status Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint64_t length) override;
+  // The server's figures; while no server answers, after kStatfsBudgetMs, the last ones it gave
+  // (docs/semantics.md: what a user sees while the server is away).
   Result<posix::StatFs> Statfs() override;
+  static constexpr int kStatfsBudgetMs = 5000;
   // Opens and releases are the session's (one holder per session, as the server keeps them).
   Status Open(posix::Ino ino, posix::HolderId holder) override;
   Status Release(posix::Ino ino, posix::HolderId holder) override;
@@ -62,6 +69,8 @@ class RemoteFs final : public posix::FileSystem {
                                      bool plus);
 
   DiskClient* const client_;
+  Mutex mu_;
+  std::optional<posix::StatFs> last_statfs_ ARCHIL_GUARDED_BY(mu_);
 };
 
 }  // namespace archil::client

@@ -13,6 +13,9 @@
 #include <cstring>
 #include <vector>
 
+#include "base/cancel.h"
+#include "fuse/killed_caller.h"
+
 namespace archil::fuse {
 namespace {
 
@@ -24,10 +27,17 @@ constexpr uint32_t kMaxIo = 1 << 20;  // max_write and max_read: 1 MiB
 
 Adapter* Of(fuse_req_t req) { return static_cast<Adapter*>(fuse_req_userdata(req)); }
 
-// Counts one request for `archil status` while it runs.
+// One request while it runs: counted for `archil status`, and given up (EINTR) by the calls it
+// makes if its caller is killed while they wait for a server (fuse/killed_caller.h). WRITEs are
+// never given up: the kernel sends page-cache writeback under whichever process happens to
+// flush, and a failed one would lose data that other processes see in the cache.
 class InFlight {
  public:
-  explicit InFlight(fuse_req_t req) : stats_(Of(req)->stats()) {
+  enum class Cancel { kIfCallerKilled, kNever };
+  explicit InFlight(fuse_req_t req, Cancel cancel = Cancel::kIfCallerKilled)
+      : stats_(Of(req)->stats()),
+        caller_(cancel == Cancel::kNever ? 0 : fuse_req_ctx(req)->pid),
+        cancel_(&caller_) {
     stats_.requests.fetch_add(1, std::memory_order_relaxed);
     stats_.in_flight.fetch_add(1, std::memory_order_relaxed);
   }
@@ -37,6 +47,8 @@ class InFlight {
 
  private:
   AdapterStats& stats_;
+  const KilledCaller caller_;
+  const CancelScope cancel_;
 };
 
 int ErrnoOf(fuse_req_t req, const Status& s) {
@@ -253,7 +265,7 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
 
 void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
            fuse_file_info*) {
-  InFlight f(req);
+  InFlight f(req, InFlight::Cancel::kNever);
   Result<NodeAttr> r =
       Core(req).Write(ino, static_cast<uint64_t>(off), std::string_view(buf, size));
   if (!r.ok()) return ReplyStatus(req, r.status());

@@ -1,8 +1,10 @@
 #include "mount/daemon.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -17,11 +19,15 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "api/mount_control.h"
 #include "api/mount_record.h"
+#include "api/mount_table.h"
+#include "base/owner_watch.h"
 #include "base/siphash.h"
 #include "base/status.h"
 #include "client/disk_client.h"
@@ -30,7 +36,6 @@
 #include "fuse/fuse_adapter.h"
 #include "mount/control_server.h"
 #include "mount/journal.h"
-#include "mount/mountinfo.h"
 
 extern char** environ;
 
@@ -88,7 +93,39 @@ void WriteSysfs(const std::string& path, const std::string& value) {
 
 // Asks the kernel to end the FUSE connection: every request fails, the loop ends.
 void AbortConnection(unsigned minor) {
-  WriteSysfs("/sys/fs/fuse/connections/" + std::to_string(minor) + "/abort", "1");
+  if (Status s = AbortFuseConnection(minor); !s.ok() && s.code() != Status::Code::kNotFound) {
+    std::fprintf(stderr, "archil-mount: abort FUSE connection %u: %s\n", minor,
+                 s.message().c_str());
+  }
+}
+
+// Waits up to `timeout_ms` for a child process's stat of `path` to return. Every request on a
+// new FUSE mount waits for INIT's reply, so the stat returns only once the kernel applied it.
+// A child, never this process: a daemon blocked on its own mount could not exit if killed,
+// since the kernel would wait for a reply only it can give (docs/adr/0013-mount-daemon-binary.md).
+bool StatFromChild(const std::string& path, int timeout_ms) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return false;
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return false;
+  }
+  if (pid == 0) {  // only async-signal-safe calls: the parent has threads
+    struct stat st {};
+    const char ok = stat(path.c_str(), &st) == 0 ? '1' : '0';
+    (void)!write(fds[1], &ok, 1);
+    _exit(0);
+  }
+  close(fds[1]);
+  pollfd p{fds[0], POLLIN, 0};
+  char ok = '0';
+  const bool answered = poll(&p, 1, timeout_ms) > 0 && read(fds[0], &ok, 1) == 1;
+  close(fds[0]);
+  if (!answered) kill(pid, SIGKILL);  // it ends when the connection does
+  waitpid(pid, nullptr, answered ? 0 : WNOHANG);
+  return answered && ok == '1';
 }
 
 // `sync -f MOUNTPOINT` in a child process (see daemon.h); returns its pid, or 0.
@@ -168,6 +205,25 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  // The owner's death ends the mount from whatever state this process is in: under `mount_mu`,
+  // held while the mount is made and found, so that a mount made meanwhile is found too.
+  std::mutex mount_mu;
+  std::optional<MountEntry> entry;
+  std::unique_ptr<OwnerWatch> owner;
+  if (o.owner_pid > 0) {
+    owner = std::make_unique<OwnerWatch>(o.owner_pid, [&] {
+      std::lock_guard<std::mutex> lock(mount_mu);
+      std::fprintf(stderr, "archil-mount: owner process %d ended: aborting the mount at %s\n",
+                   static_cast<int>(o.owner_pid), o.mountpoint.c_str());
+      if (entry) {
+        AbortConnection(entry->minor);
+        umount2(o.mountpoint.c_str(), MNT_DETACH);
+      }
+      RemoveMountRecord(o.run_dir, o.mountpoint);
+      _exit(ExitCodeFor(Status::Code::kUnavailable));
+    });
+  }
+
   client::DiskClientOptions co;
   co.address = o.server;
   co.ca_file = o.ca_file;
@@ -183,6 +239,7 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   co.client_id = ClientId(co.hostname, o.mountpoint);
   co.force = o.force;
   co.software = "archil-mount";
+  co.retry_for_ms = o.timeout_s * 1000;  // 0: wait for the server forever, as a hard mount
   Result<std::unique_ptr<client::DiskClient>> connected = client::DiskClient::Connect(co);
   if (!connected.ok()) {
     Status s = connected.status();
@@ -205,7 +262,10 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   ao.read_ahead_kb = o.read_ahead_kb;
   ao.fs_name = "archil:" + disk->disk_id() + (o.checkpoint.empty() ? "" : "@" + o.checkpoint) +
                (o.subdir.empty() ? "" : ":" + o.subdir);
+  // Figures for `df` to fall back on while no server answers (client/remote_fs.h).
+  (void)remote.Statfs();
   fuse::Adapter adapter(&core, ao);
+  std::unique_lock<std::mutex> mounting(mount_mu);
   if (Status s = adapter.Mount(o.mountpoint, o.read_only); !s.ok()) {
     journal.Error("mount at " + o.mountpoint + " failed: " + s.message());
     WriteReady(&ready_fd, ReadyErr(ExitCodeFor(Status::Code::kIoError),
@@ -213,8 +273,9 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
     (void)disk->Goodbye();
     return ExitCodeFor(Status::Code::kIoError);
   }
-  std::optional<MountEntry> entry = FindMount(o.mountpoint);
-  unsigned minor = entry ? entry->minor : 0;
+  entry = FindMount(o.mountpoint);
+  const unsigned minor = entry ? entry->minor : 0;
+  mounting.unlock();
 
   const pid_t self = getpid();
   std::thread loop([&adapter, self] {
@@ -231,10 +292,10 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
     return ExitCodeFor(Status::Code::kIoError);
   }
   // Init ran, but the kernel applies INIT's reply only once libfuse has written it: until then a
-  // sysfs write may be overwritten. Every other request waits for that reply, so a stat of the
-  // root (served by the loop above) returns only after it.
-  struct stat root_st {};
-  (void)stat(o.mountpoint.c_str(), &root_st);
+  // sysfs write may be overwritten.
+  if (!StatFromChild(o.mountpoint, 10000)) {
+    journal.Warning("the mount at " + o.mountpoint + " did not answer a stat within 10 s");
+  }
   if (entry) {
     // After INIT: the kernel sets the read-ahead from INIT's reply (capped at its own offer,
     // 128 KiB), overwriting anything written before.
@@ -283,6 +344,19 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
     if (cs.recreated > record.recreated) {
       journal.Warning("the server had lost this mount's session; a new one was created");
     }
+    // An outage is logged once when it begins and once when it ends (not every second).
+    if (cs.unreachable_since_ms != 0 && record.unreachable_since_unix_ms == 0) {
+      journal.Warning("the disk server " + o.server + " is unreachable; requests wait for it " +
+                      (o.timeout_s > 0 ? "for " + std::to_string(o.timeout_s) + " s, then fail"
+                                       : "until it answers (`archil unmount -f` gives up)"));
+    } else if (cs.unreachable_since_ms == 0 && record.unreachable_since_unix_ms != 0) {
+      journal.Info("the disk server " + o.server + " answers again after " +
+                   std::to_string((UnixMillis() - record.unreachable_since_unix_ms) / 1000) +
+                   " s");
+    }
+    record.unreachable_since_unix_ms = cs.unreachable_since_ms;
+    record.waiting = cs.waiting;
+    record.state = cs.unreachable_since_ms != 0 ? "unreachable" : "connected";
     record.reconnects = cs.reconnects;
     record.retries = cs.retries;
     record.recreated = cs.recreated;

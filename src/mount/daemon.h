@@ -6,11 +6,17 @@
 //  - every `sync_interval_ms` has a child process run `sync -f MOUNTPOINT`, so that dirty pages
 //    reach the server within that bound and not the kernel's 30 s (the daemon itself never makes
 //    a system call on its own mount: blocked there, a killed daemon could never exit);
-//  - on SIGTERM, SIGINT or SIGHUP unmounts lazily and aborts the FUSE connection.
+//  - on SIGTERM, SIGINT or SIGHUP unmounts lazily and aborts the FUSE connection;
+//  - with an owner (ARCHIL_OWNER_PID, base/owner_watch.h), aborts the connection, detaches the
+//    mount and exits within a second of that process's death, from any state.
 // When the kernel ends the connection (unmount), it ends its session with the server and exits.
+// While no server answers, requests wait (forever by default, `timeout_s` if set) and log it to
+// the journal once; a request whose caller is being killed gives up (EINTR) so that it can die.
 //
 // Thread-safety: RunDaemon is called once per process, before any other thread exists.
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <string>
@@ -33,6 +39,8 @@ struct DaemonOptions {
   uint32_t read_ahead_kb = 1024;
   uint32_t max_cache_mb = 0;  // 0: the kernel's default bound on dirty pages
   int sync_interval_ms = 2000;
+  int timeout_s = 0;     // 0: requests wait for the server forever; else they fail (EIO) after it
+  pid_t owner_pid = 0;   // 0: none; else the process whose death ends the mount
   std::string journal_socket = "/run/systemd/journal/socket";
   int64_t start_ns = 0;  // CLOCK_MONOTONIC at the command's start (for "Mounted disk in N ms")
 };

@@ -1,10 +1,11 @@
 // The arguments of a mount, from either command line that makes one:
 //   archil mount [-q] DISK[:/SUBDIR] MOUNTPOINT [--region R] [--token-file F] [--read-ahead KiB]
 //                [--max-cache-mb N] [--read-only] [--checkpoint NAME] [--no-fork] [--force]
-//                [--shared]
+//                [--timeout SECONDS] [--shared]
 //   mount.archil DISK[:/SUBDIR] MOUNTPOINT [-s] [-f] [-n] [-v] [-o OPTIONS]   (mount -t archil,
 //   fstab)
-// mount.archil's OPTIONS: ro, rw, region=R, token_file=F, read_ahead=KiB, max_cache_mb=N, force,
+// mount.archil's OPTIONS: ro, rw, region=R, token_file=F, read_ahead=KiB, max_cache_mb=N,
+// timeout=SECONDS, force,
 // and mount(8)'s own (defaults, _netdev, auto, noauto, nofail, user, nouser, users, owner,
 // x-*, comment=*), which are accepted and ignored. Any other option is refused unless -s
 // (sloppy) is given.
@@ -20,6 +21,8 @@
 
 namespace archil::mount {
 
+constexpr uint32_t kMaxTimeoutS = 86400;
+
 struct MountArgs {
   std::string disk_ref;    // DISK or DISK:/SUBDIR
   std::string mountpoint;  // as given
@@ -27,6 +30,7 @@ struct MountArgs {
   std::string token_file;
   uint32_t read_ahead_kb = 1024;
   uint32_t max_cache_mb = 0;
+  uint32_t timeout_s = 0;  // 0: wait for an unreachable server forever (NFS's hard mount)
   bool read_only = false;
   std::string checkpoint;  // --checkpoint NAME: that checkpoint, read-only
   bool no_fork = false;

@@ -9,7 +9,7 @@ TEST(MountArgs, FstabLineMapsToFlags) {
   Result<MountArgs> a =
       ParseMountHelperArgs({"demo:/src", "/mnt/d", "-o",
                             "rw,_netdev,ro,region=eu-1,token_file=/etc/t,read_ahead=0,"
-                            "max-cache-mb=64,x-systemd.automount,noauto"});
+                            "max-cache-mb=64,timeout=30,x-systemd.automount,noauto"});
   ASSERT_TRUE(a.ok()) << a.status().message();
   EXPECT_EQ(a.value().disk_ref, "demo:/src");
   EXPECT_EQ(a.value().mountpoint, "/mnt/d");
@@ -18,6 +18,7 @@ TEST(MountArgs, FstabLineMapsToFlags) {
   EXPECT_EQ(a.value().token_file, "/etc/t");
   EXPECT_EQ(a.value().read_ahead_kb, 0u);
   EXPECT_EQ(a.value().max_cache_mb, 64u);
+  EXPECT_EQ(a.value().timeout_s, 30u);
   EXPECT_TRUE(a.value().quiet);
 }
 
@@ -30,6 +31,8 @@ TEST(MountArgs, UnknownOptionsAreRefusedUnlessSloppy) {
   EXPECT_FALSE(ParseMountHelperArgs({"d", "/m", "-o", "read_ahead=12x"}).ok());
   EXPECT_FALSE(ParseMountHelperArgs({"d", "/m", "-o", "read_ahead=99999999999"}).ok());
   EXPECT_FALSE(ParseMountHelperArgs({"d", "/m", "-o"}).ok());
+  EXPECT_FALSE(ParseMountHelperArgs({"d", "/m", "-o", "timeout=86401"}).ok());
+  EXPECT_FALSE(ParseMountHelperArgs({"d", "/m", "-o", "timeout=soon"}).ok());
   EXPECT_FALSE(ParseMountHelperArgs({"d"}).ok());
   EXPECT_FALSE(ParseMountHelperArgs({"d", "/m", "/x"}).ok());
   EXPECT_FALSE(ParseMountHelperArgs({"d", "/m", "--weird"}).ok());

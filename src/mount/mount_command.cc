@@ -18,8 +18,9 @@
 #include "api/exit_code.h"
 #include "api/mount_record.h"
 #include "mount/daemon.h"
+#include "api/mount_table.h"
+#include "base/owner_watch.h"
 #include "mount/mount_args.h"
-#include "mount/mountinfo.h"
 
 namespace archil::mount {
 namespace {
@@ -62,7 +63,7 @@ Status ClearDeadMount(const std::string& mountpoint, const std::string& run_dir,
     return Status::Ok();
   }
   // Abort first, so nothing waits on the dead connection, then detach.
-  std::ofstream("/sys/fs/fuse/connections/" + std::to_string(m->minor) + "/abort") << "1";
+  (void)AbortFuseConnection(m->minor);
   if (umount2(mountpoint.c_str(), MNT_DETACH) != 0 && errno != EINVAL) {
     return Status::FromErrno(errno, "clear the dead mount at " + mountpoint);
   }
@@ -107,6 +108,8 @@ Status Prepare(const MountArgs& a, DaemonOptions* o) {
   o->force = a.force;
   o->read_ahead_kb = a.read_ahead_kb;
   o->max_cache_mb = a.max_cache_mb;
+  o->timeout_s = static_cast<int>(a.timeout_s);
+  ARCHIL_ASSIGN_OR_RETURN(o->owner_pid, OwnerFromEnv());
   if (const char* j = std::getenv("ARCHIL_JOURNAL_SOCKET"); j && *j) o->journal_socket = j;
 
   bool busy = false;
@@ -235,6 +238,9 @@ int MountMain(int argc, char** argv) {
   app.add_option("--max-cache-mb", a.max_cache_mb,
                  "Bound on this mount's dirty page cache in MiB (0: the kernel's default)")
       ->check(CLI::Range(0u, 1u << 24));
+  app.add_option("--timeout", a.timeout_s,
+                 "Fail requests (EIO) after SECONDS without a server (0: wait, the default)")
+      ->check(CLI::Range(0u, kMaxTimeoutS));
   app.add_flag("--read-only", a.read_only, "Mount read-only");
   app.add_option("--checkpoint", a.checkpoint,
                  "Mount this checkpoint of the disk, read-only (writes fail with EROFS)");

@@ -67,6 +67,10 @@ Result<std::unique_ptr<DiskServer>> DiskServer::Start(const DiskServerOptions& o
       return Status::Errno(errno, "epoll_ctl");
     }
   }
+  // A restarted server knows every session it had before it answers anyone: a mount that
+  // reconnects at once must find its session, never a refusal (docs/protocol.md §8.3).
+  const size_t restored = s->registry_.LoadAll();
+  if (restored > 0) ARCHIL_LOG(kInfo) << "server: " << restored << " stored sessions loaded";
   for (int i = 0; i < std::max(options.workers, 1); ++i) {
     s->threads_.emplace_back([p = s.get()] { p->Run(); });
   }

@@ -72,6 +72,17 @@ Status SessionRegistry::LoadDisk(engine::DiskNo disk) {
   return Status::Ok();
 }
 
+size_t SessionRegistry::LoadAll() {
+  MutexLock lock(&mu_);
+  for (engine::DiskNo disk : engine_->ListDisks()) {
+    if (Status s = LoadDisk(disk); !s.ok()) {
+      ARCHIL_LOG(kWarn) << "server: disk " << disk.value()
+                        << ": stored sessions not loaded yet: " << s.ToString();
+    }
+  }
+  return sessions_.size();
+}
+
 Result<std::shared_ptr<Session>> SessionRegistry::Find(engine::DiskNo disk,
                                                        const engine::SessionIdBytes& id) {
   MutexLock lock(&mu_);

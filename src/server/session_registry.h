@@ -1,9 +1,10 @@
 // SessionRegistry: every session of the disk server, by id (docs/protocol.md §5.2, §7).
 //
 // A new session's record is written without a sync (it rides the next durable commit; no fsync
-// on the mount path). After a restart, a disk's stored sessions and their reply-cache slots are
-// loaded at the first request that names the disk, so a client that binds again finds its
-// session, and its retries are answered from the cache.
+// on the mount path). After a restart, every disk's stored sessions and their reply-cache slots
+// are loaded before the server listens (LoadAll), so a client that binds again finds its session,
+// and its retries are answered from the cache; a disk that could not be loaded then is loaded at
+// the first request that names it.
 //
 // Thread-safety: safe for concurrent use.
 #pragma once
@@ -57,6 +58,9 @@ class SessionRegistry {
   // after a restart); records stay for the next run.
   void CloseAll() ARCHIL_EXCLUDES(mu_);
   size_t size() const ARCHIL_EXCLUDES(mu_);
+  // Loads the stored sessions of every disk of the engine. Returns how many sessions there are.
+  // A disk that fails to load is logged and left to load at its first request.
+  size_t LoadAll() ARCHIL_EXCLUDES(mu_);
 
  private:
   Status LoadDisk(engine::DiskNo disk) ARCHIL_REQUIRES(mu_);

@@ -1,0 +1,78 @@
+#include "base/owner_watch.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+namespace archil {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+TEST(OwnerWatch, ParsesOnlyPositivePids) {
+  EXPECT_EQ(ParseOwnerPid(nullptr).value(), 0);
+  EXPECT_EQ(ParseOwnerPid("").value(), 0);
+  EXPECT_EQ(ParseOwnerPid("1234").value(), 1234);
+  for (const char* bad : {"0", "-5", "+5", " 5", "5 ", "12x", "99999999999", "abc"}) {
+    EXPECT_FALSE(ParseOwnerPid(bad).ok()) << bad;
+  }
+}
+
+// Waits up to `ms` for `done`; returns whether it was set.
+bool WaitFor(std::mutex& mu, std::condition_variable& cv, const bool& done, int ms) {
+  std::unique_lock<std::mutex> lock(mu);
+  return cv.wait_for(lock, std::chrono::milliseconds(ms), [&] { return done; });
+}
+
+TEST(OwnerWatch, CallsBackWithinTheBoundOfTheOwnersDeath) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  bool died = false;
+  OwnerWatch watch(child, [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    died = true;
+    cv.notify_all();
+  });
+  EXPECT_FALSE(WaitFor(mu, cv, died, 300)) << "called back while the owner lives";
+  const auto killed = Clock::now();
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  ASSERT_TRUE(WaitFor(mu, cv, died, 5000));
+  EXPECT_LT(Clock::now() - killed, std::chrono::milliseconds(1000));
+}
+
+TEST(OwnerWatch, AnOwnerAlreadyGoneCallsBackAtOnce) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool died = false;
+  OwnerWatch watch(child, [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    died = true;
+    cv.notify_all();
+  });
+  EXPECT_TRUE(WaitFor(mu, cv, died, 2000));
+}
+
+TEST(OwnerWatch, ADestroyedWatchNeverCallsBack) {
+  bool called = false;
+  { OwnerWatch watch(getpid(), [&] { called = true; }); }
+  EXPECT_FALSE(called);
+}
+
+}  // namespace
+}  // namespace archil
