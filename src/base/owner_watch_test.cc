@@ -23,11 +23,25 @@ TEST(OwnerWatch, ParsesOnlyPositivePids) {
   }
 }
 
-// Waits up to `ms` for `done`; returns whether it was set.
-bool WaitFor(std::mutex& mu, std::condition_variable& cv, const bool& done, int ms) {
-  std::unique_lock<std::mutex> lock(mu);
-  return cv.wait_for(lock, std::chrono::milliseconds(ms), [&] { return done; });
-}
+// A flag one thread sets and another waits for.
+class Flag {
+ public:
+  void Set() {
+    std::lock_guard<std::mutex> lock(mu_);
+    set_ = true;
+    cv_.notify_all();
+  }
+  // Whether it was set within `ms`.
+  bool WaitFor(int ms) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::milliseconds(ms), [&] { return set_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool set_ = false;
+};
 
 TEST(OwnerWatch, CallsBackWithinTheBoundOfTheOwnersDeath) {
   const pid_t child = fork();
@@ -36,19 +50,13 @@ TEST(OwnerWatch, CallsBackWithinTheBoundOfTheOwnersDeath) {
     pause();
     _exit(0);
   }
-  std::mutex mu;
-  std::condition_variable cv;
-  bool died = false;
-  OwnerWatch watch(child, [&] {
-    std::lock_guard<std::mutex> lock(mu);
-    died = true;
-    cv.notify_all();
-  });
-  EXPECT_FALSE(WaitFor(mu, cv, died, 300)) << "called back while the owner lives";
+  Flag died;
+  OwnerWatch watch(child, [&] { died.Set(); });
+  EXPECT_FALSE(died.WaitFor(300)) << "called back while the owner lives";
   const auto killed = Clock::now();
   kill(child, SIGKILL);
   waitpid(child, nullptr, 0);
-  ASSERT_TRUE(WaitFor(mu, cv, died, 5000));
+  ASSERT_TRUE(died.WaitFor(5000));
   EXPECT_LT(Clock::now() - killed, std::chrono::milliseconds(1000));
 }
 
@@ -57,15 +65,9 @@ TEST(OwnerWatch, AnOwnerAlreadyGoneCallsBackAtOnce) {
   ASSERT_GE(child, 0);
   if (child == 0) _exit(0);
   waitpid(child, nullptr, 0);
-  std::mutex mu;
-  std::condition_variable cv;
-  bool died = false;
-  OwnerWatch watch(child, [&] {
-    std::lock_guard<std::mutex> lock(mu);
-    died = true;
-    cv.notify_all();
-  });
-  EXPECT_TRUE(WaitFor(mu, cv, died, 2000));
+  Flag died;
+  OwnerWatch watch(child, [&] { died.Set(); });
+  EXPECT_TRUE(died.WaitFor(2000));
 }
 
 TEST(OwnerWatch, ADestroyedWatchNeverCallsBack) {

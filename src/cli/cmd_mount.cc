@@ -33,7 +33,7 @@ int64_t NowMillis() {
 // (a daemon whose server is away may never take them), and `-f` for the daemon to exit.
 constexpr int kUnmountWaitMs = 10000;
 constexpr int kDaemonExitWaitMs = 10000;
-constexpr int kForcedDaemonExitWaitMs = 500;
+constexpr int kForcedDaemonExitWaitMs = 250;
 
 // Waits up to `ms` for `pid` to end; whether it did.
 bool WaitForExit(pid_t pid, int ms) {
