@@ -119,6 +119,8 @@ TEST_F(UnwedgeTest, ForcedUnmountOfAStoppedDaemonTakesUnderASecond) {
   const auto took = Clock::now() - start;
   EXPECT_EQ(forced.exit_code, 0) << forced.err;
   EXPECT_LT(took, kForcedUnmountBound);
+  std::printf("unmount -f of a stopped daemon: %lld ms\n",
+              static_cast<long long>(std::chrono::duration_cast<milliseconds>(took).count()));
   EXPECT_FALSE(FindMountedHere());
   // The blocked process got its error (ENOTCONN) and ended.
   int status = 0;
@@ -161,6 +163,7 @@ TEST_F(UnwedgeTest, AStoppedServerLeavesDfAnsweringAndAKilledReaderDies) {
   const milliseconds df = TimeStatfs(mnt_, 10000);
   EXPECT_GE(df.count(), 0) << "df of the mount hung";
   EXPECT_LT(df.count(), 6000);
+  std::printf("df with the server stopped: %lld ms\n", static_cast<long long>(df.count()));
   // A reader waits for the server, and dies when killed.
   const pid_t reader = Spawn([&] {
     struct stat st {};
@@ -170,6 +173,7 @@ TEST_F(UnwedgeTest, AStoppedServerLeavesDfAnsweringAndAKilledReaderDies) {
   const milliseconds died = KillAndTimeDeath(reader);
   EXPECT_GE(died.count(), 0) << "the killed reader did not die";
   EXPECT_LT(died.count(), 2000);
+  std::printf("a killed reader died in %lld ms\n", static_cast<long long>(died.count()));
   kill(server_, SIGCONT);
 }
 
