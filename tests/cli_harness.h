@@ -92,8 +92,7 @@ constexpr int kCommandTimeoutMs = 120000;
 
 // Runs a command to completion, capturing stdout and stderr. A command still running after
 // `timeout_ms` is killed, and the test fails.
-inline Ran RunCommand(std::vector<std::string> argv,
-                      const std::map<std::string, std::string>& env,
+inline Ran RunCommand(std::vector<std::string> argv, const std::map<std::string, std::string>& env,
                       int timeout_ms = kCommandTimeoutMs) {
   int out[2], err[2];
   EXPECT_EQ(pipe2(out, O_CLOEXEC), 0);
@@ -118,8 +117,8 @@ inline Ran RunCommand(std::vector<std::string> argv,
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   auto left_ms = [&] {
     return static_cast<int>(std::max<int64_t>(
-        0, std::chrono::duration_cast<std::chrono::milliseconds>(
-               deadline - std::chrono::steady_clock::now())
+        0, std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                 std::chrono::steady_clock::now())
                .count()));
   };
   while (open_fds > 0 && poll(fds, 2, left_ms()) > 0) {
@@ -166,7 +165,7 @@ class CliTest : public ::testing::Test {
   }
 
   Ran Archil(std::vector<std::string> args, const std::map<std::string, std::string>& extra = {},
-            int timeout_ms = kCommandTimeoutMs) {
+             int timeout_ms = kCommandTimeoutMs) {
     args.insert(args.begin(), kBin + "/archil");
     auto env = env_;
     for (auto& [k, v] : extra) env[k] = v;

@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "api/mount_record.h"
-#include "cli_harness.h"
 #include "api/mount_table.h"
+#include "cli_harness.h"
 #include "scoped_tmpfs.h"
 
 namespace archil::testing {

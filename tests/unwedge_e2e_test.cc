@@ -197,9 +197,7 @@ TEST_F(UnwedgeTest, AServerGoneForGoodLeavesProcessesKillableAndStatusSaysSo) {
         const int fd = open((mnt_ + "/new").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
         return fd >= 0 ? 0 : errno;
       }),
-      Spawn([&] {
-        return mkdir((mnt_ + "/dir").c_str(), 0755) == 0 ? 0 : errno;
-      }),
+      Spawn([&] { return mkdir((mnt_ + "/dir").c_str(), 0755) == 0 ? 0 : errno; }),
   };
   for (pid_t p : waiting) EXPECT_TRUE(StillRunningAfter(p, 300)) << "a request failed at once";
   // `archil status` says the server is unreachable, and how many requests wait for it.
@@ -211,8 +209,7 @@ TEST_F(UnwedgeTest, AServerGoneForGoodLeavesProcessesKillableAndStatusSaysSo) {
   }
   ASSERT_TRUE(st.is_object());
   EXPECT_GT(st.value("unreachable_since_unix_ms", int64_t{0}), 0) << st.dump();
-  EXPECT_NE(st.value("state", "").find("server unreachable since"), std::string::npos)
-      << st.dump();
+  EXPECT_NE(st.value("state", "").find("server unreachable since"), std::string::npos) << st.dump();
   // The journal says it once.
   int said = 0;
   for (const std::string& line : JournalLines()) {
@@ -319,8 +316,8 @@ TEST_F(UnwedgeTest, ServerRestartsAreInvisibleToWriters) {
           const std::string body = std::to_string(t) + ":" + std::to_string(i) + ":" +
                                    std::string(1000 + i % 3000, static_cast<char>('a' + i % 26));
           const int fd = open(tmp.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-          bool ok = fd >= 0 && write(fd, body.data(), body.size()) ==
-                                   static_cast<ssize_t>(body.size());
+          bool ok =
+              fd >= 0 && write(fd, body.data(), body.size()) == static_cast<ssize_t>(body.size());
           ok = ok && fsync(fd) == 0;
           if (fd >= 0) ok = close(fd) == 0 && ok;
           ok = ok && rename(tmp.c_str(), name.c_str()) == 0 && fsync(dfd) == 0;

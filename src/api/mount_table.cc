@@ -88,8 +88,7 @@ std::optional<MountEntry> FindMount(const std::string& mountpoint, const std::st
 Status AbortFuseConnection(unsigned minor) {
   if (!FuseCtlMounted() && ::mount("fusectl", kFuseCtl, "fusectl", 0, nullptr) != 0 &&
       errno != EBUSY) {
-    return Status::FromErrno(errno, std::string("mount fusectl at ") +
-                                        kFuseCtl);
+    return Status::FromErrno(errno, std::string("mount fusectl at ") + kFuseCtl);
   }
   const std::string path = std::string(kFuseCtl) + "/" + std::to_string(minor) + "/abort";
   const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);

@@ -18,7 +18,8 @@ Result<pid_t> ParseOwnerPid(const char* value) {
   errno = 0;
   char* end = nullptr;
   const long v = std::strtol(value, &end, 10);
-  if (errno != 0 || *end != '\0' || v <= 0 || v > INT_MAX || !std::isdigit(static_cast<unsigned char>(value[0]))) {
+  if (errno != 0 || *end != '\0' || v <= 0 || v > INT_MAX ||
+      !std::isdigit(static_cast<unsigned char>(value[0]))) {
     return Status::InvalidArgument("ARCHIL_OWNER_PID must be a process id, not '" +
                                    std::string(value) + "'");
   }

@@ -72,7 +72,9 @@ TEST(OwnerWatch, AnOwnerAlreadyGoneCallsBackAtOnce) {
 
 TEST(OwnerWatch, ADestroyedWatchNeverCallsBack) {
   bool called = false;
-  { OwnerWatch watch(getpid(), [&] { called = true; }); }
+  {
+    OwnerWatch watch(getpid(), [&] { called = true; });
+  }
   EXPECT_FALSE(called);
 }
 

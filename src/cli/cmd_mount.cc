@@ -80,8 +80,7 @@ Status ForceUnmount(const std::string& mnt, const std::string& run_dir,
     if (m.status().code() == Status::Code::kNotFound && rec.ok()) RemoveMountRecord(run_dir, mnt);
     return m.status();
   }
-  if (Status a = AbortFuseConnection(m->minor);
-      !a.ok() && a.code() != Status::Code::kNotFound) {
+  if (Status a = AbortFuseConnection(m->minor); !a.ok() && a.code() != Status::Code::kNotFound) {
     std::fprintf(stderr, "archil: could not abort the connection of %s (%s); detaching it\n",
                  mnt.c_str(), a.message().c_str());
   }

@@ -4,7 +4,6 @@
 #include <chrono>
 
 #include "base/cancel.h"
-
 #include "proto/wire_status.h"
 
 namespace archil::client {
@@ -212,9 +211,9 @@ Result<std::shared_ptr<Channel>> DiskClient::Ready(const std::shared_ptr<Channel
         Clock::time_point until = std::min(deadline, now + std::chrono::milliseconds(100));
         if (!reconnecting_) until = std::min(until, next_attempt_);
         ++stats_.waiting;
-        reconnect_cv_.WaitFor(&mu_, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                        until - now) +
-                                        std::chrono::milliseconds(1));
+        reconnect_cv_.WaitFor(&mu_,
+                              std::chrono::duration_cast<std::chrono::milliseconds>(until - now) +
+                                  std::chrono::milliseconds(1));
         --stats_.waiting;
       }
     }

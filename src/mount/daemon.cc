@@ -351,8 +351,7 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
                                        : "until it answers (`archil unmount -f` gives up)"));
     } else if (cs.unreachable_since_ms == 0 && record.unreachable_since_unix_ms != 0) {
       journal.Info("the disk server " + o.server + " answers again after " +
-                   std::to_string((UnixMillis() - record.unreachable_since_unix_ms) / 1000) +
-                   " s");
+                   std::to_string((UnixMillis() - record.unreachable_since_unix_ms) / 1000) + " s");
     }
     record.unreachable_since_unix_ms = cs.unreachable_since_ms;
     record.waiting = cs.waiting;

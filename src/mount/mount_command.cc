@@ -17,9 +17,9 @@
 #include "api/endpoints.h"
 #include "api/exit_code.h"
 #include "api/mount_record.h"
-#include "mount/daemon.h"
 #include "api/mount_table.h"
 #include "base/owner_watch.h"
+#include "mount/daemon.h"
 #include "mount/mount_args.h"
 
 namespace archil::mount {
