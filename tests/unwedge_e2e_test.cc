@@ -103,6 +103,22 @@ class UnwedgeTest : public MountTest {
   }
 };
 
+TEST_F(UnwedgeTest, UnmountRefusesWhatIsNotAnArchilMount) {
+  for (const char* flag : {"", "-f"}) {
+    std::vector<std::string> args = {"unmount"};
+    if (*flag) args.emplace_back(flag);
+    args.push_back(mnt_);  // a directory, not a mount point
+    Ran none = Archil(args, {}, 10000);
+    EXPECT_EQ(none.exit_code, 4) << none.err;  // not found
+    EXPECT_NE(none.err.find("is not a mount point"), std::string::npos) << none.err;
+    args.back() = "/";  // mounted, but not by archil: never detached
+    Ran other = Archil(args, {}, 10000);
+    EXPECT_EQ(other.exit_code, 2) << other.err;  // invalid argument
+    EXPECT_NE(other.err.find("is not an archil mount"), std::string::npos) << other.err;
+  }
+  EXPECT_TRUE(FindMount("/").has_value());
+}
+
 TEST_F(UnwedgeTest, ForcedUnmountOfAStoppedDaemonTakesUnderASecond) {
   const pid_t daemon = ServeAndMount("stopped");
   ASSERT_GT(daemon, 0);

@@ -103,4 +103,16 @@ Status AbortFuseConnection(unsigned minor) {
   return Status::Ok();
 }
 
+Status AbortAndDetach(const MountEntry& m) {
+  Status aborted = AbortFuseConnection(m.minor);
+  if (aborted.code() == Status::Code::kNotFound) aborted = Status::Ok();
+  if (umount2(m.mountpoint.c_str(), MNT_FORCE | MNT_DETACH) != 0 && errno != EINVAL) {
+    if (errno == EPERM) return Status::PermissionDenied("only root can unmount " + m.mountpoint);
+    return Status::FromErrno(errno, "detach " + m.mountpoint);
+  }
+  // Detached: what waited on it is gone with it, so a failed abort is worth a word only.
+  if (!aborted.ok()) std::fprintf(stderr, "archil: %s\n", aborted.message().c_str());
+  return Status::Ok();
+}
+
 }  // namespace archil

@@ -35,4 +35,9 @@ std::optional<MountEntry> FindMount(const std::string& mountpoint, const std::st
 // root, no such connection (the mount is gone already: NotFound).
 Status AbortFuseConnection(unsigned minor);
 
+// Ends FUSE mount `m` whatever its daemon is doing: aborts its connection (as above; a connection
+// already gone is no error), then detaches it (umount2 with MNT_FORCE | MNT_DETACH; a mount
+// already gone is no error). Errors: the detach's (EPERM as PermissionDenied).
+Status AbortAndDetach(const MountEntry& m);
+
 }  // namespace archil

@@ -73,30 +73,18 @@ Result<MountEntry> ArchilMountAt(const std::string& mnt) {
 // -f: abort the FUSE connection (every waiting request fails at once, whatever the daemon and
 // its server are doing), detach the mount, and end a daemon that does not exit by itself (it is
 // stopped or stuck: every write it acknowledged is on the server already).
-Status ForceUnmount(const std::string& mnt, const std::string& run_dir,
+Status ForceUnmount(const MountEntry& m, const std::string& run_dir,
                     const Result<MountRecord>& rec) {
-  Result<MountEntry> m = ArchilMountAt(mnt);
-  if (!m.ok()) {
-    if (m.status().code() == Status::Code::kNotFound && rec.ok()) RemoveMountRecord(run_dir, mnt);
-    return m.status();
-  }
-  if (Status a = AbortFuseConnection(m->minor); !a.ok() && a.code() != Status::Code::kNotFound) {
-    std::fprintf(stderr, "archil: could not abort the connection of %s (%s); detaching it\n",
-                 mnt.c_str(), a.message().c_str());
-  }
-  if (umount2(mnt.c_str(), MNT_FORCE | MNT_DETACH) != 0 && errno != EINVAL) {
-    if (errno == EPERM) return Status::PermissionDenied("only root can unmount " + mnt);
-    return Status::FromErrno(errno, "unmount " + mnt);
-  }
+  ARCHIL_RETURN_IF_ERROR(AbortAndDetach(m));
   if (!rec.ok()) return Status::Ok();
   const pid_t pid = rec.value().pid;
   if (!WaitForExit(pid, kForcedDaemonExitWaitMs)) {
-    std::fprintf(stderr, "archil: %s: its daemon (pid %d) did not exit; killed it\n", mnt.c_str(),
-                 pid);
+    std::fprintf(stderr, "archil: %s: its daemon (pid %d) did not exit; killed it\n",
+                 m.mountpoint.c_str(), pid);
     kill(pid, SIGKILL);
     (void)WaitForExit(pid, kForcedDaemonExitWaitMs);
   }
-  if (!ProcessAlive(pid)) RemoveMountRecord(run_dir, mnt);
+  if (!ProcessAlive(pid)) RemoveMountRecord(run_dir, m.mountpoint);
   return Status::Ok();
 }
 
@@ -104,12 +92,12 @@ Status Unmount(const std::string& path, bool force) {
   const std::string mnt = NormalizeMountpoint(path);
   const std::string run_dir = ResolveOptionsFromEnv().run_dir;
   Result<MountRecord> rec = ReadMountRecord(run_dir, mnt);
-  if (force) return ForceUnmount(mnt, run_dir, rec);
   Result<MountEntry> m = ArchilMountAt(mnt);
   if (!m.ok()) {
     if (m.status().code() == Status::Code::kNotFound && rec.ok()) RemoveMountRecord(run_dir, mnt);
     return m.status();
   }
+  if (force) return ForceUnmount(*m, run_dir, rec);
   if (geteuid() != 0) return Status::PermissionDenied("only root can unmount " + mnt);
   const int e = UnmountInChild(mnt, kUnmountWaitMs);
   if (e < 0) {

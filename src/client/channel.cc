@@ -110,11 +110,17 @@ Result<RawReply> Channel::Call(uint16_t type, std::string_view body, std::string
       }
       if (!s.ok()) Break(s.message());
     }
-    if (wait.cancel && wait.cancel->Cancelled()) {
-      MutexLock lock(&mu_);
-      if (p.done) return std::move(p.result);
-      pending_.erase(h.request_id);
-      return Status::Errno(EINTR, "the caller was interrupted");
+    if (wait.cancel) {
+      {
+        MutexLock lock(&mu_);
+        if (p.done) return std::move(p.result);  // answered: no need to ask about the caller
+      }
+      if (wait.cancel->Cancelled()) {
+        MutexLock lock(&mu_);
+        if (p.done) return std::move(p.result);
+        pending_.erase(h.request_id);
+        return Status::Errno(EINTR, "the caller was interrupted");
+      }
     }
   }
   if (wait.give_up < deadline) {

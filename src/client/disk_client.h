@@ -101,7 +101,13 @@ class DiskClient {
   template <typename R>
   Result<R> CallAs(uint16_t type, proto::Message& request, v1::Mut* mut = nullptr,
                    std::string_view payload = {}, std::string* payload_out = nullptr) {
-    ARCHIL_ASSIGN_OR_RETURN(Reply r, Call(type, request, mut, payload));
+    return ParseAs<R>(Call(type, request, mut, payload), payload_out);
+  }
+  // A reply (or the failure to get one) as `R`: the reply's status as an errno error when not
+  // OK, Corruption if its body does not parse.
+  template <typename R>
+  static Result<R> ParseAs(Result<Reply> reply, std::string* payload_out = nullptr) {
+    ARCHIL_ASSIGN_OR_RETURN(Reply r, std::move(reply));
     ARCHIL_RETURN_IF_ERROR(StatusOf(r));
     R out;
     if (!out.ParseFromString(r.body)) return Status::Corruption("a reply that does not parse");

@@ -258,7 +258,8 @@ Status RemoteFs::Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint6
 
 Result<posix::StatFs> RemoteFs::Statfs() {
   v1::StatFs m;
-  Result<Reply> r = client_->CallWithin(kStatfsBudgetMs, proto::kTypeStatFs, m);
+  Result<v1::StatFsReply> r = DiskClient::ParseAs<v1::StatFsReply>(
+      client_->CallWithin(kStatfsBudgetMs, proto::kTypeStatFs, m));
   if (!r.ok()) {
     if (r.status().code() == Status::Code::kUnavailable) {
       MutexLock lock(&mu_);
@@ -266,16 +267,13 @@ Result<posix::StatFs> RemoteFs::Statfs() {
     }
     return r.status();
   }
-  ARCHIL_RETURN_IF_ERROR(DiskClient::StatusOf(*r));
-  v1::StatFsReply reply;
-  if (!reply.ParseFromString(r->body)) return Status::Corruption("a reply that does not parse");
   posix::StatFs s;
-  s.block_size = reply.bsize();
-  s.blocks = reply.blocks();
-  s.blocks_free = reply.bfree();
-  s.files = reply.files();
-  s.files_free = reply.ffree();
-  s.name_max = reply.namemax();
+  s.block_size = r->bsize();
+  s.blocks = r->blocks();
+  s.blocks_free = r->bfree();
+  s.files = r->files();
+  s.files_free = r->ffree();
+  s.name_max = r->namemax();
   MutexLock lock(&mu_);
   last_statfs_ = s;
   return s;

@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -215,10 +214,7 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
       std::lock_guard<std::mutex> lock(mount_mu);
       std::fprintf(stderr, "archil-mount: owner process %d ended: aborting the mount at %s\n",
                    static_cast<int>(o.owner_pid), o.mountpoint.c_str());
-      if (entry) {
-        AbortConnection(entry->minor);
-        umount2(o.mountpoint.c_str(), MNT_DETACH);
-      }
+      if (entry) (void)AbortAndDetach(*entry);
       RemoveMountRecord(o.run_dir, o.mountpoint);
       _exit(ExitCodeFor(Status::Code::kUnavailable));
     });

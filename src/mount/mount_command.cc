@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,11 +61,7 @@ Status ClearDeadMount(const std::string& mountpoint, const std::string& run_dir,
     *holder = r.value().disk + " (daemon pid " + std::to_string(r.value().pid) + ")";
     return Status::Ok();
   }
-  // Abort first, so nothing waits on the dead connection, then detach.
-  (void)AbortFuseConnection(m->minor);
-  if (umount2(mountpoint.c_str(), MNT_DETACH) != 0 && errno != EINVAL) {
-    return Status::FromErrno(errno, "clear the dead mount at " + mountpoint);
-  }
+  ARCHIL_RETURN_IF_ERROR(AbortAndDetach(*m).WithContext("clear the dead mount at " + mountpoint));
   RemoveMountRecord(run_dir, mountpoint);
   return Status::Ok();
 }
