@@ -241,7 +241,7 @@ Result<std::shared_ptr<Channel>> DiskClient::Ready(const std::shared_ptr<Channel
     }
     if (stats_.unreachable_since_ms == 0) stats_.unreachable_since_ms = UnixMillis();
     next_attempt_ = Clock::now() + backoff_;
-    backoff_ = std::min(backoff_ * 2, std::chrono::milliseconds(1000));
+    backoff_ = std::min(backoff_ * 2, std::chrono::milliseconds(500));
   }
 }
 

@@ -160,7 +160,7 @@ class DiskClient {
   CondVar stop_cv_{&mu_};
   // Reconnection: one caller tries a handshake at a time (`reconnecting_`), the others wait for
   // its outcome on `reconnect_cv_`; after a failure nobody tries again before `next_attempt_`
-  // (an exponential backoff from 10 ms to 1 s, reset by a success).
+  // (an exponential backoff from 10 ms to 500 ms, reset by a success).
   CondVar reconnect_cv_{&mu_};
   bool reconnecting_ ARCHIL_GUARDED_BY(mu_) = false;
   std::chrono::steady_clock::time_point next_attempt_ ARCHIL_GUARDED_BY(mu_);
