@@ -23,6 +23,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
+using FractionalMs = std::chrono::duration<double, std::milli>;
 
 // `archil unmount -f` returns within a second; a sanitizer build's binaries take longer to start.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -30,6 +31,14 @@ constexpr auto kForcedUnmountBound = std::chrono::seconds(3);
 #else
 constexpr auto kForcedUnmountBound = std::chrono::seconds(1);
 #endif
+
+// Prints "unwedge: ROW: N ms", the line bench/unwedge.sh collects over repeated runs.
+void Report(const char* row, FractionalMs took) {
+  std::printf("unwedge: %s: %.1f ms\n", row, took.count());
+  std::fflush(stdout);
+}
+
+Clock::duration Since(Clock::time_point start) { return Clock::now() - start; }
 
 // A child process that runs `fn` (its exit code: 0, or the errno it met).
 template <typename Fn>
@@ -48,17 +57,15 @@ bool StillRunningAfter(pid_t pid, int ms) {
 
 // SIGKILLs child `pid` and returns how long it took to die, or -1 ms if it did not within 5 s
 // (then it is left to the teardown's unmount -f, which ends what it waits on).
-milliseconds KillAndTimeDeath(pid_t pid) {
+FractionalMs KillAndTimeDeath(pid_t pid) {
   const auto start = Clock::now();
   kill(pid, SIGKILL);
   while (Clock::now() - start < std::chrono::seconds(5)) {
     int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) {
-      return std::chrono::duration_cast<milliseconds>(Clock::now() - start);
-    }
-    std::this_thread::sleep_for(milliseconds(5));
+    if (waitpid(pid, &status, WNOHANG) == pid) return Clock::now() - start;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  return milliseconds(-1);
+  return FractionalMs(-1);
 }
 
 // The pids of archil-mount processes serving `mnt` (their command lines name it).
@@ -120,7 +127,14 @@ TEST_F(UnwedgeTest, UnmountRefusesWhatIsNotAnArchilMount) {
 }
 
 TEST_F(UnwedgeTest, ForcedUnmountOfAStoppedDaemonTakesUnderASecond) {
-  const pid_t daemon = ServeAndMount("stopped");
+  ASSERT_GT(ServeAndMount("stopped"), 0);
+  // The floor: the same command on a healthy mount.
+  const auto healthy = Clock::now();
+  Ran plain = Archil({"unmount", mnt_}, {}, 10000);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  Report("floor: archil unmount, daemon healthy", Since(healthy));
+  ASSERT_EQ(Mount("stopped").exit_code, 0);
+  const pid_t daemon = DaemonPid(mnt_);
   ASSERT_GT(daemon, 0);
   ASSERT_EQ(kill(daemon, SIGSTOP), 0);
   // A process blocks on the stopped daemon (a name the kernel has never looked up).
@@ -135,8 +149,7 @@ TEST_F(UnwedgeTest, ForcedUnmountOfAStoppedDaemonTakesUnderASecond) {
   const auto took = Clock::now() - start;
   EXPECT_EQ(forced.exit_code, 0) << forced.err;
   EXPECT_LT(took, kForcedUnmountBound);
-  std::printf("unmount -f of a stopped daemon: %lld ms\n",
-              static_cast<long long>(std::chrono::duration_cast<milliseconds>(took).count()));
+  Report("archil unmount -f, daemon stopped", took);
   EXPECT_FALSE(FindMountedHere());
   // The blocked process got its error (ENOTCONN) and ended.
   int status = 0;
@@ -173,23 +186,32 @@ TEST_F(UnwedgeTest, APlainUnmountOfAStoppedDaemonFailsAfterItsBoundAndSaysWhy) {
 
 TEST_F(UnwedgeTest, AStoppedServerLeavesDfAnsweringAndAKilledReaderDies) {
   ASSERT_GT(ServeAndMount("slow"), 0);
-  ASSERT_GE(TimeStatfs(mnt_, 10000).count(), 0);
+  const milliseconds healthy = TimeStatfs(mnt_, 10000);
+  ASSERT_GE(healthy.count(), 0);
+  Report("floor: df, server healthy", healthy);
   ASSERT_EQ(kill(server_, SIGSTOP), 0);
   // statfs answers from the last figures after its 5-s budget.
   const milliseconds df = TimeStatfs(mnt_, 10000);
   EXPECT_GE(df.count(), 0) << "df of the mount hung";
   EXPECT_LT(df.count(), 6000);
-  std::printf("df with the server stopped: %lld ms\n", static_cast<long long>(df.count()));
+  Report("df, server stopped", df);
   // A reader waits for the server, and dies when killed.
   const pid_t reader = Spawn([&] {
     struct stat st {};
     return stat((mnt_ + "/not-cached").c_str(), &st) == 0 ? 0 : errno;
   });
   EXPECT_TRUE(StillRunningAfter(reader, 500));
-  const milliseconds died = KillAndTimeDeath(reader);
+  const FractionalMs died = KillAndTimeDeath(reader);
   EXPECT_GE(died.count(), 0) << "the killed reader did not die";
   EXPECT_LT(died.count(), 2000);
-  std::printf("a killed reader died in %lld ms\n", static_cast<long long>(died.count()));
+  Report("kill -9 to death, reader waiting on a stopped server", died);
+  // The floor: a process that waits on nothing.
+  const pid_t idle = Spawn([] {
+    pause();
+    return 0;
+  });
+  ASSERT_TRUE(StillRunningAfter(idle, 50));
+  Report("floor: kill -9 to death, idle process", KillAndTimeDeath(idle));
   kill(server_, SIGCONT);
 }
 
@@ -233,7 +255,7 @@ TEST_F(UnwedgeTest, AServerGoneForGoodLeavesProcessesKillableAndStatusSaysSo) {
   }
   EXPECT_EQ(said, 1);
   for (pid_t p : waiting) {
-    const milliseconds died = KillAndTimeDeath(p);
+    const FractionalMs died = KillAndTimeDeath(p);
     EXPECT_GE(died.count(), 0) << "a killed process did not die";
     EXPECT_LT(died.count(), 2000);
   }
@@ -258,6 +280,7 @@ TEST_F(UnwedgeTest, ASoftMountFailsRequestsAfterItsTimeout) {
   const auto took = Clock::now() - start;
   EXPECT_GE(took, std::chrono::milliseconds(1900));
   EXPECT_LT(took, std::chrono::seconds(10));
+  Report("EIO from a --timeout 2 mount, server gone", took);
 }
 
 // The owner (a child process here) dies: the daemon aborts its mount and exits, whether the
@@ -284,7 +307,9 @@ TEST_F(UnwedgeTest, ADaemonEndsWithItsOwner) {
       std::this_thread::sleep_for(milliseconds(10));
     }
     ASSERT_FALSE(daemons.empty());
-    if (ready) ASSERT_TRUE(FindMountedHere());
+    if (ready) {
+      ASSERT_TRUE(FindMountedHere());
+    }
     const auto start = Clock::now();
     int status = 0;
     kill(owner, SIGKILL);
@@ -294,6 +319,8 @@ TEST_F(UnwedgeTest, ADaemonEndsWithItsOwner) {
     }
     EXPECT_TRUE(DaemonsOf(mnt_).empty()) << "the daemon outlived its owner";
     EXPECT_LT(Clock::now() - start, std::chrono::seconds(2));
+    Report(ready ? "owner's death to daemon exit, mounted" : "owner's death to daemon exit, mounting",
+           Since(start));
     EXPECT_FALSE(FindMountedHere());
     if (!ready) kill(server_, SIGCONT);
     mounting.join();

@@ -175,15 +175,29 @@ std::string NormalizeMountpoint(const std::string& path) {
   return s;
 }
 
+namespace {
+
+// The state letter of /proc/<pid>/stat (R, S, D, T, t, Z, ...), or 0 if it cannot be read.
+char ProcessState(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return 0;
+  const size_t paren = line.rfind(')');
+  return paren == std::string::npos || paren + 2 >= line.size() ? 0 : line[paren + 2];
+}
+
+}  // namespace
+
 bool ProcessAlive(pid_t pid) {
   if (pid <= 0 || (kill(pid, 0) != 0 && errno != EPERM)) return false;
   // A daemon that died but was not reaped yet (its parent, often init, has not waited for it) is
   // a zombie: it answers kill(pid, 0) but serves nothing.
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return true;
-  size_t paren = line.rfind(')');
-  return paren == std::string::npos || paren + 2 >= line.size() || line[paren + 2] != 'Z';
+  return ProcessState(pid) != 'Z';
+}
+
+bool ProcessStopped(pid_t pid) {
+  const char state = pid > 0 ? ProcessState(pid) : 0;
+  return state == 'T' || state == 't';
 }
 
 }  // namespace archil

@@ -78,4 +78,8 @@ std::string NormalizeMountpoint(const std::string& path);
 // Whether a process with this pid is alive (kill(pid, 0), and not a zombie).
 bool ProcessAlive(pid_t pid);
 
+// Whether process `pid` is stopped (SIGSTOP, or a tracer's stop): it runs nothing, not even its
+// own exit, until it is continued or killed.
+bool ProcessStopped(pid_t pid);
+
 }  // namespace archil

@@ -1,7 +1,12 @@
 #include "api/mount_record.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include <filesystem>
 
@@ -56,6 +61,40 @@ TEST(MountRecord, NormalizesWithoutTouchingThePath) {
   EXPECT_EQ(NormalizeMountpoint("/mnt//x/./y/../z/"), "/mnt/x/z");
   EXPECT_EQ(NormalizeMountpoint("/"), "/");
   EXPECT_EQ(NormalizeMountpoint("rel")[0], '/');
+}
+
+// A process's life as `archil unmount -f` sees it: running, stopped, continued, a zombie.
+TEST(MountRecord, ProcessStatesAreReadFromProc) {
+  const pid_t child = fork();
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  ASSERT_GT(child, 0);
+  // Waits up to 2 s for `want` of ProcessStopped(child) (signals land asynchronously).
+  auto stopped_becomes = [&](bool want) {
+    for (int i = 0; i < 400 && ProcessStopped(child) != want; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return ProcessStopped(child) == want;
+  };
+  EXPECT_TRUE(ProcessAlive(child));
+  EXPECT_FALSE(ProcessStopped(child));
+  kill(child, SIGSTOP);
+  EXPECT_TRUE(stopped_becomes(true));
+  EXPECT_TRUE(ProcessAlive(child));
+  kill(child, SIGCONT);
+  EXPECT_TRUE(stopped_becomes(false));
+  kill(child, SIGKILL);
+  siginfo_t info{};
+  // Dead but not reaped: a zombie is not alive.
+  ASSERT_EQ(waitid(P_PID, child, &info, WEXITED | WNOWAIT), 0);
+  EXPECT_FALSE(ProcessAlive(child));
+  EXPECT_FALSE(ProcessStopped(child));
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_FALSE(ProcessAlive(child));
+  EXPECT_FALSE(ProcessStopped(-1));
 }
 
 }  // namespace

@@ -78,7 +78,8 @@ Status ForceUnmount(const MountEntry& m, const std::string& run_dir,
   ARCHIL_RETURN_IF_ERROR(AbortAndDetach(m));
   if (!rec.ok()) return Status::Ok();
   const pid_t pid = rec.value().pid;
-  if (!WaitForExit(pid, kForcedDaemonExitWaitMs)) {
+  // A stopped daemon cannot exit by itself: it is killed at once.
+  if (ProcessStopped(pid) || !WaitForExit(pid, kForcedDaemonExitWaitMs)) {
     std::fprintf(stderr, "archil: %s: its daemon (pid %d) did not exit; killed it\n",
                  m.mountpoint.c_str(), pid);
     kill(pid, SIGKILL);
