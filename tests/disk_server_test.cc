@@ -194,6 +194,80 @@ TEST(DiskServer, RandomOperationsThroughFaultsMatchTheModel) {
   EXPECT_GT(proxy.counts().duplicates.load(), 10u);
 }
 
+// A server whose answers to one request type cannot be read (a proxy garbles their CRC): that
+// request fails with EIO after three connections, with a growing backoff between them, the
+// client goes on serving everything else, and it never reconnects in a loop.
+TEST(DiskServer, UnreadableAnswersFailTheirRequestWithEioAfterABackoff) {
+  ServerHarness h;
+  FaultOptions fo;
+  fo.cut_before_request = fo.cut_after_request = fo.cut_before_reply = 0;
+  fo.duplicate_request = fo.delay = 0;
+  fo.garble_replies_to = proto::kTypeListXattr;
+  FaultProxy proxy(h.address(), fo);
+  auto c = Connect(Options(proxy.address()));
+  ASSERT_TRUE(c);
+  RemoteFs remote(c.get());
+  Result<posix::Attr> f = remote.Mknod(kRootIno, "f", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  ASSERT_TRUE(remote.SetXattr(f->ino, "user.a", "1", 0).ok());
+
+  timespec cpu0{}, cpu1{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu0);
+  const auto start = std::chrono::steady_clock::now();
+  const int rounds = 5;
+  for (int i = 0; i < rounds; ++i) {
+    EXPECT_EQ(Err(remote.ListXattr(f->ino)), EIO) << "round " << i;
+    // Everything else is served (and a good answer resets the backoff).
+    EXPECT_EQ(*remote.GetXattr(f->ino, "user.a"), "1");
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu1);
+  const double cpu_s = (cpu1.tv_sec - cpu0.tv_sec) + (cpu1.tv_nsec - cpu0.tv_nsec) / 1e9;
+  std::printf("%d unreadable answers: %lu garbled, %lu connections, %.0f ms, %.3f s of CPU\n",
+              rounds, proxy.counts().garbled.load(), proxy.counts().connections.load(),
+              std::chrono::duration<double, std::milli>(took).count(), cpu_s);
+  EXPECT_EQ(proxy.counts().garbled.load(), 3u * rounds);
+  EXPECT_EQ(c->stats().bad_frames, 3u * rounds);
+  EXPECT_EQ(proxy.counts().connections.load(), 1u + 3u * rounds);
+  // Each EIO waited out the backoffs before its second and third tries (10 + 20 ms at least).
+  EXPECT_GE(took, std::chrono::milliseconds(30 * rounds));
+  EXPECT_LT(took, std::chrono::seconds(10));
+  EXPECT_LT(cpu_s, 2.0);  // server, proxy and client together
+}
+
+// A directory page is cut to fit a reply frame whatever the client asks: 1,200 entries of
+// 255-byte names with their attributes (about 470 KB) come in pages, each under the limit.
+TEST(DiskServer, DirectoryPagesAlwaysFitAReplyFrame) {
+  ServerHarness h;
+  auto c = Connect(Options(h.address()));
+  ASSERT_TRUE(c);
+  RemoteFs remote(c.get());
+  const int files = 1200;
+  for (int i = 0; i < files; ++i) {
+    std::string name = std::to_string(100000 + i);
+    name += std::string(255 - name.size(), 'n');
+    ASSERT_TRUE(remote.Mknod(kRootIno, name, S_IFREG | 0644, 0, {}).ok()) << i;
+  }
+  for (const bool plus : {false, true}) {
+    SCOPED_TRACE(plus ? "readdirplus" : "readdir");
+    size_t seen = 0, pages = 0;
+    uint64_t cookie = 0;
+    while (true) {
+      Result<posix::DirPage> page = plus ? remote.ReadDirPlus(kRootIno, cookie, 4096)
+                                         : remote.ReadDir(kRootIno, cookie, 4096);
+      ASSERT_TRUE(page.ok()) << page.status().ToString();
+      ++pages;
+      seen += page->entries.size();
+      if (page->eof || page->entries.empty()) break;
+      cookie = page->entries.back().cookie;
+    }
+    EXPECT_EQ(seen, static_cast<size_t>(files));
+    EXPECT_GE(pages, plus ? 2u : 1u);
+  }
+  EXPECT_EQ(c->stats().bad_frames, 0u);
+  EXPECT_EQ(c->stats().reconnects, 0u);
+}
+
 // The server restarts (engine and all) while writers run: every acknowledged write is there,
 // and the writers go on without an error.
 TEST_P(Transport, ClientsRideThroughServerRestartsWithoutLosingAcknowledgedWrites) {

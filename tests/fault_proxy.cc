@@ -64,6 +64,7 @@ void FaultProxy::AcceptLoop() {
     if (!c.valid()) continue;
     Result<net::Fd> s = net::Connect(upstream_, 1000);
     if (!s.ok()) continue;  // c closes: the client sees the server down
+    ++counts_.connections;
     auto link = std::make_shared<Link>();
     link->client = std::move(c);
     link->server = std::move(*s);
@@ -102,7 +103,12 @@ void FaultProxy::Pump(const std::shared_ptr<Link>& link, bool to_server) {
         continue;
       }
       proto::Frame f = reader.Take();
-      const std::string frame = proto::EncodeFrame(f.header, f.body, f.payload);
+      std::string frame = proto::EncodeFrame(f.header, f.body, f.payload);
+      if (!to_server && options_.garble_replies_to != 0 &&
+          f.header.type == options_.garble_replies_to) {
+        ++counts_.garbled;
+        frame[28] ^= 0x5a;  // the header's CRC
+      }
       if (!to_server && (f.header.request_id & kInjectedIdBit)) continue;  // the duplicate's reply
       if (Roll(options_.delay)) {
         ++counts_.delays;

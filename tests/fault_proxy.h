@@ -4,7 +4,7 @@
 // client; it delays frames; and it sends a request a second time under another request id (the
 // retry of an applied request: the server must answer it from its reply cache, and the proxy
 // swallows that second answer). A client must come through with every operation applied
-// exactly once.
+// exactly once. It can also garble every reply to one request type.
 //
 // Thread-safety: the proxy runs its own threads; counts() may be read at any time.
 #pragma once
@@ -29,6 +29,9 @@ struct FaultOptions {
   double duplicate_request = 0.03;
   double delay = 0.05;
   int max_delay_ms = 3;
+  // Every reply to a request of this type (0: none) reaches the client with a wrong CRC: a
+  // server whose answers to it cannot be read.
+  uint16_t garble_replies_to = 0;
   uint64_t seed = 1;
 };
 
@@ -36,6 +39,8 @@ struct FaultCounts {
   std::atomic<uint64_t> cuts{0};
   std::atomic<uint64_t> duplicates{0};
   std::atomic<uint64_t> delays{0};
+  std::atomic<uint64_t> garbled{0};
+  std::atomic<uint64_t> connections{0};  // accepted from clients
 };
 
 class FaultProxy {

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -183,6 +184,50 @@ TEST_F(MountTest, EveryLocalUserByTheirOwnPermissions) {
   ASSERT_EQ(stat(suid.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0777u);
   ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+}
+
+// One file's xattrs cannot wedge a mount: a local user fills the names' 64 KiB (ENOSPC after
+// 257 names of 254 bytes) and listing them answers at once, with no reconnection; before the
+// totals were enforced, the list outgrew a reply frame and the client retried it forever.
+TEST_F(MountTest, OneFilesXattrsStayWithinTheirTotals) {
+  StartServer();
+  CreateDisk("xattrs");
+  ASSERT_EQ(Mount("xattrs").exit_code, 0);
+  const std::string tmp = mnt_ + "/tmp";
+  ASSERT_EQ(mkdir(tmp.c_str(), 0777), 0);
+  ASSERT_EQ(chmod(tmp.c_str(), 01777), 0);
+  const std::string x = tmp + "/x";
+  const auto start = std::chrono::steady_clock::now();
+  // As an unprivileged user, in a 1777 directory: 1,200 tries, as the attack did.
+  EXPECT_EQ(RunAs(1000, 1000,
+                  [&] {
+                    int fd = open(x.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+                    if (fd < 0) return errno;
+                    close(fd);
+                    const std::string pad(245, 'n');
+                    for (int i = 0; i < 1200; ++i) {
+                      char name[256];
+                      std::snprintf(name, sizeof name, "user.%04d%s", i, pad.c_str());
+                      if (setxattr(x.c_str(), name, "1", 1, 0) != 0) return errno;
+                    }
+                    return 0;
+                  }),
+            ENOSPC);
+  // The whole list, 257 names (65,535 bytes with their NULs), in a child with a bound (RunAs):
+  // before, this never returned.
+  EXPECT_EQ(RunAs(1000, 1000,
+                  [&] {
+                    std::string list(70000, '\0');
+                    const ssize_t n = listxattr(x.c_str(), list.data(), list.size());
+                    if (n < 0) return errno;
+                    if (listxattr(x.c_str(), nullptr, 0) != n) return 1;
+                    return n == 257 * 255 ? 0 : 2;
+                  }),
+            0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  json st = json::parse(Archil({"--json", "status", mnt_}).out, nullptr, false);
+  ASSERT_TRUE(st.is_object());
+  EXPECT_EQ(st.value("reconnects", uint64_t{0}), 0u) << st.dump();
 }
 
 TEST_F(MountTest, FailuresSayWhy) {

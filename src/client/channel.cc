@@ -36,6 +36,11 @@ bool Channel::broken() const {
   return broken_;
 }
 
+bool Channel::broken_by_bad_frame() const {
+  MutexLock lock(&mu_);
+  return broken_ && bad_frame_;
+}
+
 void Channel::Break(std::string_view why) {
   MutexLock lock(&mu_);
   if (broken_) return;
@@ -96,10 +101,12 @@ Result<RawReply> Channel::Call(uint16_t type, std::string_view body, std::string
       }
     }
     if (read) {
-      const Status s = ReadUntil(p, until);
+      bool bad_frame = false;
+      const Status s = ReadUntil(p, until, &bad_frame);
       {
         MutexLock lock(&mu_);
         reading_ = false;
+        if (bad_frame && !broken_) bad_frame_ = true;
         // One waiter takes the reading turn over.
         for (auto& [id, q] : pending_) {
           if (q->waiting) {
@@ -131,14 +138,17 @@ Result<RawReply> Channel::Call(uint16_t type, std::string_view body, std::string
   return Status::Unavailable(why);
 }
 
-Status Channel::ReadUntil(const Pending& p, std::chrono::steady_clock::time_point deadline) {
+Status Channel::ReadUntil(const Pending& p, std::chrono::steady_clock::time_point deadline,
+                          bool* bad_frame) {
   while (true) {
     {
       MutexLock lock(&mu_);
       if (p.done) return Status::Ok();
     }
-    if (reader_.error())
+    if (reader_.error()) {
+      *bad_frame = true;
       return Status::Unavailable("bad frame from the server: " + reader_.error()->message);
+    }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return Status::Ok();

@@ -77,6 +77,10 @@ class Channel {
     return Call(type, body, payload, Wait{.timeout_ms = timeout_ms});
   }
   bool broken() const ARCHIL_EXCLUDES(mu_);
+  // Whether the channel broke because the server sent a frame that failed its checks (a bad
+  // CRC, a body over the limits): the server is not speaking the protocol, so trying again at
+  // once would likely fail the same way.
+  bool broken_by_bad_frame() const ARCHIL_EXCLUDES(mu_);
   // Breaks the channel: pending calls fail, the socket shuts down.
   void Break(std::string_view why) ARCHIL_EXCLUDES(mu_);
 
@@ -95,8 +99,9 @@ class Channel {
   };
   // The reader's work: receives and delivers frames until `p` is answered, `deadline` passes
   // (OK both), or the connection fails (its error). REQUIRES: the caller holds the reading turn.
-  Status ReadUntil(const Pending& p, std::chrono::steady_clock::time_point deadline)
-      ARCHIL_EXCLUDES(mu_);
+  // `bad_frame` is set when the error is a frame that failed its checks.
+  Status ReadUntil(const Pending& p, std::chrono::steady_clock::time_point deadline,
+                   bool* bad_frame) ARCHIL_EXCLUDES(mu_);
   void Deliver(proto::Frame frame) ARCHIL_EXCLUDES(mu_);
 
   const std::unique_ptr<net::Stream> stream_;
@@ -106,6 +111,7 @@ class Channel {
   std::map<uint64_t, Pending*> pending_ ARCHIL_GUARDED_BY(mu_);
   uint64_t next_id_ ARCHIL_GUARDED_BY(mu_) = 1;
   bool broken_ ARCHIL_GUARDED_BY(mu_) = false;
+  bool bad_frame_ ARCHIL_GUARDED_BY(mu_) = false;
   bool reading_ ARCHIL_GUARDED_BY(mu_) = false;  // a caller holds the reading turn
   std::string why_ ARCHIL_GUARDED_BY(mu_);
   // The reading turn's state: used only by the caller that holds it.

@@ -14,6 +14,9 @@ using Clock = std::chrono::steady_clock;
 using proto::WireStatus;
 
 constexpr uint64_t kFeatureLseek = uint64_t{1} << 3;
+// A request is sent on at most this many connections that a bad frame from the server broke;
+// then it fails with EIO (the server's answer to it cannot be read, most likely every time).
+constexpr int kBadFramesPerRequest = 3;
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
@@ -286,6 +289,15 @@ Result<Reply> DiskClient::CallWithin(int budget_ms, uint16_t type, proto::Messag
   return CallUntil(deadline, type, request, nullptr, {});
 }
 
+void DiskClient::NoteBadFrame(const std::shared_ptr<Channel>& ch) {
+  MutexLock lock(&mu_);
+  if (last_bad_frame_.lock() == ch) return;  // another caller on it counted it
+  last_bad_frame_ = ch;
+  ++stats_.bad_frames;
+  next_attempt_ = std::max(next_attempt_, Clock::now() + bad_frame_backoff_);
+  bad_frame_backoff_ = std::min(bad_frame_backoff_ * 2, std::chrono::milliseconds(5000));
+}
+
 Result<Reply> DiskClient::CallUntil(Clock::time_point deadline, uint16_t type,
                                     proto::Message& request, v1::Mut* mut,
                                     std::string_view payload) {
@@ -295,6 +307,7 @@ Result<Reply> DiskClient::CallUntil(Clock::time_point deadline, uint16_t type,
   }
   uint64_t generation = UINT64_MAX, seq = 0;
   bool sent = false;
+  int bad_frames = 0;  // channels this request was on when a bad frame broke them
   std::shared_ptr<Channel> broken;
   const Channel::Wait wait{.timeout_ms = options_.call_timeout_ms,
                            .give_up = deadline,
@@ -325,11 +338,22 @@ Result<Reply> DiskClient::CallUntil(Clock::time_point deadline, uint16_t type,
       // still whole; any other failure broke the channel, and the request goes again.
       if (!(*ch)->broken()) return raw.status();
       broken = *ch;
+      if ((*ch)->broken_by_bad_frame()) {
+        NoteBadFrame(*ch);
+        // A request whose answer keeps arriving unreadable is not sent forever (a slot whose
+        // request may have run stays taken, as after any unknown outcome).
+        if (++bad_frames >= kBadFramesPerRequest) {
+          return Status::Errno(EIO, "the server's answer could not be read " +
+                                        std::to_string(bad_frames) + " times: " +
+                                        raw.status().message());
+        }
+      }
       continue;  // Ready gives up at the deadline
     }
     {
       MutexLock lock(&mu_);
       last_call_ns_ = NowNs();
+      bad_frame_backoff_ = std::chrono::milliseconds(10);
     }
     if (mut) ReleaseSlot(slot);
     if (raw->header.status == WireStatus::kSessionUnknown) {

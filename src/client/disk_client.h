@@ -76,6 +76,7 @@ struct ClientStats {
   // Since when (CLOCK_REALTIME, ms) no server has answered a reconnection; 0 while one does.
   int64_t unreachable_since_ms = 0;
   uint64_t waiting = 0;  // calls waiting for a server to answer a reconnection, now
+  uint64_t bad_frames = 0;  // connections broken by a frame from the server that failed its checks
 };
 
 class DiskClient {
@@ -136,6 +137,9 @@ class DiskClient {
   Result<std::shared_ptr<Channel>> Ready(const std::shared_ptr<Channel>& broken,
                                          std::chrono::steady_clock::time_point deadline)
       ARCHIL_EXCLUDES(mu_);
+  // `ch` broke on a bad frame from the server: no reconnection before a backoff that doubles
+  // from 10 ms to 5 s with each such break, reset by the next reply that reads well.
+  void NoteBadFrame(const std::shared_ptr<Channel>& ch) ARCHIL_EXCLUDES(mu_);
   Result<Reply> CallUntil(std::chrono::steady_clock::time_point deadline, uint16_t type,
                           proto::Message& request, v1::Mut* mut, std::string_view payload)
       ARCHIL_EXCLUDES(mu_);
@@ -165,6 +169,8 @@ class DiskClient {
   bool reconnecting_ ARCHIL_GUARDED_BY(mu_) = false;
   std::chrono::steady_clock::time_point next_attempt_ ARCHIL_GUARDED_BY(mu_);
   std::chrono::milliseconds backoff_ ARCHIL_GUARDED_BY(mu_){10};
+  std::chrono::milliseconds bad_frame_backoff_ ARCHIL_GUARDED_BY(mu_){10};
+  std::weak_ptr<Channel> last_bad_frame_ ARCHIL_GUARDED_BY(mu_);  // counted once per channel
   std::shared_ptr<Channel> channel_ ARCHIL_GUARDED_BY(mu_);
   std::string session_id_ ARCHIL_GUARDED_BY(mu_);
   uint64_t boot_verifier_ ARCHIL_GUARDED_BY(mu_) = 0;

@@ -440,6 +440,16 @@ Status DiskFs::SetXattr(posix::Ino ino, std::string_view name, std::string_view 
     bool exists = old.has_value();
     if ((flags & kXattrCreate) && exists) return Status::Errno(EEXIST, "xattr exists");
     if ((flags & kXattrReplace) && !exists) return Status::Errno(ENODATA, "no such xattr");
+    std::optional<size_t> old_size;
+    if (exists) {
+      ARCHIL_ASSIGN_OR_RETURN(Versioned<XattrRecord> x, DecodeXattr(*old));
+      old_size = x.body.value.size();
+    }
+    posix::XattrTotals totals;
+    if (n.rec.flags & kInodeFlagHasXattrs) {
+      ARCHIL_ASSIGN_OR_RETURN(totals, XattrTotalsOf(ops, t, ino));
+    }
+    ARCHIL_RETURN_IF_ERROR(posix::CheckXattrSpace(totals, name, old_size, value.size()));
     ARCHIL_RETURN_IF_ERROR(
         ops.Store(t, key, EncodeXattr({ValueKind::kValue, 0, ops.epoch()}, {std::string(value)})));
     n.rec.flags |= kInodeFlagHasXattrs;
@@ -447,6 +457,21 @@ Status DiskFs::SetXattr(posix::Ino ino, std::string_view name, std::string_view 
     ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, n));
     return Status::Ok();
   });
+}
+
+// The names and value sizes of every xattr `ino` has, as this disk sees them through its levels.
+// One scan of the inode's xattr keys: at most kXattrNamesMax / 2 of them, since every name is at
+// least one byte and its NUL.
+Result<posix::XattrTotals> DiskFs::XattrTotalsOf(Ops& ops, KvReader& r, posix::Ino ino) {
+  posix::XattrTotals totals;
+  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<LevelScan> scan,
+                          ops.Scan(r, Cf::kXattr, HistTag::kXattr, ino));
+  for (scan->Seek(XattrLevelKey(ino, "").rel); scan->Valid(); scan->Next()) {
+    ARCHIL_ASSIGN_OR_RETURN(Versioned<XattrRecord> x, DecodeXattr(scan->value()));
+    totals.Add(scan->rel().substr(8), x.body.value.size());
+  }
+  ARCHIL_RETURN_IF_ERROR(scan->status().WithContext("count xattrs"));
+  return totals;
 }
 
 Result<std::vector<std::string>> DiskFs::ListXattr(posix::Ino ino) {

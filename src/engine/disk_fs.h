@@ -164,6 +164,8 @@ class DiskFs final : public posix::FileSystem {
   Result<std::pair<Inode, Inode>> LoadEntry(Txn& t, Ino parent, std::string_view name);
   // Removes an inode that has neither a name nor a holder (its last Release, its holder's end).
   Status PurgeIfUnreferenced(Ino ino);
+  // What `ino`'s xattrs take (posix::kXattrNamesMax, kXattrValuesMax count it).
+  Result<posix::XattrTotals> XattrTotalsOf(Ops& ops, KvReader& r, Ino ino);
   Status Writable() const;
   // The one commit of a public mutation: `prepare`, then in the same batch (only if it
   // succeeded) the epilogue the calling thread installed (engine/commit_epilogue.h).

@@ -53,6 +53,42 @@ TEST_F(EngineTest, FilesDirectoriesAndDataSurviveAReopen) {
   EXPECT_EQ(fs->GetAttr(kRootIno)->nlink, 3u);
 }
 
+// An inode's xattrs are bounded in total (posix::kXattrNamesMax, kXattrValuesMax: ENOSPC past
+// either), so that listxattr always fits Linux's 64 KiB list and a reply always fits a frame.
+TEST_F(EngineTest, XattrTotalsPerInodeAreBounded) {
+  posix::FileSystem* fs = NewDisk(7);
+  const posix::Ino f = fs->Mknod(kRootIno, "f", S_IFREG | 0644, 0, {})->ino;
+  // 254-byte names: 257 of them and their NULs take 65,535 bytes; the 258th does not fit.
+  auto name = [](int i) {
+    std::string n = "user." + std::to_string(1000 + i);
+    return n + std::string(254 - n.size(), 'n');
+  };
+  for (int i = 0; i < 257; ++i) ASSERT_TRUE(fs->SetXattr(f, name(i), "1", 0).ok()) << i;
+  EXPECT_EQ(Err(fs->SetXattr(f, name(257), "1", 0)), ENOSPC);
+  ASSERT_TRUE(fs->SetXattr(f, name(3), "replaced", 0).ok());  // a name already counted
+  Result<std::vector<std::string>> names = fs->ListXattr(f);
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(names->size(), 257u);
+  ASSERT_TRUE(fs->RemoveXattr(f, name(0)).ok());
+  EXPECT_TRUE(fs->SetXattr(f, name(257), "1", 0).ok());  // removal frees its share
+
+  // Values: 16 of 64 KiB are 1 MiB, the limit; one byte more does not fit, a smaller
+  // replacement does.
+  const posix::Ino g = fs->Mknod(kRootIno, "g", S_IFREG | 0644, 0, {})->ino;
+  const std::string v64(posix::kXattrValueMax, 'v');
+  for (int i = 0; i < 16; ++i) ASSERT_TRUE(fs->SetXattr(g, "user.v" + std::to_string(i), v64, 0).ok());
+  EXPECT_EQ(Err(fs->SetXattr(g, "user.extra", "x", 0)), ENOSPC);
+  EXPECT_EQ(Err(fs->SetXattr(g, "user.v0", v64 + "x", 0)), E2BIG);  // one value's own limit
+  ASSERT_TRUE(fs->SetXattr(g, "user.v0", "small", 0).ok());
+  EXPECT_TRUE(fs->SetXattr(g, "user.extra", "x", 0).ok());
+
+  // The totals are counted from what is stored: they hold after a reopen.
+  Reopen();
+  fs = *engine_->Disk(DiskNo(7));
+  EXPECT_EQ(Err(fs->SetXattr(f, name(999), "1", 0)), ENOSPC);
+  EXPECT_EQ(Err(fs->SetXattr(g, "user.v0", v64, 0)), ENOSPC);
+}
+
 // Every operation, at random, against the reference model: the same outcome each time, the same
 // tree at the end, and again after a restart.
 TEST_F(EngineTest, AgreesWithTheModel) {

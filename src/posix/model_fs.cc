@@ -406,9 +406,15 @@ Status ModelFs::SetXattr(Ino ino, std::string_view name, std::string_view value,
     return Status::Errno(EINVAL, "invalid xattr flags");
   }
   ARCHIL_ASSIGN_OR_RETURN(Node * n, ops.Get(ino));
-  bool exists = n->xattrs.count(name) > 0;
+  auto old = n->xattrs.find(name);
+  bool exists = old != n->xattrs.end();
   if ((flags & kXattrCreate) && exists) return Status::Errno(EEXIST, "xattr exists");
   if ((flags & kXattrReplace) && !exists) return Status::Errno(ENODATA, "no such xattr");
+  XattrTotals totals;
+  for (const auto& [k, v] : n->xattrs) totals.Add(k, v.size());
+  ARCHIL_RETURN_IF_ERROR(CheckXattrSpace(
+      totals, name, exists ? std::optional<size_t>(old->second.size()) : std::nullopt,
+      value.size()));
   n->xattrs[std::string(name)] = std::string(value);
   n->attr.ctime = ops.now();
   return Status::Ok();

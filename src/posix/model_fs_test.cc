@@ -189,6 +189,21 @@ TEST_F(ModelFsTest, XattrsAndTheirFlags) {
   EXPECT_EQ(Err(fs_.RemoveXattr(f, "user.a")), ENODATA);
 }
 
+TEST_F(ModelFsTest, XattrTotalsPerInodeAreBounded) {
+  Ino f = File(kRootIno, "f");
+  const std::string v64(kXattrValueMax, 'v');
+  for (int i = 0; i < 16; ++i) ASSERT_TRUE(fs_.SetXattr(f, "user.v" + std::to_string(i), v64, 0).ok());
+  EXPECT_EQ(Err(fs_.SetXattr(f, "user.extra", "x", 0)), ENOSPC);
+  ASSERT_TRUE(fs_.SetXattr(f, "user.v0", "", 0).ok());
+  ASSERT_TRUE(fs_.SetXattr(f, "user.extra", "x", 0).ok());
+  Ino g = File(kRootIno, "g");
+  int set = 0;
+  while (fs_.SetXattr(g, "user." + std::to_string(100000 + set) + std::string(243, 'n'), "", 0).ok()) {
+    ++set;
+  }
+  EXPECT_EQ(set, 257);  // 254-byte names and their NULs: 257 x 255 = 65,535 bytes
+}
+
 // Cookies stay valid while the directory changes: paging through while entries come and go
 // returns every entry that stayed exactly once.
 TEST_F(ModelFsTest, ReadDirCookiesSurviveChanges) {

@@ -50,4 +50,19 @@ Status ValidateXattrName(std::string_view name) {
   return Status::Errno(EOPNOTSUPP, "xattr namespace not supported: " + std::string(name));
 }
 
+Status CheckXattrSpace(const XattrTotals& now, std::string_view name,
+                       std::optional<size_t> old_value_size, size_t value_size) {
+  const size_t names = now.names + (old_value_size ? 0 : name.size() + 1);
+  const size_t values = now.values - old_value_size.value_or(0) + value_size;
+  if (names > kXattrNamesMax) {
+    return Status::Errno(ENOSPC, "the inode's xattr names would take " + std::to_string(names) +
+                                     " bytes, over 64 KiB");
+  }
+  if (values > kXattrValuesMax) {
+    return Status::Errno(ENOSPC, "the inode's xattr values would take " + std::to_string(values) +
+                                     " bytes, over 1 MiB");
+  }
+  return Status::Ok();
+}
+
 }  // namespace archil::posix

@@ -28,6 +28,10 @@ inline constexpr size_t kNameMax = 255;          // bytes in one directory entry
 inline constexpr size_t kSymlinkMax = 4095;      // bytes in a symlink target
 inline constexpr size_t kXattrNameMax = 255;     // bytes, namespace prefix included
 inline constexpr size_t kXattrValueMax = 65536;  // bytes
+// Per inode: the names' list as listxattr returns it (each name and its NUL) fits Linux's
+// XATTR_LIST_MAX, and all values together take at most 1 MiB.
+inline constexpr size_t kXattrNamesMax = 65536;           // bytes of "name\0" over an inode
+inline constexpr size_t kXattrValuesMax = size_t{1} << 20;  // bytes of values over an inode
 inline constexpr uint64_t kMaxFileSize = (uint64_t{1} << 63) - 1;
 inline constexpr uint32_t kBlockSize = 4096;  // st_blocks counts 512-byte units of these
 
@@ -118,5 +122,20 @@ Status ValidateName(std::string_view name);
 // EOPNOTSUPP outside the namespaces we store (user., trusted., security.,
 // system.posix_acl_access, system.posix_acl_default); ERANGE over kXattrNameMax; EINVAL if empty.
 Status ValidateXattrName(std::string_view name);
+
+// What an inode's xattrs take (kXattrNamesMax, kXattrValuesMax count these).
+struct XattrTotals {
+  size_t names = 0;   // sum of name size + 1
+  size_t values = 0;  // sum of value sizes
+  void Add(std::string_view name, size_t value_size) {
+    names += name.size() + 1;
+    values += value_size;
+  }
+};
+// Whether setting `name` to a value of `value_size` bytes fits an inode whose xattrs take
+// `now`; `old_value_size` is the size of the value it replaces (nullopt: a new name). ENOSPC,
+// naming the limit, if the names' list or the values would pass theirs.
+Status CheckXattrSpace(const XattrTotals& now, std::string_view name,
+                       std::optional<size_t> old_value_size, size_t value_size);
 
 }  // namespace archil::posix

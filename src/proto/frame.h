@@ -60,6 +60,9 @@ struct FrameLimits {
 };
 inline constexpr FrameLimits kPreAuthLimits{64 << 10, 0};         // until the session is bound
 inline constexpr FrameLimits kDefaultLimits{256 << 10, 4 << 20};  // negotiated defaults
+// The body a server lets a list reply (READDIR's entries) grow to: the default body limit less
+// 1 KiB for the fields around the list. Every client accepts kDefaultLimits in replies.
+inline constexpr size_t kReplyBodyBudget = kDefaultLimits.max_body - 1024;
 
 // A frame-level failure (protocol.md §12 rows 1-6). The byte stream can no longer be trusted: the
 // connection closes, after a reply with `status` when `reply` is set (never for a bad magic: the

@@ -12,6 +12,23 @@ void Connection::Reply(const proto::FrameHeader& request, proto::WireStatus stat
   h.type = request.type;
   h.request_id = request.request_id;
   h.status = status;
+  // Every reply fits what every client reads (kDefaultLimits): the handlers bound what they
+  // build, and one that did not would otherwise reach the client as a bad frame, which it could
+  // only take for a broken connection and retry. It gets an error it maps to EIO instead.
+  std::string refusal;
+  if (body.size() > proto::kDefaultLimits.max_body ||
+      payload.size() > proto::kDefaultLimits.max_payload) {
+    ARCHIL_LOG(kError) << "server: " << peer_ << ": a reply of type " << request.type << " has "
+                       << body.size() << " body and " << payload.size()
+                       << " payload bytes, over the frame limits; answering EIO";
+    v1::ErrorReply e;
+    e.set_message("the reply (" + std::to_string(body.size() + payload.size()) +
+                  " bytes) would not fit a frame");
+    refusal = e.SerializeAsString();
+    h.status = proto::WireStatus::kIo;
+    body = refusal;
+    payload = {};
+  }
   const Status sent = Send(h, body, payload, send_timeout_ms_);
   if (!sent.ok()) {
     ARCHIL_LOG(kDebug) << "server: " << peer_ << ": " << sent.ToString() << "; closing";

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 
@@ -179,21 +180,26 @@ Response ReadDir(Session& s, const v1::ReadDir& m) {
   if (!page.ok()) return FromStatus(page.status());
   v1::ReadDirReply r;
   ToProto(*dir, r.mutable_dir_attr());
+  // The page stops at the client's byte budget, and always within a reply frame: 4,096 entries
+  // of 255-byte names with their attributes would not fit one.
+  size_t budget = proto::kReplyBodyBudget;
+  if (m.max_bytes() != 0) budget = std::min<size_t>(budget, m.max_bytes());
   size_t bytes = 0;
   r.set_eof(page->eof);
   for (const posix::DirEntry& e : page->entries) {
-    const size_t cost = e.name.size() + (m.plus() ? 128 : 32);
-    if (m.max_bytes() != 0 && bytes + cost > m.max_bytes() && r.entries_size() > 0) {
-      r.set_eof(false);
-      break;
-    }
-    bytes += cost;
     v1::DirEntry* d = r.add_entries();
     d->set_name(e.name);
     d->set_ino(e.ino.value());
     d->set_type((e.type >> 12) & 017);  // S_IFMT bits -> DT_*
     d->set_cookie(e.cookie);
     if (e.attr) ToProto(*e.attr, d->mutable_attr());
+    const size_t cost = d->ByteSizeLong() + 4;  // with its field tag and length
+    if (bytes + cost > budget && r.entries_size() > 1) {
+      r.mutable_entries()->RemoveLast();
+      r.set_eof(false);
+      break;
+    }
+    bytes += cost;
   }
   return Ok(r);
 }

@@ -83,7 +83,7 @@ Status CatalogShipper::Ship() {
   Result<std::string> bytes = ReadFile(tmp);
   unlink(tmp.c_str());
   if (!bytes.ok()) return bytes.status();
-  char name[13 + 1 + 8 + 8];
+  char name[64];  // "%013d-%08x.sqlite": 30 bytes with its NUL, more only for a clock past 2286
   std::snprintf(name, sizeof name, "%013" PRId64 "-%08" PRIx32 ".sqlite",
                 options_.clock->NowMicros() / 1000, n_++);
   CatalogPointer p{std::string(kSnapPrefix) + name, bytes->size(), Crc32c(*bytes), options_.schema};
