@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -593,6 +594,134 @@ TEST(DiskServer, CheckpointsOverTheWireAreExactlyOnce) {
 }
 
 // Raw sockets that misbehave: each is dropped, and a well-behaved client is served throughout.
+// A raw connection authenticated with `token` (HELLO, then SESSION_CREATE): what an attacker
+// with a valid token holds. Invalid (-1) if the server refused.
+net::Fd AuthenticatedSocket(const std::string& address, const std::string& token) {
+  Result<net::Fd> fd = net::Connect(address, 2000);
+  if (!fd.ok()) return net::Fd();
+  auto call = [&](uint16_t type, uint64_t id, const std::string& body) {
+    proto::FrameHeader h;
+    h.type = type;
+    h.request_id = id;
+    const std::string f = proto::EncodeFrame(h, body);
+    if (::send(fd->get(), f.data(), f.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(f.size())) {
+      return false;
+    }
+    proto::FrameReader r(proto::kDefaultLimits);
+    char buf[4096];
+    while (!r.ready()) {
+      pollfd p{fd->get(), POLLIN, 0};
+      if (::poll(&p, 1, 2000) != 1) return false;
+      const ssize_t n = ::recv(fd->get(), buf, sizeof buf, 0);
+      if (n <= 0) return false;
+      std::string_view bytes(buf, static_cast<size_t>(n));
+      while (!bytes.empty() && !r.ready() && !r.error()) bytes.remove_prefix(r.Feed(bytes));
+      if (r.error()) return false;
+    }
+    return r.Take().header.status == proto::WireStatus::kOk;
+  };
+  v1::Hello hello;
+  hello.mutable_versions()->set_min(1);
+  hello.mutable_versions()->set_max(1);
+  v1::SessionCreate create;
+  create.set_token(token);
+  if (!call(proto::kTypeHello, 1, hello.SerializeAsString()) ||
+      !call(proto::kTypeSessionCreate, 2, create.SerializeAsString())) {
+    return net::Fd();
+  }
+  return std::move(*fd);
+}
+
+double ProcessCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+// p50 of `n` synced 4 KiB writes, in ms.
+double SyncedWriteP50(RemoteFs& fs, posix::Ino ino, int n) {
+  std::vector<double> ms;
+  const std::string block(4096, 'w');
+  for (int i = 0; i < n; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_TRUE(fs.Write(ino, uint64_t(i) * 4096, block).ok());
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// The stall attack: connections of one disk each send a WRITE header declaring 4 MiB and then
+// all of it but one byte. That disk's share of the request budget fills and its frames wait;
+// another disk's writes and listings go on as before; the frames that never complete are closed
+// at their deadline; once the attacker hangs up, the server closes its sockets at once, holds
+// nothing, and does not spin.
+TEST(DiskServer, ConnectionsHoldingPartialFramesStallOnlyTheirOwnDisk) {
+  server::DiskServerOptions so;
+  so.max_buffered_bytes_per_disk = 16 << 20;
+  so.max_buffered_bytes_total = 64 << 20;
+  so.frame_deadline_ms = 1500;
+  ServerHarness h(so);
+  auto victim = Connect(Options(h.address(), kOtherToken));
+  ASSERT_TRUE(victim);
+  RemoteFs fs(victim.get());
+  Result<posix::Attr> f = fs.Mknod(kRootIno, "f", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(f.ok());
+  const double idle_p50 = SyncedWriteP50(fs, f->ino, 50);
+
+  constexpr int kAttackers = 48;
+  std::vector<net::Fd> attackers;
+  proto::FrameHeader w;
+  w.type = proto::kTypeWrite;
+  const std::string frame = proto::EncodeFrame(w, "x", std::string(4 << 20, 'a'));
+  for (int i = 0; i < kAttackers; ++i) {
+    net::Fd a = AuthenticatedSocket(h.address(), kToken);
+    ASSERT_TRUE(a.valid()) << "attacker " << i;
+    // All but the last byte, as far as the socket takes it without blocking the test.
+    size_t sent = 0;
+    while (sent < frame.size() - 1) {
+      const ssize_t n = ::send(a.get(), frame.data() + sent, frame.size() - 1 - sent,
+                               MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n <= 0) break;
+      sent += static_cast<size_t>(n);
+    }
+    attackers.push_back(std::move(a));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_GT(h.server().starved(), 0u) << "the attack did not fill the disk's share";
+  EXPECT_LE(h.server().buffered_bytes(), (16u << 20) + (5u << 20));
+
+  // The other disk: writes, a listing, at their idle pace.
+  const double attack_p50 = SyncedWriteP50(fs, f->ino, 50);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(fs.ReadDir(kRootIno, 0, 100).ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  std::printf("another disk's synced 4 KiB write p50: %.3f ms idle, %.3f ms under attack\n",
+              idle_p50, attack_p50);
+  EXPECT_LT(attack_p50, std::max(5 * idle_p50, 5.0));
+
+  // Paused and idle, the attack costs the server (and this test) next to no CPU.
+  const double cpu0 = ProcessCpuSeconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  const double cpu = ProcessCpuSeconds() - cpu0;
+  std::printf("CPU in 1 s of a held attack: %.3f s\n", cpu);
+  EXPECT_LT(cpu, 0.3);
+
+  // The attacker hangs up: every socket closes at once (not after 3 leases), nothing is held.
+  const size_t before = h.server().connections();
+  attackers.clear();
+  for (int i = 0; i < 100 && h.server().connections() > before - kAttackers; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_LE(h.server().connections(), before - kAttackers);
+  EXPECT_EQ(h.server().buffered_bytes(), 0u);
+  // And the attacker's own disk serves again.
+  auto again = Connect(Options(h.address()));
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(RemoteFs(again.get()).GetAttr(kRootIno).ok());
+}
+
 TEST(DiskServer, GarbageHugeFramesAndIdleSocketsDoNotStallOthers) {
   server::DiskServerOptions so;
   so.auth_deadline_ms = 300;

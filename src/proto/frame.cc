@@ -105,8 +105,17 @@ std::optional<WireStatus> CheckPayloadAllowed(const FrameHeader& h) {
   return WireStatus::kInvalid;
 }
 
+void FrameReader::Admit() {
+  admitted_ = true;
+  frame_.body.clear();
+  frame_.body.reserve(frame_.header.body_len);
+  frame_.payload.resize(frame_.header.payload_len);
+  payload_filled_ = 0;
+  if (gated_) (void)Feed({});  // a frame with an empty body (and payload) is complete now
+}
+
 size_t FrameReader::Feed(std::string_view bytes) {
-  if (error_ || ready_) return 0;
+  if (error_ || ready_ || awaiting_admission()) return 0;
   size_t used = 0;
   if (!have_header_) {
     const size_t n = std::min(bytes.size(), kHeaderSize - header_buf_.size());
@@ -118,10 +127,8 @@ size_t FrameReader::Feed(std::string_view bytes) {
       return used;
     }
     have_header_ = true;
-    frame_.body.clear();
-    frame_.body.reserve(frame_.header.body_len);
-    frame_.payload.resize(frame_.header.payload_len);
-    payload_filled_ = 0;
+    if (gated_) return used;
+    Admit();
   }
   const FrameHeader& h = frame_.header;
   if (!body_checked_) {
@@ -158,6 +165,7 @@ Frame FrameReader::Take() {
   frame_ = Frame();
   header_buf_.clear();
   have_header_ = false;
+  admitted_ = false;
   body_checked_ = false;
   ready_ = false;
   payload_filled_ = 0;

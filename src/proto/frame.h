@@ -117,9 +117,15 @@ struct Frame {
 // Assembles frames from a byte stream. Feed consumes bytes only up to the end of the frame being
 // read, so the reader never holds more than one frame (at most 32 + max_body + max_payload bytes,
 // allocated only after its header passed CheckHeader); the caller keeps the rest for the next one.
+//
+// A gated reader (the server's) stops after each header that passed its checks, before it
+// allocates anything for the frame: the owner decides whether the frame's bytes fit its budget
+// and calls Admit() (until then Feed consumes nothing), or leaves the frame waiting.
 class FrameReader {
  public:
-  explicit FrameReader(FrameLimits limits) : limits_(limits) {}
+  enum class Gate { kOpen, kAdmitEachFrame };
+  explicit FrameReader(FrameLimits limits, Gate gate = Gate::kOpen)
+      : limits_(limits), gated_(gate == Gate::kAdmitEachFrame) {}
 
   // Applies to frames whose header has not been read yet (after authentication).
   void set_limits(FrameLimits limits) { limits_ = limits; }
@@ -141,13 +147,22 @@ class FrameReader {
   char* payload_tail() { return frame_.payload.data() + payload_filled_; }
   // `n` bytes were written at payload_tail(). REQUIRES: n <= payload_missing().
   void PayloadFilled(size_t n);
+  // A gated reader: the header of the next frame has passed its checks and waits for Admit().
+  bool awaiting_admission() const { return have_header_ && !admitted_; }
+  // The header read so far. REQUIRES: awaiting_admission(), or a frame being read.
+  const FrameHeader& header() const { return frame_.header; }
+  // Lets the waiting frame in: its buffers are allocated, and Feed goes on.
+  // REQUIRES: awaiting_admission().
+  void Admit();
   // True between frames: a connection closed here lost nothing mid-frame (protocol.md §12 row 1).
   bool at_boundary() const { return header_buf_.empty() && !have_header_ && !ready_; }
 
  private:
   FrameLimits limits_;
+  const bool gated_;
   std::string header_buf_;
   bool have_header_ = false;   // header_buf_ holds a header that passed CheckHeader
+  bool admitted_ = false;      // its buffers are allocated (at once unless gated_)
   bool body_checked_ = false;  // the body is complete and its CRC matched
   bool ready_ = false;
   size_t payload_filled_ = 0;  // bytes of frame_.payload (sized at the header) received

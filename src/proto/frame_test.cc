@@ -224,6 +224,46 @@ TEST(FrameReader, KnowsWhetherAStreamEndedMidFrame) {
   EXPECT_TRUE(reader.at_boundary());
 }
 
+// A gated reader stops after each good header and allocates nothing until the frame is
+// admitted; it then reads the frame as an open reader would.
+TEST(FrameReader, AGatedReaderWaitsForEachFrameToBeAdmitted) {
+  FrameHeader w;
+  w.type = kTypeWrite;
+  w.request_id = 4;
+  const std::string stream = EncodeFrame(w, "body", std::string(5000, 'p')) + EncodeFrame(Ping(5), "x");
+  FrameReader r(kDefaultLimits, FrameReader::Gate::kAdmitEachFrame);
+  EXPECT_FALSE(r.awaiting_admission());
+  std::string_view rest(stream);
+  rest.remove_prefix(r.Feed(rest));
+  ASSERT_TRUE(r.awaiting_admission());
+  EXPECT_EQ(rest.size(), stream.size() - kHeaderSize) << "only the header is taken";
+  EXPECT_EQ(r.header().payload_len, 5000u);
+  EXPECT_EQ(r.payload_missing(), 0u);
+  EXPECT_EQ(r.Feed(rest), 0u) << "nothing more before Admit";
+  EXPECT_FALSE(r.at_boundary());
+  r.Admit();
+  rest.remove_prefix(r.Feed(rest));
+  ASSERT_TRUE(r.ready());
+  Frame f = r.Take();
+  EXPECT_EQ(f.payload, std::string(5000, 'p'));
+  rest.remove_prefix(r.Feed(rest));
+  ASSERT_TRUE(r.awaiting_admission());
+  EXPECT_EQ(r.header().request_id, 5u);
+  r.Admit();
+  rest.remove_prefix(r.Feed(rest));
+  ASSERT_TRUE(r.ready());
+  EXPECT_EQ(r.Take().body, "x");
+  EXPECT_TRUE(rest.empty());
+  EXPECT_TRUE(r.at_boundary());
+  // A frame with neither body nor payload is complete once admitted, with no byte more to feed.
+  const std::string empty = EncodeFrame(Ping(6), "");
+  EXPECT_EQ(r.Feed(empty), kHeaderSize);
+  ASSERT_TRUE(r.awaiting_admission());
+  r.Admit();
+  ASSERT_TRUE(r.ready());
+  EXPECT_EQ(r.Take().header.request_id, 6u);
+}
+
 // A large payload can be received straight into the frame (no copy through Feed), in pieces,
 // and the reader then goes on with the bytes of the next frame as usual.
 TEST(FrameReader, PayloadsCanBeFilledInPlace) {

@@ -66,16 +66,24 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool authenticated() const ARCHIL_EXCLUDES(mu_);
 
   // I/O thread only.
-  proto::FrameReader reader{proto::kPreAuthLimits};
+  // Gated: each frame waits for the server's request budget before anything is allocated for it.
+  proto::FrameReader reader{proto::kPreAuthLimits, proto::FrameReader::Gate::kAdmitEachFrame};
+  // Bytes received after the header of a frame that waits for admission (at most one receive).
+  std::string stash;
+  // The budget key of this connection's frames: 1 + its session's disk number, 0 before it is
+  // bound (server/request_budget.h).
+  uint64_t budget_disk = 0;
+  // The frame being read: what it was charged (0: none admitted), and since when (its deadline).
+  uint64_t charged_disk = 0;
+  uint64_t charged_bytes = 0;
+  int64_t frame_started_ns = 0;
   int64_t last_frame_ns = 0;
   bool reading_paused = false;
   bool counted_unauthenticated = true;  // in the per-peer count of unbound connections
   // The order of this connection's mutations (server/inode_order.h).
   InodeOrder order;
-  // Request payload bytes queued or executing (the backpressure budget).
+  // Bytes of this connection's frames queued or executing (charged to the request budget).
   std::atomic<uint64_t> inflight_bytes{0};
-  // Bytes received that are not yet a complete frame (I/O thread only; in the server's total).
-  uint64_t partial_bytes = 0;
 
  private:
   // Sends one frame whole under the send mutex; Unavailable if shut down or the send failed.

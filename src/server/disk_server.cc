@@ -1,5 +1,7 @@
 #include "server/disk_server.h"
 
+#include <malloc.h>
+
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -46,7 +48,14 @@ std::string Bytes(const void* p, size_t n) { return std::string(static_cast<cons
 
 DiskServer::DiskServer(const DiskServerOptions& options, engine::Engine* engine,
                        Authority* authority, const Clock* clock)
-    : options_(options), engine_(engine), authority_(authority), clock_(clock), registry_(engine) {}
+    : options_(options),
+      engine_(engine),
+      authority_(authority),
+      clock_(clock),
+      registry_(engine),
+      budget_({.total = options.max_buffered_bytes_total,
+               .per_disk = options.max_buffered_bytes_per_disk,
+               .per_connection = options.max_inflight_bytes_per_connection}) {}
 
 Result<std::unique_ptr<DiskServer>> DiskServer::Start(const DiskServerOptions& options,
                                                       engine::Engine* engine, Authority* authority,
@@ -163,6 +172,13 @@ std::vector<std::function<void()>> DiskServer::Lead() {
       for (const ConnPtr& c : resume) ResumeReading(c);
     } else if (auto it = conns_.find(fd); it != conns_.end()) {
       ConnPtr c = it->second;
+      // A paused connection is watched for its hang-up only (level-triggered: left open, the
+      // event would come back on every round, a spinning leader).
+      if (c->reading_paused && (events[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))) {
+        ARCHIL_LOG(kDebug) << "server: " << c->peer() << ": hung up while paused; closing";
+        Close(c);
+        continue;
+      }
       ReadFrom(c);
     } else if (pending_.contains(fd)) {
       ChooseStream(fd);
@@ -265,24 +281,37 @@ void DiskServer::Close(const ConnPtr& c) {
   }
   c->Shutdown();
   c->Unbind();
-  Release(std::exchange(c->partial_bytes, 0));
+  // The frame it was reading will not come; requests it has queued discharge as they finish.
+  Discharge({c->charged_disk, std::exchange(c->charged_bytes, 0)});
+  c->stash.clear();
+  c->stash.shrink_to_fit();
+  {
+    MutexLock lock(&resume_mu_);
+    auto drop = [&](std::vector<ConnPtr>& v) { std::erase(v, c); };
+    drop(starved_for_total_);
+    if (auto s = starved_by_disk_.find(c->budget_disk); s != starved_by_disk_.end()) {
+      drop(s->second);
+      if (s->second.empty()) starved_by_disk_.erase(s);
+    }
+  }
   conns_.erase(it);
   --connection_count_;
 }
 
 void DiskServer::ReadFrom(const ConnPtr& c) {
+  // First what a frame waiting for admission left: its header is read, its bytes stashed.
+  if (c->reader.awaiting_admission() || !c->stash.empty()) {
+    const std::string stashed = std::exchange(c->stash, {});
+    if (!Drain(c, stashed) || c->reading_paused) return;
+  }
   char buf[64 << 10];
   size_t budget = 1 << 20;  // per wake-up, so that one busy peer does not starve the others
   while (budget > 0 && !c->reading_paused) {
-    if (buffered_total_ > options_.max_buffered_bytes_total) {
-      Starve(c);
-      return;
-    }
     Result<size_t> n = size_t{0};
     std::string_view bytes;
     if (c->reader.payload_missing() >= sizeof buf) {
-      // A large payload goes from the socket straight into its frame.
-      // At most 1 MiB at a time: the total's overshoot is one receive.
+      // A large payload goes from the socket straight into its (admitted) frame, 1 MiB at most
+      // at a time so that other connections get their turn.
       n = c->stream().Recv(c->reader.payload_tail(),
                            std::min<size_t>(c->reader.payload_missing(), 1 << 20));
       if (n.ok()) c->reader.PayloadFilled(*n);
@@ -296,8 +325,6 @@ void DiskServer::ReadFrom(const ConnPtr& c) {
       return;
     }
     if (*n == 0) return;  // nothing more now; epoll wakes us
-    c->partial_bytes += *n;
-    Hold(*n);
     budget -= std::min(budget, *n);
     if (!Drain(c, bytes)) return;
   }
@@ -308,14 +335,20 @@ bool DiskServer::Drain(const ConnPtr& c, std::string_view bytes) {
   while (true) {
     if (c->reader.ready()) {
       proto::Frame frame = c->reader.Take();
-      // The frame's bytes leave the partial count; OnFrame holds them again while it is queued
-      // or executing.
-      const uint64_t size = proto::kHeaderSize + frame.body.size() + frame.payload.size();
-      c->partial_bytes -= std::min(c->partial_bytes, size);
-      Release(size);
-      if (!OnFrame(c, std::move(frame))) {
+      Charge charge{c->charged_disk, std::exchange(c->charged_bytes, 0)};
+      c->frame_started_ns = 0;
+      const bool keep = OnFrame(c, std::move(frame), &charge);
+      Discharge(charge);  // unless a worker took it
+      if (!keep) {
         Close(c);
         return false;
+      }
+      continue;
+    }
+    if (c->reader.awaiting_admission()) {
+      if (!AdmitFrame(c)) {
+        c->stash.assign(bytes);  // paused: these wait with the header
+        return true;
       }
       continue;
     }
@@ -336,7 +369,24 @@ void DiskServer::Error(const ConnPtr& c, const proto::FrameHeader& h, WireStatus
   c->Reply(h, r.status, r.body);
 }
 
-bool DiskServer::OnFrame(const ConnPtr& c, proto::Frame frame) {
+bool DiskServer::AdmitFrame(const ConnPtr& c) {
+  const proto::FrameHeader& h = c->reader.header();
+  const uint64_t bytes = proto::kHeaderSize + uint64_t{h.body_len} + h.payload_len;
+  const uint64_t seen = budget_.discharges();
+  const RequestBudget::Verdict v = budget_.TryCharge(c->budget_disk, c->inflight_bytes, bytes);
+  if (v != RequestBudget::Verdict::kAdmitted) {
+    Starve(c, v, seen);
+    return false;
+  }
+  if (budget_.total() > (uint64_t{64} << 20)) trim_after_peak_ = true;
+  c->charged_disk = c->budget_disk;
+  c->charged_bytes = bytes;
+  c->frame_started_ns = clock_->MonotonicNanos();
+  c->reader.Admit();
+  return true;
+}
+
+bool DiskServer::OnFrame(const ConnPtr& c, proto::Frame frame, Charge* charge) {
   const proto::FrameHeader& h = frame.header;
   c->last_frame_ns = clock_->MonotonicNanos();
   if (h.is_reply()) return true;  // answers to pushes: nothing waits for them yet
@@ -380,16 +430,15 @@ bool DiskServer::OnFrame(const ConnPtr& c, proto::Frame frame) {
         if (u != unauthenticated_.end() && --u->second == 0) unauthenticated_.erase(u);
         c->reader.set_limits(options_.limits);
       }
+      if (std::shared_ptr<Session> s = c->session()) c->budget_disk = 1 + s->identity().disk.value();
       return keep;
     }
     default:
       break;
   }
-  const uint64_t bytes = frame.payload.size() + frame.body.size();
-  Hold(bytes);
-  if ((c->inflight_bytes += bytes) > options_.max_inflight_bytes_per_connection) {
-    PauseReading(c);  // TCP backpressure until the queued requests are answered
-  }
+  // The frame's charge goes with it to the worker that answers it.
+  const Charge held = std::exchange(*charge, Charge{});
+  c->inflight_bytes += held.bytes;
   // Parsed here, in arrival order, so that mutations of one inode keep that order (§6).
   auto m = std::make_shared<std::unique_ptr<proto::Message>>();
   const WireStatus parsed = proto::ParseBody(h, frame.body, m.get());
@@ -397,11 +446,11 @@ bool DiskServer::OnFrame(const ConnPtr& c, proto::Frame frame) {
   const bool mutating = parsed == WireStatus::kOk && type != nullptr && type->mutating;
   auto f = std::make_shared<proto::Frame>(std::move(frame));
   if (!mutating) {
-    ready_.emplace_back([this, c, f, m, parsed] { Work(c, *f, m->get(), parsed); });
+    ready_.emplace_back([this, c, f, m, parsed, held] { Work(c, *f, m->get(), parsed, held); });
     return true;
   }
   InodeOrder::TicketPtr ticket = InodeOrder::NewTicket(MutationKeys(h.type, **m));
-  auto run = [this, c, f, m, ticket, type = h.type] {
+  auto run = [this, c, f, m, ticket, held, type = h.type] {
     auto finish = [this, c, ticket] {
       std::vector<std::function<void()>> next = c->order.Finish(ticket);
       if (next.empty()) return;
@@ -416,7 +465,7 @@ bool DiskServer::OnFrame(const ConnPtr& c, proto::Frame frame) {
       // its place in the engine's queue, so that a file's writes share syncs (ADR 0015).
       std::optional<engine::OnQueuedScope> early;
       if (type == proto::kTypeWrite) early.emplace(finish);
-      Work(c, *f, m->get(), WireStatus::kOk);
+      Work(c, *f, m->get(), WireStatus::kOk, held);
     }
     finish();
   };
@@ -426,7 +475,7 @@ bool DiskServer::OnFrame(const ConnPtr& c, proto::Frame frame) {
 }
 
 void DiskServer::Work(const ConnPtr& c, const proto::Frame& frame, const proto::Message* m,
-                      WireStatus parsed) {
+                      WireStatus parsed, Charge charge) {
   const proto::FrameHeader& h = frame.header;
   Response r;
   std::string why;
@@ -447,33 +496,27 @@ void DiskServer::Work(const ConnPtr& c, const proto::Frame& frame, const proto::
   }
   c->Reply(h, r.status, r.body, r.payload, r.replayed ? proto::kFlagReplayed : 0);
   c->Answered(h.request_id);
-  const uint64_t bytes = frame.payload.size() + frame.body.size();
-  if (c->inflight_bytes.fetch_sub(bytes) > options_.max_inflight_bytes_per_connection) {
-    MutexLock lock(&resume_mu_);
-    resume_.push_back(c);
-    Wake();
-  }
-  Release(bytes);
+  c->inflight_bytes -= charge.bytes;
+  Discharge(charge);
 }
 
-void DiskServer::Hold(uint64_t bytes) {
-  const uint64_t now = buffered_total_ += bytes;
-  uint64_t peak = peak_buffered_.load();
-  while (now > peak && !peak_buffered_.compare_exchange_weak(peak, now)) {
-  }
-}
-
-void DiskServer::Release(uint64_t bytes) {
-  const uint64_t before = buffered_total_.fetch_sub(bytes);
-  if (before <= options_.max_buffered_bytes_total ||
-      before - bytes > options_.max_buffered_bytes_total) {
-    return;
-  }
+void DiskServer::Discharge(Charge charge) {
+  if (charge.bytes == 0) return;
+  budget_.Discharge(charge.disk, charge.bytes);
+  const bool under_total = budget_.total() < options_.max_buffered_bytes_total;
   MutexLock lock(&resume_mu_);
-  if (starved_.empty()) return;
-  for (ConnPtr& c : starved_) resume_.push_back(std::move(c));
-  starved_.clear();
-  Wake();
+  bool woke = false;
+  if (auto it = starved_by_disk_.find(charge.disk); it != starved_by_disk_.end()) {
+    for (ConnPtr& c : it->second) resume_.push_back(std::move(c));
+    starved_by_disk_.erase(it);
+    woke = true;
+  }
+  if (under_total && !starved_for_total_.empty()) {
+    for (ConnPtr& c : starved_for_total_) resume_.push_back(std::move(c));
+    starved_for_total_.clear();
+    woke = true;
+  }
+  if (woke) Wake();
 }
 
 void DiskServer::PauseReading(const ConnPtr& c) {
@@ -484,32 +527,33 @@ void DiskServer::PauseReading(const ConnPtr& c) {
   ::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, c->fd(), &ev);
 }
 
-void DiskServer::Starve(const ConnPtr& c) {
+void DiskServer::Starve(const ConnPtr& c, RequestBudget::Verdict verdict, uint64_t seen) {
   PauseReading(c);
   ++starved_count_;
   MutexLock lock(&resume_mu_);
-  starved_.push_back(c);
-  // Released below the cap between the check and now: nobody else will resume it.
-  if (buffered_total_ <= options_.max_buffered_bytes_total) {
-    for (ConnPtr& s : starved_) resume_.push_back(std::move(s));
-    starved_.clear();
+  // A discharge between the refusal and now found nobody to wake: try again at once.
+  if (budget_.discharges() != seen) {
+    resume_.push_back(c);
     Wake();
+    return;
+  }
+  if (verdict == RequestBudget::Verdict::kOverTotal) {
+    starved_for_total_.push_back(c);
+  } else {
+    starved_by_disk_[c->budget_disk].push_back(c);
   }
 }
 
 void DiskServer::ResumeReading(const ConnPtr& c) {
-  if (!c->reading_paused || c->inflight_bytes > options_.max_inflight_bytes_per_connection) return;
-  if (conns_.find(c->fd()) == conns_.end()) return;
-  if (buffered_total_ > options_.max_buffered_bytes_total) {
-    Starve(c);
-    return;
-  }
+  if (!c->reading_paused) return;
+  if (auto it = conns_.find(c->fd()); it == conns_.end() || it->second != c) return;
   c->reading_paused = false;
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLRDHUP;
   ev.data.fd = c->fd();
   ::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, c->fd(), &ev);
-  if (c->stream().Buffered()) again_.push_back(c);
+  // Its waiting frame is tried again at once (epoll may have nothing new to report).
+  again_.push_back(c);
 }
 
 void DiskServer::Sweep() {
@@ -520,6 +564,13 @@ void DiskServer::Sweep() {
       if (now - c->created_ns() > int64_t{options_.auth_deadline_ms} * 1'000'000) {
         expired.push_back(c);
       }
+      continue;
+    }
+    if (c->frame_started_ns != 0 &&
+        now - c->frame_started_ns > int64_t{options_.frame_deadline_ms} * 1'000'000) {
+      ARCHIL_LOG(kInfo) << "server: " << c->peer() << ": a frame still incomplete "
+                        << options_.frame_deadline_ms << " ms after its header; closing";
+      expired.push_back(c);
       continue;
     }
     std::shared_ptr<Session> s = c->session();
@@ -542,6 +593,12 @@ void DiskServer::Sweep() {
   }
   for (auto it = failures_.begin(); it != failures_.end();) {
     it = now - it->second.window_start_ns > 60'000'000'000 ? failures_.erase(it) : std::next(it);
+  }
+  // After a peak (many large frames at once, or an attack), the frame buffers were freed but the
+  // allocator keeps their pages: give them back once the server holds little again.
+  if (trim_after_peak_ && budget_.total() < (uint64_t{16} << 20)) {
+    trim_after_peak_ = false;
+    malloc_trim(0);
   }
 }
 

@@ -43,6 +43,7 @@
 #include "proto/messages.h"
 #include "server/authority.h"
 #include "server/connection.h"
+#include "server/request_budget.h"
 #include "server/session_registry.h"
 
 namespace archil::server {
@@ -55,10 +56,14 @@ struct DiskServerOptions {
   int auth_deadline_ms = 5000;
   uint32_t default_lease_ms = 15000;
   proto::FrameLimits limits = proto::kDefaultLimits;
+  // Request bytes held (each frame from its admitted header until its answer), per connection,
+  // per disk (all its sessions), and in all: a frame that does not fit waits, unread, with its
+  // connection paused alone (server/request_budget.h says how progress is kept).
   uint64_t max_inflight_bytes_per_connection = uint64_t{64} << 20;
-  // Request bytes held in all (received, queued or executing): beyond it no connection is read
-  // until some are answered. Overshoot: at most one receive (1 MiB).
+  uint64_t max_buffered_bytes_per_disk = uint64_t{256} << 20;
   uint64_t max_buffered_bytes_total = uint64_t{1} << 30;
+  // A frame must arrive whole this long after its header, or its connection is closed.
+  int frame_deadline_ms = 30000;
   int send_timeout_ms = 10000;
   std::string software = "archil";
   // Each connection is TLS or cleartext by its first byte (docs/protocol.md §2): a TLS
@@ -86,9 +91,9 @@ class DiskServer {
   Status DeleteCheckpoint(engine::DiskNo disk, std::string_view name);
   size_t sessions() const { return registry_.size(); }
   size_t connections() const { return connection_count_.load(); }
-  // Request bytes held now, the most held at once, and how often reading stopped for the total.
-  uint64_t buffered_bytes() const { return buffered_total_.load(); }
-  uint64_t peak_buffered_bytes() const { return peak_buffered_.load(); }
+  // Request bytes held now, the most held at once, and how often a frame waited for the budget.
+  uint64_t buffered_bytes() const { return budget_.total(); }
+  uint64_t peak_buffered_bytes() const { return budget_.peak(); }
   uint64_t starved() const { return starved_count_.load(); }
   // Stops accepting, closes every connection, waits for running requests. Idempotent.
   void Stop();
@@ -117,21 +122,31 @@ class DiskServer {
   void ReadFrom(const ConnPtr& c) ARCHIL_REQUIRES(io_mu_);
   // Feeds `bytes` to c's reader and handles every complete frame; false if c was closed.
   bool Drain(const ConnPtr& c, std::string_view bytes) ARCHIL_REQUIRES(io_mu_);
-  // Handles one complete frame; false if the connection must close.
-  bool OnFrame(const ConnPtr& c, proto::Frame frame) ARCHIL_REQUIRES(io_mu_);
-  // Executes a request and replies (any pool thread).
+  // What one admitted frame holds of the request budget.
+  struct Charge {
+    uint64_t disk = 0;
+    uint64_t bytes = 0;
+  };
+  // Charges the frame whose header c's reader holds; false (nothing charged) if it must wait.
+  bool AdmitFrame(const ConnPtr& c) ARCHIL_REQUIRES(io_mu_) ARCHIL_EXCLUDES(resume_mu_);
+  // Handles one complete frame; false if the connection must close. A frame queued for a worker
+  // takes `charge` with it (left 0); the caller discharges what is left.
+  bool OnFrame(const ConnPtr& c, proto::Frame frame, Charge* charge) ARCHIL_REQUIRES(io_mu_);
+  // Executes a request and replies (any pool thread), then discharges its frame.
   void Work(const ConnPtr& c, const proto::Frame& frame, const proto::Message* m,
-            proto::WireStatus parsed);
+            proto::WireStatus parsed, Charge charge);
   void Close(const ConnPtr& c) ARCHIL_REQUIRES(io_mu_);
   void Sweep() ARCHIL_REQUIRES(io_mu_);
   void ResumeReading(const ConnPtr& c) ARCHIL_REQUIRES(io_mu_);
   // Stops reading c (epoll reports only its close) until ResumeReading.
   void PauseReading(const ConnPtr& c) ARCHIL_REQUIRES(io_mu_);
-  // Pauses c because the server holds max_buffered_bytes_total; resumed when some are answered.
-  void Starve(const ConnPtr& c) ARCHIL_REQUIRES(io_mu_) ARCHIL_EXCLUDES(resume_mu_);
-  // `bytes` of request data are no longer held; resumes starved connections below the cap.
-  void Release(uint64_t bytes) ARCHIL_EXCLUDES(resume_mu_);
-  void Hold(uint64_t bytes);
+  // Pauses c, whose next frame did not fit (`verdict`), until a discharge may let it in: one of
+  // its disk's (kOverShare) or one that brings the total under its cap (kOverTotal). `seen` is
+  // the budget's discharges() read before the refused TryCharge.
+  void Starve(const ConnPtr& c, RequestBudget::Verdict verdict, uint64_t seen)
+      ARCHIL_REQUIRES(io_mu_) ARCHIL_EXCLUDES(resume_mu_);
+  // Returns a frame's charge; resumes the connections it may let in.
+  void Discharge(Charge charge) ARCHIL_EXCLUDES(resume_mu_);
   void Wake();
 
   // The connection and session messages (§5.2), run by the leader.
@@ -186,10 +201,13 @@ class DiskServer {
 
   Mutex resume_mu_;
   std::vector<ConnPtr> resume_ ARCHIL_GUARDED_BY(resume_mu_);
-  std::vector<ConnPtr> starved_ ARCHIL_GUARDED_BY(resume_mu_);  // paused for the total
-  std::atomic<uint64_t> buffered_total_{0};
-  std::atomic<uint64_t> peak_buffered_{0};
+  // Paused until their disk discharges (by budget key), or until the total drops below its cap.
+  std::map<uint64_t, std::vector<ConnPtr>> starved_by_disk_ ARCHIL_GUARDED_BY(resume_mu_);
+  std::vector<ConnPtr> starved_for_total_ ARCHIL_GUARDED_BY(resume_mu_);
+  RequestBudget budget_;
   std::atomic<uint64_t> starved_count_{0};
+  // Set when the budget held much: the next quiet sweep returns freed frame memory to the system.
+  bool trim_after_peak_ ARCHIL_GUARDED_BY(io_mu_) = false;
 
   std::vector<std::thread> threads_;
 };
