@@ -722,6 +722,49 @@ TEST(DiskServer, ConnectionsHoldingPartialFramesStallOnlyTheirOwnDisk) {
   EXPECT_TRUE(RemoteFs(again.get()).GetAttr(kRootIno).ok());
 }
 
+// Sockets that never authenticate cannot keep clients with a token out: they have their own
+// pool, whose oldest member is closed when a new connection needs room, also when the whole
+// connection table is full.
+TEST(DiskServer, IdleUnauthenticatedSocketsMakeRoomForClients) {
+  server::DiskServerOptions so;
+  so.max_connections = 48;
+  so.max_unauthenticated = 32;
+  so.max_unauthenticated_per_peer = 1000;
+  so.auth_deadline_ms = 60000;  // the pool, not the deadline, must make the room
+  ServerHarness h(so);
+  std::vector<std::unique_ptr<DiskClient>> clients;
+  for (int i = 0; i < 16; ++i) {
+    clients.push_back(Connect(Options(h.address())));
+    ASSERT_TRUE(clients.back());
+  }
+  std::vector<net::Fd> idle;
+  for (int i = 0; i < 100; ++i) {
+    Result<net::Fd> fd = net::Connect(h.address(), 1000);
+    ASSERT_TRUE(fd.ok());
+    idle.push_back(std::move(*fd));
+  }
+  // The server accepts them as it gets to them: wait (bounded) until it has seen all 100.
+  for (int i = 0; i < 300 && h.server().evicted() < 100u - 32u; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(h.server().evicted(), 100u - 32u);
+  EXPECT_EQ(h.server().connections(), 48u);
+  // The table is full (16 clients, 32 idle sockets): a client with a token still gets in, at once.
+  const auto start = std::chrono::steady_clock::now();
+  auto late = Connect(Options(h.address()));
+  ASSERT_TRUE(late);
+  EXPECT_TRUE(RemoteFs(late.get()).GetAttr(kRootIno).ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  for (auto& c : clients) EXPECT_TRUE(RemoteFs(c.get()).GetAttr(kRootIno).ok());
+  // The oldest idle sockets were the ones closed.
+  char b;
+  pollfd first{idle.front().get(), POLLIN, 0};
+  EXPECT_EQ(::poll(&first, 1, 1000), 1);
+  EXPECT_EQ(::recv(idle.front().get(), &b, 1, MSG_DONTWAIT), 0) << "the oldest is closed";
+  pollfd last{idle.back().get(), POLLIN, 0};
+  EXPECT_EQ(::poll(&last, 1, 0), 0) << "the newest still waits";
+}
+
 TEST(DiskServer, GarbageHugeFramesAndIdleSocketsDoNotStallOthers) {
   server::DiskServerOptions so;
   so.auth_deadline_ms = 300;

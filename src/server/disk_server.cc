@@ -203,10 +203,20 @@ void DiskServer::AcceptAll() {
       return;
     }
     const std::string peer = net::PeerHost(fd.get());
-    if (connection_count_ >= options_.max_connections ||
-        unauthenticated_[peer] >= options_.max_unauthenticated_per_peer) {
-      ARCHIL_LOG(kDebug) << "server: refusing a connection from " << peer << " (limit)";
+    if (auto u = unauthenticated_.find(net::AddressKey(peer));
+        u != unauthenticated_.end() && u->second >= options_.max_unauthenticated_per_peer) {
+      ARCHIL_LOG(kDebug) << "server: refusing a connection from " << peer << " (per-address limit)";
       continue;  // closed as fd goes
+    }
+    // Connections that have not authenticated yet take their own, smaller pool: when it (or
+    // the whole table) is full, the oldest of them makes room, so sockets that never say HELLO
+    // cannot keep clients with a token out.
+    if (unauthenticated_total_ >= options_.max_unauthenticated ||
+        connection_count_ >= options_.max_connections) {
+      if (!EvictOldestUnauthenticated()) {
+        ARCHIL_LOG(kDebug) << "server: refusing a connection from " << peer << " (limit)";
+        continue;
+      }
     }
     const int one = 1;
     ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -217,9 +227,49 @@ void DiskServer::AcceptAll() {
     if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, raw, &ev) != 0) continue;
     // Cleartext or TLS is known at the connection's first byte (ChooseStream).
     pending_[raw] = Pending{std::move(fd), peer, clock_->MonotonicNanos()};
-    ++unauthenticated_[peer];
+    CountUnauthenticated(peer);
     ++connection_count_;
   }
+}
+
+void DiskServer::CountUnauthenticated(const std::string& peer) {
+  ++unauthenticated_[net::AddressKey(peer)];
+  ++unauthenticated_total_;
+}
+
+void DiskServer::UncountUnauthenticated(const std::string& peer) {
+  auto u = unauthenticated_.find(net::AddressKey(peer));
+  if (u != unauthenticated_.end() && --u->second == 0) unauthenticated_.erase(u);
+  --unauthenticated_total_;
+}
+
+bool DiskServer::EvictOldestUnauthenticated() {
+  auto oldest_pending = pending_.end();
+  for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+    if (oldest_pending == pending_.end() ||
+        it->second.created_ns < oldest_pending->second.created_ns) {
+      oldest_pending = it;
+    }
+  }
+  ConnPtr oldest_conn;
+  for (const auto& [fd, c] : conns_) {
+    if (c->counted_unauthenticated && (!oldest_conn || c->created_ns() < oldest_conn->created_ns())) {
+      oldest_conn = c;
+    }
+  }
+  ++evicted_count_;
+  if (oldest_conn && (oldest_pending == pending_.end() ||
+                      oldest_conn->created_ns() < oldest_pending->second.created_ns)) {
+    ARCHIL_LOG(kDebug) << "server: " << oldest_conn->peer() << ": evicted, not authenticated";
+    Close(oldest_conn);
+    return true;
+  }
+  if (oldest_pending != pending_.end()) {
+    DropPending(oldest_pending, "evicted, not authenticated");
+    return true;
+  }
+  --evicted_count_;
+  return false;
 }
 
 void DiskServer::ChooseStream(int fd) {
@@ -265,8 +315,7 @@ void DiskServer::ChooseStream(int fd) {
 void DiskServer::DropPending(std::map<int, Pending>::iterator it, std::string_view why) {
   ARCHIL_LOG(kDebug) << "server: " << it->second.peer << ": " << why << "; closing";
   ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, it->first, nullptr);
-  auto u = unauthenticated_.find(it->second.peer);
-  if (u != unauthenticated_.end() && --u->second == 0) unauthenticated_.erase(u);
+  UncountUnauthenticated(it->second.peer);
   pending_.erase(it);  // closes the socket (or the stream that took it)
   --connection_count_;
 }
@@ -275,10 +324,7 @@ void DiskServer::Close(const ConnPtr& c) {
   auto it = conns_.find(c->fd());
   if (it == conns_.end() || it->second != c) return;
   ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, c->fd(), nullptr);
-  if (c->counted_unauthenticated) {
-    auto u = unauthenticated_.find(c->peer());
-    if (u != unauthenticated_.end() && --u->second == 0) unauthenticated_.erase(u);
-  }
+  if (c->counted_unauthenticated) UncountUnauthenticated(c->peer());
   c->Shutdown();
   c->Unbind();
   // The frame it was reading will not come; requests it has queued discharge as they finish.
@@ -426,8 +472,7 @@ bool DiskServer::OnFrame(const ConnPtr& c, proto::Frame frame, Charge* charge) {
       c->Answered(h.request_id);
       if (c->authenticated() && c->counted_unauthenticated) {
         c->counted_unauthenticated = false;
-        auto u = unauthenticated_.find(c->peer());
-        if (u != unauthenticated_.end() && --u->second == 0) unauthenticated_.erase(u);
+        UncountUnauthenticated(c->peer());
         c->reader.set_limits(options_.limits);
       }
       if (std::shared_ptr<Session> s = c->session()) c->budget_disk = 1 + s->identity().disk.value();

@@ -52,7 +52,10 @@ struct DiskServerOptions {
   std::string listen = "127.0.0.1:8421";  // port 0: any free port (tests)
   int workers = 16;
   size_t max_connections = 4096;
+  // Connections not bound to a session yet: at most this many per peer address (an IPv4 host,
+  // an IPv6 /64) and in all; when the pool (or the whole table) is full, the oldest is closed.
   size_t max_unauthenticated_per_peer = 64;
+  size_t max_unauthenticated = 256;
   int auth_deadline_ms = 5000;
   uint32_t default_lease_ms = 15000;
   proto::FrameLimits limits = proto::kDefaultLimits;
@@ -95,6 +98,8 @@ class DiskServer {
   uint64_t buffered_bytes() const { return budget_.total(); }
   uint64_t peak_buffered_bytes() const { return budget_.peak(); }
   uint64_t starved() const { return starved_count_.load(); }
+  // Unauthenticated connections closed to make room for new ones.
+  uint64_t evicted() const { return evicted_count_.load(); }
   // Stops accepting, closes every connection, waits for running requests. Idempotent.
   void Stop();
 
@@ -117,6 +122,10 @@ class DiskServer {
     int64_t created_ns = 0;
   };
   void ChooseStream(int fd) ARCHIL_REQUIRES(io_mu_);
+  void CountUnauthenticated(const std::string& peer) ARCHIL_REQUIRES(io_mu_);
+  void UncountUnauthenticated(const std::string& peer) ARCHIL_REQUIRES(io_mu_);
+  // Closes the unauthenticated connection that has waited longest; false if there is none.
+  bool EvictOldestUnauthenticated() ARCHIL_REQUIRES(io_mu_);
   void DropPending(std::map<int, Pending>::iterator it, std::string_view why)
       ARCHIL_REQUIRES(io_mu_);
   void ReadFrom(const ConnPtr& c) ARCHIL_REQUIRES(io_mu_);
@@ -178,7 +187,9 @@ class DiskServer {
   Mutex io_mu_;
   std::map<int, ConnPtr> conns_ ARCHIL_GUARDED_BY(io_mu_);
   std::map<int, Pending> pending_ ARCHIL_GUARDED_BY(io_mu_);  // accepted, first byte not seen
-  std::map<std::string, size_t> unauthenticated_ ARCHIL_GUARDED_BY(io_mu_);  // per peer host
+  // Unauthenticated connections per net::AddressKey, and in all.
+  std::map<std::string, size_t> unauthenticated_ ARCHIL_GUARDED_BY(io_mu_);
+  size_t unauthenticated_total_ ARCHIL_GUARDED_BY(io_mu_) = 0;
   struct Failures {
     int64_t window_start_ns = 0;
     int count = 0;
@@ -206,6 +217,7 @@ class DiskServer {
   std::vector<ConnPtr> starved_for_total_ ARCHIL_GUARDED_BY(resume_mu_);
   RequestBudget budget_;
   std::atomic<uint64_t> starved_count_{0};
+  std::atomic<uint64_t> evicted_count_{0};
   // Set when the budget held much: the next quiet sweep returns freed frame memory to the system.
   bool trim_after_peak_ ARCHIL_GUARDED_BY(io_mu_) = false;
 
