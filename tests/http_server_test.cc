@@ -3,6 +3,7 @@
 // strict, pipelined requests are all answered in order, and the connection caps hold per peer.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/resource.h>
@@ -305,6 +306,33 @@ TEST_F(HttpServerTest, PerPeerCapRefusesOnlyThatPeer) {
   EXPECT_EQ(r.data.find("HTTP/1.1 200"), std::string::npos) << r.data;
   double t = TimedHealth(cp_.port(), "127.0.0.2");
   EXPECT_GE(t, 0) << "another peer must be served";
+}
+
+// Sockets that never send a request cannot fill the server: past the pool of connections
+// without a whole request head (or at the total), the oldest of them is closed for the new one.
+TEST_F(HttpServerTest, IdleSocketsMakeRoomForClientsThatTalk) {
+  HttpServerOptions o;
+  o.max_connections = 64;
+  o.max_connections_per_peer = 1000;
+  o.max_unproven_connections = 16;
+  o.head_timeout_ms = 60000;  // the pool, not the deadline, must make the room
+  cp_.Start(o);
+  std::vector<int> idle;
+  for (int i = 0; i < 200; ++i) {
+    const int fd = Keep(Connect(cp_.port(), "127.0.0.1"));
+    ASSERT_GE(fd, 0);
+    idle.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // accepted, and the oldest closed
+  for (int i = 0; i < 5; ++i) {
+    const double t = TimedHealth(cp_.port(), "127.0.0.1");
+    EXPECT_GE(t, 0) << "health failed";
+    EXPECT_LT(t, 1.0);
+  }
+  Received first = ReadToClose(idle.front());
+  EXPECT_TRUE(first.closed) << "the oldest idle socket was closed";
+  pollfd newest{idle.back(), POLLIN, 0};
+  EXPECT_EQ(::poll(&newest, 1, 0), 0) << "the newest still waits";
 }
 
 // No SO_REUSEPORT: a second server on a port in use fails to bind, saying so.

@@ -28,7 +28,7 @@ class HttpServer::Impl {
  public:
   Impl(const HttpServerOptions& o, const ApiRouter* router)
       : options_(o),
-        limits_(o.max_connections, o.max_connections_per_peer),
+        limits_(o.max_connections, o.max_connections_per_peer, o.max_unproven_connections),
         acceptor_(asio::make_strand(ioc_)),
         retry_(acceptor_.get_executor()),
         pool_(o.threads, o.max_connections) {

@@ -2,9 +2,9 @@
 // Boost.Beast/Asio (docs/adr/0016-event-driven-api-server.md): a few I/O threads run every
 // connection (http_session.h), the router's blocking handlers run on a bounded HandlerPool, and
 // no client can hold the server: total deadlines for a TLS handshake, a request head and a body
-// (not inactivity timers), a short keep-alive, and caps on connections in total and per peer
-// address (over a cap a new connection is closed at once). Errors it answers itself carry the JSON
-// envelope. The API has no byte ranges: Range is ignored.
+// (not inactivity timers), a short keep-alive, and caps on connections in total, per peer
+// address and not yet proven by a request (control/connection_limits.h). Errors it answers
+// itself carry the JSON envelope. The API has no byte ranges: Range is ignored.
 //
 // Thread-safety: Serve() blocks on one thread; Stop() may be called from any other.
 #pragma once
@@ -33,7 +33,10 @@ struct HttpServerOptions {
   int body_timeout_ms = 10000;           // reading a body, total
   int tls_handshake_timeout_ms = 10000;  // total
   size_t max_connections = 4096;
-  size_t max_connections_per_peer = 256;  // per peer IP address
+  size_t max_connections_per_peer = 256;  // per peer address (an IPv4 host, an IPv6 /64)
+  // Connections that have not sent a whole request head yet; when full (or at
+  // max_connections), the oldest of them is closed to let a new one in.
+  size_t max_unproven_connections = 256;
   size_t max_requests_per_connection = 1000;
   int listen_backlog = 1024;
 };

@@ -120,6 +120,12 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       : stream_(std::forward<Args>(args)...), cfg_(cfg), slot_(std::move(slot)) {}
 
   void Start() {
+    // Until its first request head is read, this connection may be closed to make room.
+    slot_->OnEvict([weak = this->weak_from_this(), ex = stream_.get_executor()] {
+      asio::post(ex, [weak] {
+        if (auto self = weak.lock()) self->Close();
+      });
+    });
     if constexpr (kTls) {
       Deadline(cfg_->handshake_timeout);
       stream_.async_handshake(asio::ssl::stream_base::server,
@@ -162,6 +168,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   void OnHead(beast::error_code ec) {
     if (ec) return FailRead(ec, "head");
+    slot_->Proven();
     const Request& req = parser_->get();
     if (std::string why = FramingError(req); !why.empty()) return Fail(400, why);
     if (req.target().size() > cfg_->max_target_bytes) return Fail(414, "");

@@ -161,20 +161,6 @@ bool IsLoopback(std::string_view host) {
   return host == "::1" || host.starts_with("127.") || host.starts_with("::ffff:127.");
 }
 
-std::string AddressKey(std::string_view host) {
-  std::string h(host.substr(0, host.find('%')));  // without a zone ("fe80::1%eth0")
-  in6_addr a6{};
-  if (::inet_pton(AF_INET6, h.c_str(), &a6) != 1) return std::string(host);
-  char text[INET6_ADDRSTRLEN] = {};
-  if (IN6_IS_ADDR_V4MAPPED(&a6)) {
-    ::inet_ntop(AF_INET, &a6.s6_addr[12], text, sizeof text);
-    return text;
-  }
-  std::memset(&a6.s6_addr[8], 0, 8);
-  ::inet_ntop(AF_INET6, &a6, text, sizeof text);
-  return std::string(text) + "/64";
-}
-
 Result<Fd> Connect(const std::string& address, int timeout_ms) {
   ARCHIL_ASSIGN_OR_RETURN(HostPort hp, ParseHostPort(address));
   socklen_t len = 0;

@@ -57,10 +57,6 @@ std::string PeerHost(int fd);
 std::string ErrorText(int err);
 // True for 127.0.0.0/8 and ::1 (and ::ffff:127.x).
 bool IsLoopback(std::string_view host);
-// The unit per-address limits count a peer host by: an IPv4 address itself (also when written
-// as ::ffff:a.b.c.d), and for IPv6 its /64 ("2001:db8:1:2::/64"), since one machine commonly
-// holds a whole /64. A host that does not parse is its own key.
-std::string AddressKey(std::string_view host);
 
 // A blocking TCP connection with TCP_NODELAY, within `timeout_ms`. Unavailable if the server
 // cannot be reached (refused, unreachable, timed out).

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <optional>
 
+#include "base/address_key.h"
 #include "base/log.h"
 #include "base/random.h"
 #include "engine/commit_epilogue.h"
@@ -203,7 +204,7 @@ void DiskServer::AcceptAll() {
       return;
     }
     const std::string peer = net::PeerHost(fd.get());
-    if (auto u = unauthenticated_.find(net::AddressKey(peer));
+    if (auto u = unauthenticated_.find(AddressKey(peer));
         u != unauthenticated_.end() && u->second >= options_.max_unauthenticated_per_peer) {
       ARCHIL_LOG(kDebug) << "server: refusing a connection from " << peer << " (per-address limit)";
       continue;  // closed as fd goes
@@ -233,12 +234,12 @@ void DiskServer::AcceptAll() {
 }
 
 void DiskServer::CountUnauthenticated(const std::string& peer) {
-  ++unauthenticated_[net::AddressKey(peer)];
+  ++unauthenticated_[AddressKey(peer)];
   ++unauthenticated_total_;
 }
 
 void DiskServer::UncountUnauthenticated(const std::string& peer) {
-  auto u = unauthenticated_.find(net::AddressKey(peer));
+  auto u = unauthenticated_.find(AddressKey(peer));
   if (u != unauthenticated_.end() && --u->second == 0) unauthenticated_.erase(u);
   --unauthenticated_total_;
 }
