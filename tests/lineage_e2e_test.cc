@@ -296,6 +296,61 @@ TEST_F(LineageTest, ACheckpointMountsReadOnly) {
   EXPECT_EQ(Archil({"mount", "-q", disk, m2, "--checkpoint", "cp"}).exit_code, 4);
 }
 
+// A deleted root kept for its branches still has its tokens, which open the branches: they are
+// listed, added and revoked through a branch's id or the root's own, and a revoked one ends the
+// mounts it opened (their requests fail with EIO) and mounts nothing more.
+TEST_F(LineageTest, AHiddenRootsTokensCanBeRevoked) {
+  StartServer();
+  std::string disk = CreateDisk("rev");
+  const std::string token = env_["ARCHIL_MOUNT_TOKEN"];
+  json users = Json({"users", "list", disk});
+  ASSERT_EQ(users.size(), 1u) << users.dump();
+  const std::string first = users[0].value("identifier", "");
+  ASSERT_EQ(Mount("rev").exit_code, 0);
+  std::ofstream(mnt_ + "/f") << "one";
+  ASSERT_EQ(Checkpoint(mnt_, "cp").exit_code, 0);
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+  std::string b = Branch(disk, "b", "cp");
+  ASSERT_EQ(Archil({"disks", "delete", disk}).exit_code, 0);
+
+  std::string m2 = Mnt2();
+  ASSERT_EQ(Archil({"mount", "-q", b, m2}).exit_code, 0);
+  EXPECT_EQ(Slurp(m2 + "/f"), "one");
+  // Listed through the branch and through the hidden root.
+  EXPECT_EQ(Json({"users", "list", b}).size(), 1u);
+  EXPECT_EQ(Json({"users", "list", disk}).size(), 1u);
+  // Added through either: a token that mounts the branch.
+  const std::string second =
+      Json({"users", "add", disk, "--nickname", "second"}).value("token", "");
+  ASSERT_EQ(second.rfind("adt_", 0), 0u);
+  json both = Json({"users", "list", b});
+  ASSERT_EQ(both.size(), 2u) << both.dump();
+  const std::string second_id = both[1].value("identifier", "");
+
+  // Revoked through the branch: the branch's mount made with it ends.
+  Ran removed = Archil({"users", "remove", b, first});
+  ASSERT_EQ(removed.exit_code, 0) << removed.err;
+  const std::string victim = m2 + "/after-revoke";
+  auto create_errno = [&] {  // in a child, so that a mount that waits cannot hang the test
+    return RunAs(0, 0, [&] { return ErrnoOr0(open(victim.c_str(), O_CREAT | O_WRONLY, 0644)); });
+  };
+  EXPECT_EQ(create_errno(), EIO);
+  EXPECT_EQ(Archil({"unmount", "-f", m2}).exit_code, 0);
+  Ran again = Archil({"mount", "-q", b, m2});
+  EXPECT_EQ(again.exit_code, 3) << again.err;
+  EXPECT_EQ(Archil({"users", "remove", b, first}).exit_code, 4);
+
+  // The other token mounts the branch, until it is revoked through the root's id.
+  ASSERT_EQ(Archil({"mount", "-q", b, m2}, {{"ARCHIL_MOUNT_TOKEN", second}}).exit_code, 0);
+  EXPECT_EQ(Slurp(m2 + "/f"), "one");
+  ASSERT_EQ(Archil({"users", "remove", disk, second_id}).exit_code, 0);
+  EXPECT_EQ(create_errno(), EIO);
+  EXPECT_EQ(Archil({"unmount", "-f", m2}).exit_code, 0);
+  EXPECT_TRUE(Json({"users", "list", b}).empty());
+  EXPECT_EQ(Archil({"mount", "-q", b, m2}, {{"ARCHIL_MOUNT_TOKEN", second}}).exit_code, 3);
+  EXPECT_EQ(Archil({"mount", "-q", b, m2}, {{"ARCHIL_MOUNT_TOKEN", token}}).exit_code, 3);
+}
+
 // Space: a branch that rewrites part of a file costs about what it rewrote, and deleting the
 // branch gives that back (measured on the server's data directory, in allocated blocks).
 TEST_F(LineageTest, ABranchCostsWhatItRewritesAndGivesItBack) {

@@ -26,13 +26,6 @@ namespace {
 
 using nlohmann::json;
 
-// The disk id of DISK (an id is used as it is: it may be a branch, which has no name).
-Result<std::string> DiskIdOf(const ApiClient& api, const std::string& ref) {
-  if (DiskId::IsValid(ref)) return ref;
-  ARCHIL_ASSIGN_OR_RETURN(FoundDisk d, FindDisk(api, ref));
-  return d.disk.id;
-}
-
 std::string BranchQuery(const std::string& branch) {
   return branch.empty() ? std::string() : "?branch=" + UrlEncode(branch);
 }
