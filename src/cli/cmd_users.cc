@@ -20,6 +20,8 @@ Status Add(const CliContext& ctx, const std::string& disk, const std::string& ni
   if (!user.token) return Status::Corruption("the server added the user but sent no token");
   if (ctx.options.json) {
     PrintJson(r.data);
+  } else if (ctx.options.quiet) {
+    std::printf("%s\n", user.token->c_str());  // what a script asks for: the token alone
   } else {
     std::printf("added user %s (%s) to disk %s\ndisk token, shown only now:\n%s\n",
                 user.identifier.c_str(), nickname.c_str(), id.c_str(), user.token->c_str());
