@@ -227,6 +227,18 @@ TEST_F(CliTest, FullLifecycleWithNoConfiguration) {
   EXPECT_NE(users.out.find("laptop"), std::string::npos) << users.out;
   EXPECT_EQ(Archil({"users", "remove", "demo", identifier}).exit_code, 0);
   EXPECT_EQ(Archil({"users", "remove", "demo", identifier}).exit_code, 4);
+  // -q: what a script needs, the token alone on one line (as `keys create -q` prints the key).
+  Ran quiet = Archil({"-q", "users", "add", "demo", "--nickname", "script"});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.out.find('\n'), quiet.out.size() - 1) << quiet.out;
+  EXPECT_EQ(quiet.out.rfind("adt_", 0), 0u) << quiet.out;
+  Ran quiet_list = Archil({"-q", "users", "list", "demo"});
+  EXPECT_NE(quiet_list.out.find(quiet.out.substr(4, 16) + "\n"), std::string::npos)
+      << quiet.out << quiet_list.out;  // the token's id is its identifier
+  Ran quiet_key = Archil({"-q", "keys", "create", "script"});
+  ASSERT_EQ(quiet_key.exit_code, 0) << quiet_key.err;
+  EXPECT_EQ(quiet_key.out.find('\n'), quiet_key.out.size() - 1) << quiet_key.out;
+  EXPECT_EQ(quiet_key.out.rfind("key-", 0), 0u) << quiet_key.out;
 
   EXPECT_EQ(Archil({"disks", "delete", "demo"}).exit_code, 0);
   EXPECT_EQ(Archil({"disks", "get", "demo"}).exit_code, 4);

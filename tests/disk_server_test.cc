@@ -593,6 +593,30 @@ TEST(DiskServer, CheckpointsOverTheWireAreExactlyOnce) {
   EXPECT_EQ(*(*frozen)->Read(f, 0, 6), "after!");
 }
 
+// A session of a checkpoint (a read-only view, `archil mount --checkpoint`) takes no
+// checkpoints: CHECKPOINT_CREATE is READ_ONLY (EROFS) with a message naming the view, and the
+// disk gets no checkpoint from it, whatever the client's daemon let through.
+TEST(DiskServer, ACheckpointsSessionTakesNoCheckpoints) {
+  ServerHarness h;
+  auto c = Connect(Options(h.address()));
+  ASSERT_TRUE(c);
+  ASSERT_TRUE(c->Checkpoint("cp1").ok());
+  DiskClientOptions vo = Options(h.address());
+  vo.mount_path = "/mnt/view";
+  vo.checkpoint = "cp1";
+  auto view = Connect(vo);
+  ASSERT_TRUE(view);
+  Result<v1::CheckpointCreateReply> refused = view->Checkpoint("from-view");
+  EXPECT_EQ(Err(refused), EROFS) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("checkpoint cp1"), std::string::npos)
+      << refused.status().ToString();
+  Result<std::vector<engine::CheckpointInfo>> list = h.engine().Checkpoints(engine::DiskNo(1));
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->size(), 1u);
+  // The disk's own session still takes them.
+  EXPECT_TRUE(c->Checkpoint("cp2").ok());
+}
+
 // Raw sockets that misbehave: each is dropped, and a well-behaved client is served throughout.
 // A raw connection authenticated with `token` (HELLO, then SESSION_CREATE): what an attacker
 // with a valid token holds. Invalid (-1) if the server refused.

@@ -8,13 +8,16 @@
 // Skipped (not failed) without root or /dev/fuse, unless ARCHIL_REQUIRE_FUSE=1 (CI sets it).
 #include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cctype>
+#include <cstring>
 #include <set>
 #include <thread>
 
+#include "api/mount_control.h"
 #include "base/ids.h"
 #include "cli/http_client.h"
 #include "mount_harness.h"
@@ -294,6 +297,114 @@ TEST_F(LineageTest, ACheckpointMountsReadOnly) {
   EXPECT_NE(ErrnoOr0(open((m2 + "/d/other").c_str(), O_RDONLY)), 0);
   EXPECT_EQ(Archil({"unmount", "-f", m2}).exit_code, 0);
   EXPECT_EQ(Archil({"mount", "-q", disk, m2, "--checkpoint", "cp"}).exit_code, 4);
+}
+
+// A checkpoint mount is a read-only view of a checkpoint: it takes no checkpoints (they would
+// be of the live disk). The CLI refuses with EROFS (exit 3) and says why; so does the daemon to
+// a client that talks to its control socket itself (and the server to a session of the view
+// that sends CHECKPOINT_CREATE itself: disk_server_test). Mounts of the disk itself, read-only
+// ones included, still take them.
+TEST_F(LineageTest, ACheckpointMountTakesNoCheckpoints) {
+  StartServer();
+  std::string disk = CreateDisk("view");
+  ASSERT_EQ(Mount("view").exit_code, 0);
+  std::ofstream(mnt_ + "/f") << "one";
+  ASSERT_EQ(Checkpoint(mnt_, "cp").exit_code, 0);
+  std::string m2 = Mnt2();
+  ASSERT_EQ(Archil({"mount", "-q", disk, m2, "--checkpoint", "cp"}).exit_code, 0);
+
+  Ran refused = Checkpoint(m2, "from-view");
+  EXPECT_EQ(refused.exit_code, 3) << refused.err;
+  EXPECT_NE(refused.err.find("read-only view of checkpoint cp"), std::string::npos) << refused.err;
+
+  // Past the CLI: one request on the daemon's control socket, as the CLI would send it.
+  const std::string sock = MountControlPath((dir_ / "run").string(), NormalizeMountpoint(m2));
+  Result<UnixAddress> addr = UnixAddress::For(sock);
+  ASSERT_TRUE(addr.ok()) << addr.status().ToString();
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  timeval tv{30, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  ASSERT_EQ(connect(fd, addr->addr(), addr->size()), 0) << std::strerror(errno);
+  const std::string req = EncodeControlRequest({"checkpoint_create", "raw"});
+  ASSERT_EQ(send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+  std::string line;
+  char buf[4096];
+  for (ssize_t n; line.find('\n') == std::string::npos && (n = read(fd, buf, sizeof buf)) > 0;) {
+    line.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  Result<ControlReply> reply = DecodeControlReply(line);
+  ASSERT_TRUE(reply.ok()) << line;
+  EXPECT_EQ(ErrnoFor(reply->status), EROFS) << line;
+  EXPECT_NE(reply->status.message().find("checkpoint cp"), std::string::npos) << line;
+
+  json cps = Json({"checkpoints", "list", disk});
+  ASSERT_TRUE(cps.is_array());
+  ASSERT_EQ(cps.size(), 1u) << cps.dump();
+  EXPECT_EQ(cps[0].value("checkpoint_name", ""), "cp");
+  ASSERT_EQ(Checkpoint(mnt_, "cp2").exit_code, 0);
+  // A --read-only mount of the disk itself is no view: it takes them too.
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+  ASSERT_EQ(Mount("view", {"--read-only"}).exit_code, 0);
+  Ran ro = Checkpoint(mnt_, "cp3");
+  EXPECT_EQ(ro.exit_code, 0) << ro.err;
+  EXPECT_EQ(Json({"checkpoints", "list", disk}).size(), 3u);
+}
+
+// A deleted root kept for its branches still has its tokens, which open the branches: they are
+// listed, added and revoked through a branch's id or the root's own, and a revoked one ends the
+// mounts it opened (their requests fail with EIO) and mounts nothing more.
+TEST_F(LineageTest, AHiddenRootsTokensCanBeRevoked) {
+  StartServer();
+  std::string disk = CreateDisk("rev");
+  const std::string token = env_["ARCHIL_MOUNT_TOKEN"];
+  json users = Json({"users", "list", disk});
+  ASSERT_EQ(users.size(), 1u) << users.dump();
+  const std::string first = users[0].value("identifier", "");
+  ASSERT_EQ(Mount("rev").exit_code, 0);
+  std::ofstream(mnt_ + "/f") << "one";
+  ASSERT_EQ(Checkpoint(mnt_, "cp").exit_code, 0);
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+  std::string b = Branch(disk, "b", "cp");
+  ASSERT_EQ(Archil({"disks", "delete", disk}).exit_code, 0);
+
+  std::string m2 = Mnt2();
+  ASSERT_EQ(Archil({"mount", "-q", b, m2}).exit_code, 0);
+  EXPECT_EQ(Slurp(m2 + "/f"), "one");
+  // Listed through the branch and through the hidden root.
+  EXPECT_EQ(Json({"users", "list", b}).size(), 1u);
+  EXPECT_EQ(Json({"users", "list", disk}).size(), 1u);
+  // Added through either: a token that mounts the branch.
+  const std::string second =
+      Json({"users", "add", disk, "--nickname", "second"}).value("token", "");
+  ASSERT_EQ(second.rfind("adt_", 0), 0u);
+  json both = Json({"users", "list", b});
+  ASSERT_EQ(both.size(), 2u) << both.dump();
+  const std::string second_id = both[1].value("identifier", "");
+
+  // Revoked through the branch: the branch's mount made with it ends.
+  Ran removed = Archil({"users", "remove", b, first});
+  ASSERT_EQ(removed.exit_code, 0) << removed.err;
+  const std::string victim = m2 + "/after-revoke";
+  auto create_errno = [&] {  // in a child, so that a mount that waits cannot hang the test
+    return RunAs(0, 0, [&] { return ErrnoOr0(open(victim.c_str(), O_CREAT | O_WRONLY, 0644)); });
+  };
+  EXPECT_EQ(create_errno(), EIO);
+  EXPECT_EQ(Archil({"unmount", "-f", m2}).exit_code, 0);
+  Ran again = Archil({"mount", "-q", b, m2});
+  EXPECT_EQ(again.exit_code, 3) << again.err;
+  EXPECT_EQ(Archil({"users", "remove", b, first}).exit_code, 4);
+
+  // The other token mounts the branch, until it is revoked through the root's id.
+  ASSERT_EQ(Archil({"mount", "-q", b, m2}, {{"ARCHIL_MOUNT_TOKEN", second}}).exit_code, 0);
+  EXPECT_EQ(Slurp(m2 + "/f"), "one");
+  ASSERT_EQ(Archil({"users", "remove", disk, second_id}).exit_code, 0);
+  EXPECT_EQ(create_errno(), EIO);
+  EXPECT_EQ(Archil({"unmount", "-f", m2}).exit_code, 0);
+  EXPECT_TRUE(Json({"users", "list", b}).empty());
+  EXPECT_EQ(Archil({"mount", "-q", b, m2}, {{"ARCHIL_MOUNT_TOKEN", second}}).exit_code, 3);
+  EXPECT_EQ(Archil({"mount", "-q", b, m2}, {{"ARCHIL_MOUNT_TOKEN", token}}).exit_code, 3);
 }
 
 // Space: a branch that rewrites part of a file costs about what it rewrote, and deleting the

@@ -48,6 +48,16 @@ UnixAddress::~UnixAddress() {
   if (dir_fd_ >= 0) close(dir_fd_);
 }
 
+Status CheckpointFromAViewRefused(std::string_view mountpoint, std::string_view disk_id,
+                                  std::string_view checkpoint) {
+  const std::string disk(disk_id);
+  return Status::Errno(EROFS, std::string(mountpoint) + " is a read-only view of checkpoint " +
+                                  std::string(checkpoint) + " of disk " + disk +
+                                  ", which takes no checkpoints: take them of the live disk, "
+                                  "through a mount of it (archil mount " +
+                                  disk + " MOUNTPOINT; archil checkpoints create MOUNTPOINT NAME)");
+}
+
 std::string EncodeControlRequest(const ControlRequest& r) {
   return json{{"v", kMountControlVersion}, {"op", r.op}, {"name", r.name}}.dump() + "\n";
 }

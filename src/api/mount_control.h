@@ -59,6 +59,12 @@ struct ControlReply {
   uint64_t epoch = 0;
 };
 
+// The refusal of checkpoint_create on a mount of checkpoint `checkpoint` of `disk_id` (a
+// read-only view: a checkpoint taken from it would be of the live disk): EROFS, saying why and
+// where checkpoints are taken. The CLI and the daemon both answer with it.
+Status CheckpointFromAViewRefused(std::string_view mountpoint, std::string_view disk_id,
+                                  std::string_view checkpoint);
+
 std::string EncodeControlRequest(const ControlRequest& r);  // one line, '\n' included
 // InvalidArgument for anything but a known op of version 1 with its fields.
 Result<ControlRequest> DecodeControlRequest(std::string_view line);

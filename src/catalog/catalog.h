@@ -54,9 +54,11 @@ class Catalog {
   // Removes a deleting disk's records for good. OK if already gone.
   virtual Status PurgeDisk(const DiskId& id) = 0;
 
-  // NotFound if the disk is not live; AlreadyExists if the identifier is taken.
+  // Users belong to lineage roots: a live disk, or one kept for its branches (whose users open
+  // only its branches, and must stay revocable). NotFound if the disk is neither (unknown, or
+  // deleted for good); AlreadyExists if the identifier is taken.
   virtual Status AddDiskUser(const DiskUser& user) = 0;
-  // NotFound if the disk is not live or has no such user.
+  // NotFound if the disk is neither live nor kept for its branches, or has no such user.
   virtual Status RemoveDiskUser(const DiskId& disk_id, std::string_view identifier) = 0;
   // A user of a live disk or of one kept for its branches, by credential id (to check a disk
   // token; the caller checks which disk it may open).

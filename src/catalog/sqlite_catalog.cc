@@ -551,6 +551,10 @@ Result<std::vector<DiskId>> SqliteCatalog::DisksKeptForBranches() { return Delet
 
 Result<Disk> SqliteCatalog::GetLineageRoot(const DiskId& id) {
   Held lock(this);
+  return LineageRootRow(id);
+}
+
+Result<Disk> SqliteCatalog::LineageRootRow(const DiskId& id) {
   Stmt s(this, std::string("SELECT ") + kDiskColumns +
                    " FROM disks WHERE id = ? AND (state = 'available' OR kept_for_branches = 1)");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
@@ -573,7 +577,7 @@ Status SqliteCatalog::AddDiskUser(const DiskUser& user) {
   Held lock(this);
   Txn txn(this);
   ARCHIL_RETURN_IF_ERROR(txn.Begin());
-  ARCHIL_RETURN_IF_ERROR(LiveDiskWhere("id", user.disk_id.str()).status());
+  ARCHIL_RETURN_IF_ERROR(LineageRootRow(user.disk_id).status());
   Stmt s(this,
          "INSERT INTO disk_users(identifier, disk_id, type, nickname, token_suffix, secret_hash, "
          "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)");
@@ -588,7 +592,7 @@ Status SqliteCatalog::RemoveDiskUser(const DiskId& disk_id, std::string_view ide
   Held lock(this);
   Stmt s(this,
          "DELETE FROM disk_users WHERE identifier = ? AND disk_id = ? AND disk_id IN "
-         "(SELECT id FROM disks WHERE state = 'available')");
+         "(SELECT id FROM disks WHERE state = 'available' OR kept_for_branches = 1)");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
   ARCHIL_RETURN_IF_ERROR(s.Bind(identifier).Bind(disk_id.str()).Run());
   if (sqlite3_changes(db_) == 0) {

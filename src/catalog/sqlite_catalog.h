@@ -83,6 +83,8 @@ class SqliteCatalog final : public Catalog {
   Status QuickCheck() ARCHIL_REQUIRES(mu_);
   Result<std::vector<DiskUser>> UsersOf(const DiskId& disk_id) ARCHIL_REQUIRES(mu_);
   Result<Disk> LiveDiskWhere(const char* column, std::string_view value) ARCHIL_REQUIRES(mu_);
+  // GetLineageRoot under the held mutex.
+  Result<Disk> LineageRootRow(const DiskId& id) ARCHIL_REQUIRES(mu_);
   Result<std::vector<DiskId>> DeletingDisks(bool kept) ARCHIL_EXCLUDES(mu_);
 
   Mutex mu_;

@@ -258,7 +258,6 @@ TEST_F(SqliteCatalogTest, ADiskKeptForBranchesKeepsItsUsersOnly) {
   EXPECT_EQ(catalog_->GetDiskUser(Hex16(2)).status().code(), Status::Code::kNotFound);
   EXPECT_EQ(catalog_->GetLineageRoot(Id(1))->users.size(), 1u);
   EXPECT_EQ(catalog_->GetLineageRoot(Id(2)).status().code(), Status::Code::kNotFound);
-  EXPECT_EQ(catalog_->AddDiskUser(MakeUser(Hex16(4), Id(1))).code(), Status::Code::kNotFound);
   EXPECT_EQ(*catalog_->DisksToPurge(), std::vector<DiskId>{Id(2)});
   EXPECT_EQ(*catalog_->DisksKeptForBranches(), std::vector<DiskId>{Id(1)});
   // The purger found disk 2's data kept for a branch made meanwhile.
@@ -270,6 +269,29 @@ TEST_F(SqliteCatalogTest, ADiskKeptForBranchesKeepsItsUsersOnly) {
   // The last branch gone: the row goes, and its users with it.
   ASSERT_TRUE(catalog_->PurgeDisk(Id(1)).ok());
   EXPECT_EQ(catalog_->GetDiskUser(Hex16(1)).status().code(), Status::Code::kNotFound);
+}
+
+// The users of a disk kept for its branches can still be added and revoked (they open the
+// branches, so revoking one must be possible); those of a disk deleted for good cannot.
+TEST_F(SqliteCatalogTest, AKeptDisksUsersCanBeAddedAndRevoked) {
+  ASSERT_TRUE(catalog_->CreateDisk(MakeDisk(Id(1), "a"), MakeUser(Hex16(1), Id(1))).ok());
+  ASSERT_TRUE(catalog_->CreateDisk(MakeDisk(Id(2), "b"), MakeUser(Hex16(2), Id(2))).ok());
+  ASSERT_TRUE(catalog_->MarkDiskDeleting(Id(1), true).ok());
+  ASSERT_TRUE(catalog_->MarkDiskDeleting(Id(2), false).ok());
+
+  ASSERT_TRUE(catalog_->AddDiskUser(MakeUser(Hex16(3), Id(1))).ok());
+  EXPECT_EQ(catalog_->GetDiskUser(Hex16(3))->disk_id, Id(1));
+  EXPECT_EQ(catalog_->GetLineageRoot(Id(1))->users.size(), 2u);
+  ASSERT_TRUE(catalog_->RemoveDiskUser(Id(1), Hex16(1)).ok());
+  EXPECT_EQ(catalog_->GetDiskUser(Hex16(1)).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(catalog_->RemoveDiskUser(Id(1), Hex16(1)).code(), Status::Code::kNotFound);
+  EXPECT_EQ(catalog_->GetLineageRoot(Id(1))->users.size(), 1u);
+  // Still hidden: not a live disk, not listed.
+  EXPECT_EQ(catalog_->GetDisk(Id(1)).status().code(), Status::Code::kNotFound);
+  EXPECT_TRUE(catalog_->ListDisks({50, ""}, "")->items.empty());
+
+  EXPECT_EQ(catalog_->AddDiskUser(MakeUser(Hex16(4), Id(2))).code(), Status::Code::kNotFound);
+  EXPECT_EQ(catalog_->RemoveDiskUser(Id(2), Hex16(2)).code(), Status::Code::kNotFound);
 }
 
 // A catalog made by schema version 1 is migrated in place, keeping its rows.

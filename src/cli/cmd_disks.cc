@@ -132,6 +132,12 @@ Result<FoundDisk> FindDisk(const ApiClient& api, const std::string& ref) {
   return FoundDisk{r.data[0], std::move(disks[0])};
 }
 
+Result<std::string> DiskIdOf(const ApiClient& api, const std::string& ref) {
+  if (DiskId::IsValid(ref)) return ref;
+  ARCHIL_ASSIGN_OR_RETURN(FoundDisk d, FindDisk(api, ref));
+  return d.disk.id;
+}
+
 void AddDisksCommand(CLI::App& app, CliContext* ctx) {
   CLI::App* disks = app.add_subcommand("disks", "Create, list, inspect and delete disks");
   disks->require_subcommand(1);

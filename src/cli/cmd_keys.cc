@@ -17,6 +17,10 @@ Status Create(const CliContext& ctx, const std::string& name, const std::string&
     PrintJson(r.data);
     return Status::Ok();
   }
+  if (ctx.options.quiet) {
+    std::printf("%s\n", key.token->c_str());  // what a script asks for: the key alone
+    return Status::Ok();
+  }
   std::printf("created API key %s (%s)\nkey, shown only now (export ARCHIL_API_KEY=...):\n%s\n",
               key.id.c_str(), name.c_str(), key.token->c_str());
   return Status::Ok();

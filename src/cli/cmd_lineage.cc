@@ -26,13 +26,6 @@ namespace {
 
 using nlohmann::json;
 
-// The disk id of DISK (an id is used as it is: it may be a branch, which has no name).
-Result<std::string> DiskIdOf(const ApiClient& api, const std::string& ref) {
-  if (DiskId::IsValid(ref)) return ref;
-  ARCHIL_ASSIGN_OR_RETURN(FoundDisk d, FindDisk(api, ref));
-  return d.disk.id;
-}
-
 std::string BranchQuery(const std::string& branch) {
   return branch.empty() ? std::string() : "?branch=" + UrlEncode(branch);
 }
@@ -83,6 +76,8 @@ Status CreateCheckpoint(const CliContext& ctx, const std::string& mnt_arg,
   if (!rec.ok() || !ProcessAlive(rec->pid)) {
     return Status::NotFound(mnt + " is not an archil mount on this machine (see `archil status`)");
   }
+  if (!rec->checkpoint.empty())
+    return CheckpointFromAViewRefused(mnt, rec->disk_id, rec->checkpoint);
   // Every write(2) that returned is in the kernel's page cache; syncfs sends it to the daemon,
   // which answers each write only once the server has it durably, so the checkpoint holds them.
   int fd = open(mnt.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -7,33 +7,41 @@ namespace {
 
 using nlohmann::json;
 
+// The users routes take a branch's id or a deleted root's (kept for its branches) as well as a
+// live disk's, so an id goes to them as it is; only a name is looked up (names are live disks').
+std::string UsersPath(const std::string& disk_id) { return "/api/disks/" + disk_id + "/users"; }
+
 Status Add(const CliContext& ctx, const std::string& disk, const std::string& nickname) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
-  ARCHIL_ASSIGN_OR_RETURN(FoundDisk d, FindDisk(api, disk));
+  ARCHIL_ASSIGN_OR_RETURN(std::string id, DiskIdOf(api, disk));
   wire::AddUserRequest body{"token", nickname};
-  ARCHIL_ASSIGN_OR_RETURN(
-      ApiReply r, api.Call("POST", "/api/disks/" + d.disk.id + "/users", wire::ToJson(body)));
+  ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("POST", UsersPath(id), wire::ToJson(body)));
   ARCHIL_ASSIGN_OR_RETURN(wire::User user, wire::DecodeUser(r.data));
   if (!user.token) return Status::Corruption("the server added the user but sent no token");
   if (ctx.options.json) {
     PrintJson(r.data);
-    return Status::Ok();
+  } else if (ctx.options.quiet) {
+    std::printf("%s\n", user.token->c_str());  // what a script asks for: the token alone
+  } else {
+    std::printf("added user %s (%s) to disk %s\ndisk token, shown only now:\n%s\n",
+                user.identifier.c_str(), nickname.c_str(), id.c_str(), user.token->c_str());
   }
-  std::printf("added user %s (%s) to disk %s\ndisk token, shown only now:\n%s\n",
-              user.identifier.c_str(), nickname.c_str(), d.disk.id.c_str(), user.token->c_str());
   return Status::Ok();
 }
 
 Status List(const CliContext& ctx, const std::string& disk) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
-  ARCHIL_ASSIGN_OR_RETURN(FoundDisk d, FindDisk(api, disk));
-  if (ctx.options.json) {
-    PrintJson(d.raw.contains("authorizedUsers") ? d.raw["authorizedUsers"] : json::array());
-    return Status::Ok();
-  }
+  ARCHIL_ASSIGN_OR_RETURN(std::string id, DiskIdOf(api, disk));
+  ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("GET", UsersPath(id)));
+  if (!r.data.is_array()) return Status::Corruption("the server's list of users is not a list");
   std::vector<std::vector<std::string>> rows;
-  for (const wire::User& u : d.disk.users) {
+  for (const json& j : r.data) {
+    ARCHIL_ASSIGN_OR_RETURN(wire::User u, wire::DecodeUser(j));
     rows.push_back({u.identifier, u.type, u.nickname, "..." + u.token_suffix, u.created_at});
+  }
+  if (ctx.options.json) {
+    PrintJson(r.data);
+    return Status::Ok();
   }
   PrintTable(ctx.options.quiet, {"IDENTIFIER", "TYPE", "NICKNAME", "TOKEN", "CREATED"}, rows);
   return Status::Ok();
@@ -41,11 +49,12 @@ Status List(const CliContext& ctx, const std::string& disk) {
 
 Status Remove(const CliContext& ctx, const std::string& disk, const std::string& identifier) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
-  ARCHIL_ASSIGN_OR_RETURN(FoundDisk d, FindDisk(api, disk));
-  ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("DELETE", "/api/disks/" + d.disk.id + "/users/" +
-                                                             UrlEncode(identifier)));
+  ARCHIL_ASSIGN_OR_RETURN(std::string id, DiskIdOf(api, disk));
+  ARCHIL_ASSIGN_OR_RETURN(ApiReply r,
+                          api.Call("DELETE", UsersPath(id) + "/" + UrlEncode(identifier)));
   Report(ctx.options.json, ctx.options.quiet, r.data,
-         "removed user " + identifier + " from disk " + d.disk.id);
+         "removed user " + identifier + " from disk " + id +
+             " (its mounts, of the disk and its branches, end now)");
   return Status::Ok();
 }
 

@@ -34,5 +34,8 @@ struct FoundDisk {
   wire::Disk disk;
 };
 Result<FoundDisk> FindDisk(const ApiClient& api, const std::string& ref);
+// The disk id of `ref`: an id as it is (it may be a branch, which has no name, or a deleted root
+// kept for its branches), a name looked up with FindDisk.
+Result<std::string> DiskIdOf(const ApiClient& api, const std::string& ref);
 
 }  // namespace archil

@@ -230,10 +230,10 @@ class Dispatch {
   }
 
   ApiResponse ListUsers(std::string_view disk_id) {
-    Result<Disk> disk = s_->GetDisk(disk_id);
-    if (!disk.ok()) return ErrorResponse(disk.status());
+    Result<std::vector<DiskUser>> listed = s_->ListDiskUsers(disk_id);
+    if (!listed.ok()) return ErrorResponse(listed.status());
     json users = json::array();
-    for (const DiskUser& u : disk->users) users.push_back(wire::ToJson(ToWire(u)));
+    for (const DiskUser& u : *listed) users.push_back(wire::ToJson(ToWire(u)));
     return Ok(200, users);
   }
 

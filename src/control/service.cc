@@ -157,11 +157,30 @@ Result<size_t> ControlService::DeleteDisk(std::string_view id) {
   return branch_count;
 }
 
+Result<DiskId> ControlService::UsersRoot(std::string_view disk_id) const {
+  ARCHIL_ASSIGN_OR_RETURN(DiskId disk, DiskId::Parse(disk_id));
+  // A root, live or kept hidden for its branches (whose tokens still open them).
+  Result<Disk> row = catalog_->GetLineageRoot(disk);
+  if (row.ok()) return disk;
+  if (row.status().code() != Status::Code::kNotFound || lineage_ == nullptr) return row.status();
+  // A live branch: it has no users of its own.
+  Result<LineageView> l = lineage_->Lineage(disk);
+  if (!l.ok() && l.status().code() != Status::Code::kNotFound) return l.status();
+  if (!l.ok() || !l->parent || l->hidden) return row.status();
+  return l->root;
+}
+
+Result<std::vector<DiskUser>> ControlService::ListDiskUsers(std::string_view disk_id) const {
+  ARCHIL_ASSIGN_OR_RETURN(DiskId root, UsersRoot(disk_id));
+  ARCHIL_ASSIGN_OR_RETURN(Disk d, catalog_->GetLineageRoot(root));
+  return std::move(d.users);
+}
+
 Result<CreatedUser> ControlService::AddDiskUser(std::string_view disk_id,
                                                 std::string_view nickname) {
-  ARCHIL_ASSIGN_OR_RETURN(DiskId disk, DiskId::Parse(disk_id));
   if (nickname.empty()) return Status::InvalidArgument("nickname must not be empty");
   ARCHIL_RETURN_IF_ERROR(ValidateText("nickname", nickname, 255));
+  ARCHIL_ASSIGN_OR_RETURN(DiskId disk, UsersRoot(disk_id));
   ARCHIL_ASSIGN_OR_RETURN(IssuedCredential cred, IssueCredential(CredentialKind::kDiskToken));
   DiskUser user{cred.id,
                 disk,
@@ -175,8 +194,8 @@ Result<CreatedUser> ControlService::AddDiskUser(std::string_view disk_id,
 }
 
 Status ControlService::RemoveDiskUser(std::string_view disk_id, std::string_view identifier) {
-  ARCHIL_ASSIGN_OR_RETURN(DiskId disk, DiskId::Parse(disk_id));
   ARCHIL_RETURN_IF_ERROR(ValidateText("identifier", identifier, 64));
+  ARCHIL_ASSIGN_OR_RETURN(DiskId disk, UsersRoot(disk_id));
   ARCHIL_RETURN_IF_ERROR(catalog_->RemoveDiskUser(disk, identifier));
   if (events_) events_->OnTokenRevoked(disk, identifier);
   return Status::Ok();

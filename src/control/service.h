@@ -80,6 +80,12 @@ class ControlService {
   Result<BranchView> GetBranch(std::string_view disk_id, std::string_view name);
   Status DeleteBranch(std::string_view disk_id, std::string_view name);
 
+  // ---- disk users (disk tokens). A lineage's tokens are its root's: `disk_id` may be the root
+  // (live, or deleted and kept hidden for its branches) or any live branch of it, and each call
+  // acts on the root's users. NotFound for any other id (unknown, deleted for good, a hidden
+  // branch). A removed token is announced to `events` (its sessions end, on every disk of the
+  // lineage) with the root's id.
+  Result<std::vector<DiskUser>> ListDiskUsers(std::string_view disk_id) const;
   Result<CreatedUser> AddDiskUser(std::string_view disk_id, std::string_view nickname);
   Status RemoveDiskUser(std::string_view disk_id, std::string_view identifier);
 
@@ -99,6 +105,8 @@ class ControlService {
 
  private:
   Result<LineageStore*> Lineages() const;
+  // The lineage root whose catalog row holds the users of `disk_id` (see ListDiskUsers).
+  Result<DiskId> UsersRoot(std::string_view disk_id) const;
   // The disk `disk_id`, or the branch `branch` of its lineage; with its lineage.
   Result<DiskId> ResolveBranch(std::string_view disk_id, std::string_view branch) const;
   // A kept root with no disk left in the lineage store loses its catalog row.

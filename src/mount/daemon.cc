@@ -359,9 +359,14 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   };
   update();
   // `archil checkpoints create MOUNTPOINT NAME` (the CLI has synced the mount first, and every
-  // write this daemon answered is durable on the server, so the checkpoint holds them all).
+  // write this daemon answered is durable on the server, so the checkpoint holds them all). A
+  // mount of a checkpoint refuses it, whoever asks (the server refuses it on such a session too).
   ControlServer control(MountControlPath(o.run_dir, o.mountpoint), [&](const ControlRequest& r) {
     ControlReply reply;
+    if (!o.checkpoint.empty()) {
+      reply.status = CheckpointFromAViewRefused(o.mountpoint, disk->disk_id(), o.checkpoint);
+      return reply;
+    }
     Result<v1::CheckpointCreateReply> made = disk->Checkpoint(r.name);
     if (!made.ok()) {
       reply.status = made.status();

@@ -405,6 +405,14 @@ Response Mutation(Session& s, uint16_t type, const proto::Message& req) {
     }
     case proto::kTypeCheckpointCreate: {  // one synced commit: the record, the epoch, the slot
       const auto& m = As<v1::CheckpointCreate>(req);
+      // A session of a checkpoint is a read-only view; a checkpoint would be of the live disk.
+      if (!s.identity().checkpoint.empty()) {
+        return Refuse(s, m.mut(),
+                      ErrorResponse(WireStatus::kReadOnly,
+                                    "this session is a read-only view of checkpoint " +
+                                        s.identity().checkpoint +
+                                        ": checkpoints are taken through a session of the disk"));
+      }
       return durable(m.mut(), StatusCall([&] {
                        return s.engine().Checkpoint(s.identity().disk, m.name()).status();
                      }),
