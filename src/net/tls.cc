@@ -260,6 +260,15 @@ Result<size_t> TlsStream::Recv(char* buf, size_t n) {
       ARCHIL_RETURN_IF_ERROR(Classify(ssl_, r, &events, "TLS handshake"));
       return size_t{0};
     }
+    // A client that offered no ALPN never reached the selection callback (which refuses one
+    // that offers others): the protocol is required both ways.
+    const unsigned char* chosen = nullptr;
+    unsigned int len = 0;
+    SSL_get0_alpn_selected(ssl_, &chosen, &len);
+    if (len == 0) {
+      return Status::Unavailable("TLS: the client did not ask for the protocol (ALPN " +
+                                 alpn_.substr(1) + ")");
+    }
   }
   size_t got = 0;
   const int r = SSL_read_ex(ssl_, buf, n, &got);

@@ -1,6 +1,8 @@
 #include "net/tls.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -237,6 +239,36 @@ TEST_F(TlsTest, BothEndsMustSpeakTheSameApplicationProtocol) {
     c->reset();
     server.join();
   }
+}
+
+// A client that offers no ALPN at all (a generic TLS client) is refused by the server as soon
+// as the handshake is done, before anything it sends is taken as a frame.
+TEST_F(TlsTest, AClientWithoutAlpnIsRefused) {
+  Status server_saw;
+  std::thread server([&] {
+    auto ctx = TlsContext::Server(cert_.cert_file, cert_.key_file, "archil/1");
+    auto s = TlsStream::Wrap(Accept(), **ctx, "");
+    if (!s.ok()) {
+      server_saw = s.status();
+      return;
+    }
+    server_saw = RecvN(s->get(), 1).status();
+  });
+  SSL_CTX* cctx = SSL_CTX_new(TLS_client_method());
+  ASSERT_NE(cctx, nullptr);
+  SSL_CTX_set_verify(cctx, SSL_VERIFY_NONE, nullptr);
+  auto fd = Connect(address_, 2000);
+  ASSERT_TRUE(fd.ok());
+  const int flags = fcntl(fd->get(), F_GETFL);
+  fcntl(fd->get(), F_SETFL, flags & ~O_NONBLOCK);
+  SSL* ssl = SSL_new(cctx);
+  SSL_set_fd(ssl, fd->get());
+  if (SSL_connect(ssl) == 1) (void)SSL_write(ssl, "hello", 5);
+  server.join();
+  EXPECT_EQ(server_saw.code(), Status::Code::kUnavailable) << server_saw.ToString();
+  EXPECT_NE(server_saw.message().find("ALPN"), std::string::npos) << server_saw.ToString();
+  SSL_free(ssl);
+  SSL_CTX_free(cctx);
 }
 
 TEST_F(TlsTest, BadCertificateFilesAreInvalidArguments) {

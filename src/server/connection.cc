@@ -76,7 +76,7 @@ std::shared_ptr<Session> Connection::session() const {
   return session_;
 }
 
-void Connection::Bind(const std::shared_ptr<Session>& s) {
+void Connection::Bind(const std::shared_ptr<Session>& s, uint32_t lane) {
   std::shared_ptr<Session> old;
   uint64_t old_key = 0;
   {
@@ -88,9 +88,11 @@ void Connection::Bind(const std::shared_ptr<Session>& s) {
   }
   if (old) old->Detach(old_key);
   // The session holds a weak reference: it can close the connection, never keep it alive.
-  const uint64_t key = s->Attach([weak = weak_from_this()](const Session::Ending& why) {
-    if (std::shared_ptr<Connection> c = weak.lock()) c->SayGoodbye(why);
-  });
+  const uint64_t key = s->Attach(
+      [weak = weak_from_this()](const Session::Ending& why) {
+        if (std::shared_ptr<Connection> c = weak.lock()) c->SayGoodbye(why);
+      },
+      lane);
   MutexLock lock(&mu_);
   attach_key_ = key;
 }

@@ -60,7 +60,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The session this connection is bound to (nullptr before SESSION_CREATE/BIND).
   std::shared_ptr<Session> session() const ARCHIL_EXCLUDES(mu_);
   // Binds the connection to `s`: the session can close it, and every request type is allowed.
-  void Bind(const std::shared_ptr<Session>& s) ARCHIL_EXCLUDES(mu_);
+  // On lane `lane`: a connection already bound to it is closed (Session::Attach).
+  void Bind(const std::shared_ptr<Session>& s, uint32_t lane = 0) ARCHIL_EXCLUDES(mu_);
   // Unbinds (the I/O thread, when the connection closes).
   void Unbind() ARCHIL_EXCLUDES(mu_);
   bool authenticated() const ARCHIL_EXCLUDES(mu_);

@@ -34,6 +34,8 @@ constexpr uint32_t kProtocolMin = 1, kProtocolMax = 1;
 constexpr uint64_t kFeatureLseek = uint64_t{1} << 3;
 constexpr uint64_t kServerFeatures = kFeatureLseek;
 constexpr int kAuthFailuresPerMinute = 10;
+// Lanes of a session: 0 (small, synchronous) and 1..8 (bulk), protocol.md §6.
+constexpr uint32_t kMaxLane = 8;
 constexpr unsigned char kTlsHandshakeRecord = 0x16;  // a TLS record's first byte: handshake
 constexpr uint32_t kDefaultSlots = 64, kMaxSlots = 1024;
 constexpr uint32_t kMinLeaseMs = 5000, kMaxLeaseMs = 120000;
@@ -208,6 +210,20 @@ void DiskServer::AcceptAll() {
         u != unauthenticated_.end() && u->second >= options_.max_unauthenticated_per_peer) {
       ARCHIL_LOG(kDebug) << "server: refusing a connection from " << peer << " (per-address limit)";
       continue;  // closed as fd goes
+    }
+    // A peer over its failed-authentication limit gets one new connection a second until its
+    // window ends (protocol.md §11).
+    if (auto f = failures_.find(AddressKey(peer)); f != failures_.end() &&
+                                                   f->second.count > kAuthFailuresPerMinute) {
+      const int64_t now = clock_->MonotonicNanos();
+      if (now - f->second.window_start_ns < 60'000'000'000) {
+        if (now - f->second.last_accept_ns < 1'000'000'000) {
+          ARCHIL_LOG(kDebug) << "server: refusing a connection from " << peer
+                             << " (failed authentications: one a second)";
+          continue;
+        }
+        f->second.last_accept_ns = now;
+      }
     }
     // Connections that have not authenticated yet take their own, smaller pool: when it (or
     // the whole table) is full, the oldest of them makes room, so sockets that never say HELLO
@@ -682,7 +698,7 @@ bool DiskServer::Hello(const ConnPtr& c, const proto::FrameHeader& h, const prot
 
 void DiskServer::AuthFailed(const ConnPtr& c, const proto::FrameHeader& h) {
   const int64_t now = clock_->MonotonicNanos();
-  Failures& f = failures_[c->peer()];
+  Failures& f = failures_[AddressKey(c->peer())];
   if (now - f.window_start_ns > 60'000'000'000) f = Failures{now, 0};
   if (++f.count > kAuthFailuresPerMinute) {
     v1::ErrorReply e;
@@ -853,11 +869,16 @@ void DiskServer::SessionBind(const ConnPtr& c, const proto::FrameHeader& h,
     return Error(c, h, WireStatus::kSessionUnknown, "no such session");
   }
   std::copy(m.session_id().begin(), m.session_id().end(), id.begin());
+  if (m.lane() > kMaxLane) {
+    return Error(c, h, WireStatus::kInvalid, "lane " + std::to_string(m.lane()) + " beyond 8");
+  }
   Result<std::shared_ptr<Session>> s = registry_.Find(grant->disk, id);
+  // Only the token that opened a session may bind it: any other (another disk's token, another
+  // token of the disk) gets the wrong-secret answer.
+  if (!s.ok() && s.status().code() == Status::Code::kPermissionDenied) return AuthFailed(c, h);
   if (!s.ok()) return Error(c, h, WireStatus::kSessionUnknown, "no such session");
-  // Only the token that opened a session may bind it: any other gets the wrong-secret answer.
   if ((*s)->identity().token_id != grant->token_id) return AuthFailed(c, h);
-  c->Bind(*s);
+  c->Bind(*s, m.lane());
   v1::SessionBindReply r;
   r.set_boot_verifier(engine_->boot_verifier());
   for (uint64_t seq : (*s)->slots().LastSeqs()) r.add_slot_seq(seq);

@@ -193,8 +193,9 @@ class DiskServer {
   struct Failures {
     int64_t window_start_ns = 0;
     int count = 0;
+    int64_t last_accept_ns = 0;  // over the limit: new connections at one a second
   };
-  // Authentication failures per peer host.
+  // Authentication failures per net::AddressKey of the peer.
   std::map<std::string, Failures> failures_ ARCHIL_GUARDED_BY(io_mu_);
   std::vector<std::function<void()>> ready_ ARCHIL_GUARDED_BY(io_mu_);  // this round's requests
   int64_t last_sweep_ns_ ARCHIL_GUARDED_BY(io_mu_) = 0;

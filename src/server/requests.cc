@@ -252,6 +252,11 @@ Response Execute(Session& session, uint16_t type, const proto::Message& req,
       Result<posix::Attr> a = fs.Lookup(Ino(m.parent()), m.name());
       v1::LookupReply r;
       if (!a.ok() && ErrnoFor(a.status()) != ENOENT) return FromStatus(a.status());
+      // Not found: the name, or the directory itself (removed, by this client or another, while
+      // the kernel still held it)? Only the first is an answer; the second is STALE.
+      if (!a.ok() && !fs.GetAttr(Ino(m.parent())).ok()) {
+        return ErrorResponse(WireStatus::kStale, "the directory no longer exists");
+      }
       r.set_found(a.ok());
       if (a.ok()) ToProto(*a, r.mutable_attr());
       return Ok(r);

@@ -11,23 +11,44 @@ posix::HolderId Session::holder() const {
       DecodeFixed64LE(reinterpret_cast<const char*>(identity_.holder_id.data())));
 }
 
-uint64_t Session::Attach(std::function<void(const Ending&)> close) {
+uint64_t Session::Attach(std::function<void(const Ending&)> close, uint32_t lane) {
   Ending why;
+  std::function<void(const Ending&)> replaced;
+  uint64_t key = 0;
   {
     MutexLock lock(&mu_);
-    if (!closed_) {
-      closers_[next_key_] = std::move(close);
-      return next_key_++;
+    if (closed_) {
+      why = ending_;
+    } else {
+      key = next_key_++;
+      closers_[key] = std::move(close);
+      auto [it, fresh] = lanes_.try_emplace(lane, key);
+      if (!fresh) {
+        if (auto old = closers_.find(it->second); old != closers_.end()) {
+          replaced = std::move(old->second);
+          closers_.erase(old);
+        }
+        it->second = key;
+      }
     }
-    why = ending_;
   }
-  close(why);
-  return 0;
+  if (key == 0) {
+    close(why);
+    return 0;
+  }
+  if (replaced) replaced({"another connection bound this session's lane", false});
+  return key;
 }
 
 void Session::Detach(uint64_t key) {
   MutexLock lock(&mu_);
   closers_.erase(key);
+  for (auto it = lanes_.begin(); it != lanes_.end(); ++it) {
+    if (it->second == key) {
+      lanes_.erase(it);
+      break;
+    }
+  }
 }
 
 size_t Session::connections() const {

@@ -88,8 +88,9 @@ Result<std::shared_ptr<Session>> SessionRegistry::Find(engine::DiskNo disk,
   MutexLock lock(&mu_);
   ARCHIL_RETURN_IF_ERROR(LoadDisk(disk));
   auto it = sessions_.find(id);
-  if (it == sessions_.end() || it->second->identity().disk != disk) {
-    return Status::NotFound("no such session");
+  if (it == sessions_.end()) return Status::NotFound("no such session");
+  if (it->second->identity().disk != disk) {
+    return Status::PermissionDenied("the session is not of this token's disk");
   }
   return it->second;
 }

@@ -33,7 +33,7 @@ class SessionRegistry {
                                           std::shared_ptr<posix::FileSystem> view = nullptr)
       ARCHIL_EXCLUDES(mu_);
   // The session `id` of `disk`, loading the disk's stored sessions first if this run has not;
-  // NotFound if there is none.
+  // NotFound if there is none, PermissionDenied if `id` is a session of another disk.
   Result<std::shared_ptr<Session>> Find(engine::DiskNo disk, const engine::SessionIdBytes& id)
       ARCHIL_EXCLUDES(mu_);
   // The live session of `disk` whose client has this id (same-host reclaim), or nullptr.
