@@ -33,7 +33,19 @@ int main(int argc, char** argv) {
   app.add_option("--mount-listen", o.mount_listen,
                  "Disk-server address for mounts (reserved: the data path is not built yet)")
       ->capture_default_str();
-  app.add_option("--object-store", o.object_store, "dir://PATH (default dir://DATA_DIR/objects)");
+  app.add_option("--object-store", o.object_store,
+                 "Keep every disk in this bucket too: dir://PATH or "
+                 "s3://BUCKET[/PREFIX][?endpoint=URL&region=R] (default: none, disks live on "
+                 "this server's disk only)");
+  app.add_flag("--take-over", o.take_over,
+               "Take the bucket over from another server once it has stopped renewing its "
+               "lease (an empty data directory does this by itself)");
+  app.add_flag("--force-take-over", o.force_take_over,
+               "Take the bucket over at once: only when the other server is known to be gone");
+  app.add_option("--lease-seconds", o.lease_seconds,
+                 "How long the bucket lease lasts without a renewal (renewed every third of it)")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 3600));
   app.add_option("--catalog", o.catalog, "sqlite://PATH (default DATA_DIR/catalog.db)");
   app.add_option("--tls-cert", o.tls_cert_file,
                  "PEM certificate: serve the API over HTTPS and mounts over TLS");

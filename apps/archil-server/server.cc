@@ -34,6 +34,7 @@
 #include "io/posix_env.h"
 #include "server/disk_server.h"
 #include "store/store_uri.h"
+#include "tier_service.h"
 
 namespace archil {
 namespace {
@@ -127,16 +128,10 @@ Status ValidateServerOptions(const ServerOptions& o) {
   ARCHIL_RETURN_IF_ERROR(ParseListenAddress(o.mount_listen).status());
   ARCHIL_RETURN_IF_ERROR(CatalogPath(o).status());
   if (!o.object_store.empty()) {
-    // A malformed URI gets its precise error; a valid s3:// one is refused until disks are
-    // uploaded to it (docs/tiering.md), rather than keep data only on this server's disk.
-    ARCHIL_ASSIGN_OR_RETURN(store::StoreUri uri,
-                            store::ParseStoreUri(o.object_store, store::ProcessEnv()));
-    if (uri.kind == store::StoreUri::Kind::kS3) {
-      return Status::InvalidArgument(
-          "--object-store " + o.object_store +
-          ": this server does not upload disks to S3 yet (docs/tiering.md), so it refuses an "
-          "s3:// store rather than keep the data only on its own disk; use dir://PATH");
-    }
+    // A malformed URI gets its precise error before anything starts.
+    ARCHIL_RETURN_IF_ERROR(store::ParseStoreUri(o.object_store, store::ProcessEnv()).status());
+  } else if (o.take_over || o.force_take_over) {
+    return Status::InvalidArgument("--take-over needs --object-store");
   }
   ARCHIL_ASSIGN_OR_RETURN(auto mount, ParseListenAddress(o.mount_listen));
   bool tls = !o.tls_cert_file.empty() || !o.tls_key_file.empty();
@@ -211,16 +206,34 @@ Status RunServer(const ServerOptions& o) {
     ARCHIL_ASSIGN_OR_RETURN(catalog_lock.fd,
                             LockExclusive(catalog_path + ".lock", catalog_path, "--catalog"));
   }
-  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<SqliteCatalog> catalog,
-                          SqliteCatalog::Open(catalog_path));
 
-  // The storage engine, made to agree with the catalog before anything listens (ADR 0010).
   engine::EngineOptions eo;
   eo.env = io::PosixEnv();
   eo.dir = std::filesystem::absolute(o.data_dir).string() + "/engine";
   eo.clock = &SystemClock::Instance();
+  // The tier (docs/tiering.md): the bucket's ownership first, then, for an empty data directory
+  // and a bucket that holds disks, the catalog and the engine back from it.
+  std::unique_ptr<TierService> tier;
+  bool recovered = false;
+  if (!o.object_store.empty()) {
+    TierServiceOptions to;
+    to.store_uri = o.object_store;
+    to.data_dir = std::filesystem::absolute(o.data_dir).string();
+    to.clock = &SystemClock::Instance();
+    to.take_over = o.take_over;
+    to.force = o.force_take_over;
+    to.lease_ms = o.lease_seconds * 1000;
+    ARCHIL_ASSIGN_OR_RETURN(tier, TierService::Open(to));
+    ARCHIL_ASSIGN_OR_RETURN(recovered, tier->RecoverIfEmpty(catalog_path, eo));
+    eo = TierService::WithTier(eo);
+  }
+  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<SqliteCatalog> catalog,
+                          SqliteCatalog::Open(catalog_path));
+
+  // The storage engine, made to agree with the catalog before anything listens (ADR 0010).
   ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine, engine::Engine::Open(eo));
   ARCHIL_RETURN_IF_ERROR(Reconcile(catalog.get(), engine.get()));
+  if (tier) ARCHIL_RETURN_IF_ERROR(tier->Start(engine.get(), catalog.get()));
 
   EngineDisks engine_disks(engine.get());
   DiskPurger purger(catalog.get(), &engine_disks);
@@ -228,12 +241,16 @@ Status RunServer(const ServerOptions& o) {
   events.Subscribe(&purger);
   events.Subscribe(&engine_disks);
   ControlService service(catalog.get(), &SystemClock::Instance(), o.region, &events, &engine_disks);
-  ARCHIL_ASSIGN_OR_RETURN(bool issued, service.BootstrapAdminKey([&](const std::string& token) {
-    return io::WriteFileAtomically(io::PosixEnv(), o.data_dir + "/admin-api-key", token + "\n",
-                                   0600);
-  }));
+  ARCHIL_ASSIGN_OR_RETURN(bool issued, service.BootstrapAdminKey(
+                                           [&](const std::string& token) {
+                                             return io::WriteFileAtomically(
+                                                 io::PosixEnv(), o.data_dir + "/admin-api-key",
+                                                 token + "\n", 0600);
+                                           },
+                                           recovered));
   if (issued) {
-    ARCHIL_LOG(kInfo) << "first start: admin API key written to " << o.data_dir << "/admin-api-key";
+    ARCHIL_LOG(kInfo) << (recovered ? "recovered: a new" : "first start:")
+                      << " admin API key written to " << o.data_dir << "/admin-api-key";
   }
 
   ARCHIL_ASSIGN_OR_RETURN(auto api_addr, ParseListenAddress(o.api_listen));
@@ -244,6 +261,9 @@ Status RunServer(const ServerOptions& o) {
   http.tls_key_file = o.tls_key_file;
   http.threads = o.http_threads;
   ApiRouter router(&service);
+  if (tier) {
+    router.AddHealthPart("tier", [t = tier.get()](nlohmann::json* d) { return t->Health(d); });
+  }
   ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> server, HttpServer::Bind(http, &router));
 
   CatalogAuthority authority(catalog.get(), engine.get());
@@ -255,6 +275,7 @@ Status RunServer(const ServerOptions& o) {
     ARCHIL_ASSIGN_OR_RETURN(dso.tls, net::TlsContext::Server(o.tls_cert_file, o.tls_key_file));
   }
   dso.allow_cleartext = o.insecure;
+  if (tier) dso.admit_mutation = [t = tier.get()] { return t->AdmitMutation(); };
   ARCHIL_ASSIGN_OR_RETURN(
       std::unique_ptr<server::DiskServer> disk_server,
       server::DiskServer::Start(dso, engine.get(), &authority, &SystemClock::Instance()));
@@ -293,6 +314,10 @@ Status RunServer(const ServerOptions& o) {
   purger.Stop();
   engine_disks.set_server(nullptr);
   disk_server->Stop();
+  // What the server holds goes to the bucket before it stops, within a bound (the rest goes at
+  // the next start).
+  if (tier) tier->Drain(20000);
+  tier.reset();
   events.Unsubscribe(&engine_disks);
   events.Unsubscribe(&purger);
   if (advertised.ok()) RemoveAdvertisement(run_dir, o.region, getpid());

@@ -17,8 +17,13 @@ struct ServerOptions {
   std::string region = "local";
   std::string api_listen = "127.0.0.1:8420";
   std::string mount_listen = "127.0.0.1:8421";
-  std::string object_store;  // empty: dir://DATA_DIR/objects
-  std::string catalog;       // empty: sqlite://DATA_DIR/catalog.db
+  // dir://PATH or s3://BUCKET[/PREFIX]?...: the tier (docs/tiering.md). Empty: no tier, the disks
+  // live on this server's disk only.
+  std::string object_store;
+  bool take_over = false;        // take the bucket from a server that stopped renewing its lease
+  bool force_take_over = false;  // at once, without waiting for its lease to lapse
+  int lease_seconds = 15;        // the bucket lease (docs/tiering.md §5)
+  std::string catalog;           // empty: sqlite://DATA_DIR/catalog.db
   std::string tls_cert_file;
   std::string tls_key_file;
   bool insecure = false;  // allow cleartext HTTP on a non-loopback address

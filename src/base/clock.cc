@@ -15,6 +15,7 @@ int64_t Read(clockid_t id, int64_t divisor) {
 
 int64_t SystemClock::NowMicros() const { return Read(CLOCK_REALTIME, 1000); }
 int64_t SystemClock::MonotonicNanos() const { return Read(CLOCK_MONOTONIC, 1); }
+int64_t SystemClock::BootNanos() const { return Read(CLOCK_BOOTTIME, 1); }
 
 const SystemClock& SystemClock::Instance() {
   static const SystemClock clock;

@@ -16,13 +16,17 @@ class Clock {
   virtual int64_t NowMicros() const = 0;
   // Monotonic time in nanoseconds from an arbitrary origin; never goes back.
   virtual int64_t MonotonicNanos() const = 0;
+  // As MonotonicNanos, but it also counts while the machine is suspended (CLOCK_BOOTTIME): what a
+  // lease is measured on, so that a machine that slept knows its lease ran out meanwhile.
+  virtual int64_t BootNanos() const { return MonotonicNanos(); }
 };
 
-// The operating system's clocks (CLOCK_REALTIME, CLOCK_MONOTONIC).
+// The operating system's clocks (CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME).
 class SystemClock final : public Clock {
  public:
   int64_t NowMicros() const override;
   int64_t MonotonicNanos() const override;
+  int64_t BootNanos() const override;
   // A process-wide instance for code with no injected clock (main() only).
   static const SystemClock& Instance();
 };

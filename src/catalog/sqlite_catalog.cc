@@ -720,4 +720,6 @@ uint64_t SqliteCatalog::WriteCount() {
   return static_cast<uint64_t>(sqlite3_total_changes64(db_));
 }
 
+int SqliteCatalog::SchemaVersion() { return kSchemaVersion; }
+
 }  // namespace archil

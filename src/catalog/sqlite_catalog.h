@@ -57,6 +57,8 @@ class SqliteCatalog final : public Catalog {
   // How many rows every write so far changed, since the catalog was opened: a backup is needed
   // only when this moved since the last one.
   uint64_t WriteCount();
+  // The schema version this build writes (recorded with the catalog's copies in the bucket).
+  static int SchemaVersion();
 
   // The value of a durability setting on the catalog's connection, as SQLite reports it
   // ("synchronous" -> "2" for FULL, "journal_mode" -> "wal"), for diagnostics and tests.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include "base/cancel.h"
 #include "proto/wire_status.h"
@@ -289,6 +290,23 @@ Result<Reply> DiskClient::CallWithin(int budget_ms, uint16_t type, proto::Messag
   return CallUntil(deadline, type, request, nullptr, {});
 }
 
+Status DiskClient::WaitDelay(uint32_t ms, Clock::time_point deadline, const std::string& why) {
+  {
+    MutexLock lock(&mu_);
+    ++stats_.delays;
+  }
+  const Clock::time_point until = Clock::now() + std::chrono::milliseconds(ms);
+  while (Clock::now() < until) {
+    if (Clock::now() >= deadline) {
+      return Status::Unavailable("the server kept delaying the request: " + why);
+    }
+    if (CancelScope::CurrentCancelled()) return Interrupted();
+    std::this_thread::sleep_for(
+        std::min<Clock::duration>(std::chrono::milliseconds(50), until - Clock::now()));
+  }
+  return Status::Ok();
+}
+
 void DiskClient::NoteBadFrame(const std::shared_ptr<Channel>& ch) {
   MutexLock lock(&mu_);
   if (last_bad_frame_.lock() == ch) return;  // another caller on it counted it
@@ -344,8 +362,8 @@ Result<Reply> DiskClient::CallUntil(Clock::time_point deadline, uint16_t type,
         // request may have run stays taken, as after any unknown outcome).
         if (++bad_frames >= kBadFramesPerRequest) {
           return Status::Errno(EIO, "the server's answer could not be read " +
-                                        std::to_string(bad_frames) + " times: " +
-                                        raw.status().message());
+                                        std::to_string(bad_frames) +
+                                        " times: " + raw.status().message());
         }
       }
       continue;  // Ready gives up at the deadline
@@ -354,6 +372,18 @@ Result<Reply> DiskClient::CallUntil(Clock::time_point deadline, uint16_t type,
       MutexLock lock(&mu_);
       last_call_ns_ = NowNs();
       bad_frame_backoff_ = std::chrono::milliseconds(10);
+    }
+    if (raw->header.status == WireStatus::kDelay) {
+      // Nothing ran (the server holds writes back: its lease on its bucket lapsed, say): the
+      // same request again after the wait it asks for, until the deadline; the slot stays.
+      v1::ErrorReply e;
+      const uint32_t ms = e.ParseFromString(raw->body) ? e.retry_after_ms() : 0;
+      Status waited = WaitDelay(std::clamp<uint32_t>(ms, 10, 5000), deadline, e.message());
+      if (!waited.ok()) {
+        if (mut) ReleaseSlot(slot);
+        return waited;
+      }
+      continue;
     }
     if (mut) ReleaseSlot(slot);
     if (raw->header.status == WireStatus::kSessionUnknown) {

@@ -73,9 +73,10 @@ struct ClientStats {
   uint64_t reconnects = 0;  // connections opened after the first
   uint64_t retries = 0;     // requests sent again after a lost connection
   uint64_t recreated = 0;   // sessions created again because the server lost the old one
+  uint64_t delays = 0;      // requests the server answered DELAY (sent again after a wait)
   // Since when (CLOCK_REALTIME, ms) no server has answered a reconnection; 0 while one does.
   int64_t unreachable_since_ms = 0;
-  uint64_t waiting = 0;  // calls waiting for a server to answer a reconnection, now
+  uint64_t waiting = 0;     // calls waiting for a server to answer a reconnection, now
   uint64_t bad_frames = 0;  // connections broken by a frame from the server that failed its checks
 };
 
@@ -137,6 +138,9 @@ class DiskClient {
   Result<std::shared_ptr<Channel>> Ready(const std::shared_ptr<Channel>& broken,
                                          std::chrono::steady_clock::time_point deadline)
       ARCHIL_EXCLUDES(mu_);
+  // Waits `ms` after a DELAY answer: Unavailable at `deadline`, Cancelled if the caller is killed.
+  Status WaitDelay(uint32_t ms, std::chrono::steady_clock::time_point deadline,
+                   const std::string& why) ARCHIL_EXCLUDES(mu_);
   // `ch` broke on a bad frame from the server: no reconnection before a backoff that doubles
   // from 10 ms to 5 s with each such break, reset by the next reply that reads well.
   void NoteBadFrame(const std::shared_ptr<Channel>& ch) ARCHIL_EXCLUDES(mu_);

@@ -78,7 +78,9 @@ Result<PageRequest> PageFromQuery(const ApiRequest& r) {
 
 class Dispatch {
  public:
-  Dispatch(ControlService* service, const ApiRequest& r) : s_(service), r_(r) {}
+  Dispatch(ControlService* service, const ApiRequest& r,
+           const std::vector<std::pair<std::string, ApiRouter::HealthPart>>& health)
+      : s_(service), r_(r), health_(health) {}
 
   ApiResponse Run() {
     std::vector<std::string_view> parts = Split(r_.path, '/');
@@ -91,7 +93,13 @@ class Dispatch {
     if (p.size() == 1 && p[0] == "health") {
       if (m != "GET") return NoMethod("GET");
       if (Status h = s_->Health(); !h.ok()) return ErrorResponse(h);  // 503: stalled
-      return Ok(200, {{"status", "ok"}, {"region", s_->region()}});
+      json body = {{"status", "ok"}, {"region", s_->region()}};
+      for (const auto& [name, part] : health_) {
+        json detail = json::object();
+        if (Status h = part(&detail); !h.ok()) return ErrorResponse(h);
+        body[name] = std::move(detail);
+      }
+      return Ok(200, body);
     }
     Result<ApiKey> key = s_->Authenticate(r_.authorization);
     if (!key.ok()) return ErrorResponse(key.status());
@@ -280,6 +288,7 @@ class Dispatch {
 
   ControlService* s_;
   const ApiRequest& r_;
+  const std::vector<std::pair<std::string, ApiRouter::HealthPart>>& health_;
 };
 
 }  // namespace
@@ -293,7 +302,7 @@ ApiResponse ErrorResponse(const Status& status) {
 }
 
 ApiResponse ApiRouter::Handle(const ApiRequest& request) const {
-  ApiResponse response = Dispatch(service_, request).Run();
+  ApiResponse response = Dispatch(service_, request, health_parts_).Run();
   if (response.status >= 500) {
     // The server's own failures are logged at the default level, with what the client was told.
     ARCHIL_LOG(kWarn) << request.method << " " << request.path << " -> " << response.status << " "

@@ -7,8 +7,12 @@
 // Thread-safety: Handle() may run concurrently.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/status.h"
 #include "control/service.h"
@@ -31,11 +35,20 @@ struct ApiResponse {
 
 class ApiRouter {
  public:
+  // Fills `detail` with what /api/health says of a part of the server (the tier); an error makes
+  // the answer 503 with its message.
+  using HealthPart = std::function<Status(nlohmann::json* detail)>;
+
   explicit ApiRouter(ControlService* service) : service_(service) {}
   ApiResponse Handle(const ApiRequest& request) const;
+  // REQUIRES: before the first Handle.
+  void AddHealthPart(std::string name, HealthPart part) {
+    health_parts_.emplace_back(std::move(name), std::move(part));
+  }
 
  private:
   ControlService* const service_;
+  std::vector<std::pair<std::string, HealthPart>> health_parts_;
 };
 
 // The envelope for an error that happened outside the router (413 from the HTTP layer, ...).

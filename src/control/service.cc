@@ -225,13 +225,18 @@ Status ControlService::DeleteApiKey(std::string_view id) {
 }
 
 Result<bool> ControlService::BootstrapAdminKey(
-    const std::function<Status(const std::string& token)>& persist) {
+    const std::function<Status(const std::string& token)>& persist, bool recovered) {
   ARCHIL_ASSIGN_OR_RETURN(int64_t keys, catalog_->CountApiKeys());
-  if (keys > 0) return false;
+  if (keys > 0 && !recovered) return false;
   ARCHIL_ASSIGN_OR_RETURN(IssuedCredential cred, IssueCredential(CredentialKind::kApiKey));
   ARCHIL_RETURN_IF_ERROR(persist(cred.token));
-  ApiKey key{cred.id,     "admin",          "created by archil server on first start",
-             cred.suffix, cred.secret_hash, clock_->NowMicros()};
+  ApiKey key{cred.id,
+             "admin",
+             recovered ? "created by archil server when it recovered its disks from the bucket"
+                       : "created by archil server on first start",
+             cred.suffix,
+             cred.secret_hash,
+             clock_->NowMicros()};
   ARCHIL_RETURN_IF_ERROR(catalog_->AddApiKey(key));
   return true;
 }

@@ -95,8 +95,11 @@ class ControlService {
 
   // First start: if the catalog has no API key, issues one named "admin", hands its token to
   // `persist` (which writes DATA_DIR/admin-api-key durably) and only then stores its hash, so a
-  // crash in between leaves no key nobody knows. Returns whether a key was issued.
-  Result<bool> BootstrapAdminKey(const std::function<Status(const std::string& token)>& persist);
+  // crash in between leaves no key nobody knows. Returns whether a key was issued. With
+  // `recovered` (the catalog came back from the bucket into a new data directory, whose key
+  // file is gone), a new admin key is issued beside the restored ones.
+  Result<bool> BootstrapAdminKey(const std::function<Status(const std::string& token)>& persist,
+                                 bool recovered = false);
 
   const std::string& region() const { return region_; }
   // OK, or Unavailable when the catalog has been busy with one operation for over

@@ -269,6 +269,8 @@ CommitQueue::Applied CommitQueue::Apply(std::vector<Entry*>& group) {
         e->result = options_.finish(txn);
       }
       if (!e->result.ok()) {
+        // What it changed in memory goes back with its writes, newest change first.
+        for (auto it = txn.on_abort_.rbegin(); it != txn.on_abort_.rend(); ++it) (*it)();
         rocksdb::Status rb = batch.RollbackToSavePoint();
         if (!rb.ok()) e->result = FromRocks(rb, "roll back a failed mutation");
         continue;

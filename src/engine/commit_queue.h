@@ -89,8 +89,11 @@ class Txn final : public KvReader {
   // that are safe only when the records that allow them can no longer be lost (deleting a file
   // the records stopped naming). Skipped if the sync fails.
   void OnDurable(std::function<void()> fn) { on_durable_.push_back(std::move(fn)); }
-  // Runs if the group's Write fails after this prepare succeeded: undoes in-memory state the
-  // prepare changed at once (so that later prepares of its group saw it, e.g. an epoch bump).
+  // Runs if this prepare's writes never reach the database: the prepare (or the finisher) fails
+  // after registering it, so that its writes are rolled back, or its group's Write (or a
+  // SyncBeforeWrite hook) fails. Undoes in-memory state the prepare changed at once (so that
+  // later prepares of its group saw it: an epoch bump, the open segment's cursor). Hooks run
+  // newest first, so each may restore the state as it found it.
   void OnAbort(std::function<void()> fn) { on_abort_.push_back(std::move(fn)); }
   // Runs after every prepare of the group and before its Write, once per `key` in the group
   // (the first registration wins): to make durable what the group's records will point at (a
@@ -181,6 +184,11 @@ class CommitQueue {
     if (!s.ok()) return s;
     return std::move(*out);
   }
+
+  // Breaks the queue from outside (see Failures above): RocksDB reported an error in work of its
+  // own that may have left a WAL file in error (a flush syncs the WAL files it closes), after
+  // which a WAL sync must not run.
+  void Fail(const Status& s) ARCHIL_EXCLUDES(mu_) { Break(s); }
 
   CommitStats stats() const ARCHIL_EXCLUDES(mu_);
   // OK, or the error that broke the queue (see Failures above).

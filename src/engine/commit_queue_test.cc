@@ -99,6 +99,58 @@ TEST_F(CommitQueueTest, AFailedPrepareIsRolledBackAlone) {
   EXPECT_EQ(Stored("c"), "3");
 }
 
+// What a failed prepare changed in memory goes back with its writes: its OnAbort hooks run,
+// newest first, whether the prepare itself or the finisher failed; a prepare that succeeds keeps
+// its change.
+TEST_F(CommitQueueTest, AFailedPrepareUndoesWhatItChangedInMemory) {
+  auto* cf = db_->DefaultColumnFamily();
+  bool finisher_fails = false;
+  CommitQueueOptions o;
+  o.finish = [&](Txn&) -> Status {
+    return finisher_fails ? Status::Errno(EIO, "log record") : Status::Ok();
+  };
+  CommitQueue q(db_.get(), o);
+  int cursor = 1;
+  std::vector<int> undone;
+  auto bump = [&](Txn& txn, int to) {
+    const int was = cursor;
+    cursor = to;
+    txn.OnAbort([&, was] {
+      undone.push_back(was);
+      cursor = was;
+    });
+  };
+  Status failed = q.Commit([&](Txn& txn) {
+    txn.Put(cf, "x", "1");
+    bump(txn, 2);
+    bump(txn, 3);
+    return Status::Errno(ENOSPC, "no room");
+  });
+  EXPECT_EQ(ErrnoFor(failed), ENOSPC);
+  EXPECT_EQ(cursor, 1);
+  EXPECT_EQ(undone, (std::vector<int>{2, 1}));
+  finisher_fails = true;
+  undone.clear();
+  failed = q.Commit([&](Txn& txn) {
+    bump(txn, 4);
+    txn.Put(cf, "y", "1");
+    return Status::Ok();
+  });
+  EXPECT_EQ(ErrnoFor(failed), EIO);
+  EXPECT_EQ(cursor, 1);
+  EXPECT_EQ(undone, (std::vector<int>{1}));
+  EXPECT_EQ(Stored("y"), "<absent>");
+  finisher_fails = false;
+  undone.clear();
+  ASSERT_TRUE(q.Commit([&](Txn& txn) {
+                 bump(txn, 5);
+                 txn.Put(cf, "z", "1");
+                 return Status::Ok();
+               }).ok());
+  EXPECT_EQ(cursor, 5);
+  EXPECT_TRUE(undone.empty());
+}
+
 // The finisher sees the prepare's writes in order, adds its own (not recorded) to the same
 // batch, and its failure rolls the whole mutation back.
 TEST_F(CommitQueueTest, TheFinisherSeesThePreparesWritesAndCanFailTheMutation) {

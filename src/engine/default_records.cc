@@ -35,6 +35,20 @@ Result<ServerRecord> DecodeServer(std::string_view v) {
   return ServerRecord{GetBytes16(v.data() + 4), I64(v, 20)};
 }
 
+std::string EncodeOwner(const OwnerRecord& r) {
+  std::string v(1, static_cast<char>(kValueFmt));
+  PutZeros(&v, 3);
+  PutFixed32LE(&v, r.owner_gen);
+  return v;
+}
+
+Result<OwnerRecord> DecodeOwner(std::string_view v) {
+  ARCHIL_RETURN_IF_ERROR(CheckFixed(kCf, "OWNER", v, 8));
+  OwnerRecord r{U32(v, 4)};
+  if (r.owner_gen == 0) return Status::Corruption("default: OWNER with generation 0");
+  return r;
+}
+
 std::string EncodeBoot(const BootRecord& r) {
   std::string v(1, static_cast<char>(kValueFmt));
   PutZeros(&v, 7);

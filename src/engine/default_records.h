@@ -1,4 +1,4 @@
-// Values of the `default` CF (formats.md §3.1): SCHEMA, SERVER and BOOT. Not per disk, not
+// Values of the `default` CF (formats.md §3.1): SCHEMA, SERVER, BOOT and OWNER. Not per disk, not
 // versioned; each starts with fmt = 1.
 //
 // Thread-safety: pure functions.
@@ -31,6 +31,16 @@ struct ServerRecord {  // 28 bytes
 };
 std::string EncodeServer(const ServerRecord& r);
 Result<ServerRecord> DecodeServer(std::string_view v);
+
+// The owner generation under which this engine writes to its object store (docs/tiering.md §5):
+// the generation in the names of the segments it opens and of the objects its tier stores. It
+// only grows: a recovery or a takeover raises it. Absent: 1.
+struct OwnerRecord {  // 8 bytes
+  uint32_t owner_gen = 1;
+  bool operator==(const OwnerRecord&) const = default;
+};
+std::string EncodeOwner(const OwnerRecord& r);
+Result<OwnerRecord> DecodeOwner(std::string_view v);
 
 struct BootRecord {  // 16 bytes
   uint64_t boot_count = 0;

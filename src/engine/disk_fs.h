@@ -19,6 +19,7 @@
 // Thread-safety: safe for concurrent use.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <optional>
@@ -55,6 +56,8 @@ struct EngineCore {
   // With a tier: a sealed segment is deleted only once uploaded (MarkUploaded), even when
   // nothing in it is live. Without one, sealed counts as uploaded.
   bool keep_until_uploaded = false;
+  // The owner generation new segments are numbered under (MakeSegNo); null: 1.
+  const std::atomic<uint32_t>* owner_gen = nullptr;
 };
 
 // Writes of at most this many bytes ride in the commit batch as intents.
@@ -147,12 +150,22 @@ class DiskFs final : public posix::FileSystem {
   void RestoreEpochs(Epoch cur, std::map<uint64_t, EpochRecord> epochs) ARCHIL_EXCLUDES(mu_);
   // Records the holders of an ORPHAN found at start.
   void RestoreOrphan(Ino ino, const std::vector<uint64_t>& holders) ARCHIL_EXCLUDES(mu_);
-  // The open segment and the first block not yet completely written to it, for the intent
-  // syncer: after a Sync of the segment that starts later, every intent below the mark may go.
-  // nullopt if no segment is open.
-  std::optional<std::pair<SegNo, uint32_t>> OpenSegmentMark() ARCHIL_EXCLUDES(mu_);
+  // The open segment, the first block not yet completely written to it, and the cursor's
+  // generation, for the intent syncer: after a Sync of the segment that starts later, every
+  // intent below the mark may go, if the generation is still the same then (blocks below the
+  // mark were not handed out again). nullopt if no segment is open.
+  struct SegmentMark {
+    SegNo seg;
+    uint32_t written = 1;
+    uint64_t gen = 0;
+  };
+  std::optional<SegmentMark> OpenSegmentMark() ARCHIL_EXCLUDES(mu_);
   // Syncs the open segment and deletes the intents it made redundant (the syncer's step).
   Status TruncateIntents() ARCHIL_EXCLUDES(mu_);
+  // Closes the open segment if nothing in it is live (a full disk's last resort: its blocks go
+  // back to the file system at once, or with a tier once it is uploaded). Reports whether it
+  // did.
+  Result<bool> RetireDeadOpenSegment() ARCHIL_EXCLUDES(mu_);
 
  private:
   struct Inode;  // a loaded inode with its key
@@ -181,8 +194,17 @@ class DiskFs final : public posix::FileSystem {
   // Returns blocks of this disk's segments to free space.
   Status FreeBlocks(Txn& t, const DeadBlocks& blocks) ARCHIL_EXCLUDES(mu_);
   // Deletes sealed segment `seg` (after this batch) if nothing in it is live and, with a tier,
-  // it is uploaded.
-  Status MaybeKill(Txn& t, SegNo seg) ARCHIL_EXCLUDES(mu_);
+  // it is uploaded. The open segment is retired the same way (RetireOpen) once nothing in it is
+  // live and at least an eighth of it was handed out, or at any size with `any_size`.
+  Status MaybeKill(Txn& t, SegNo seg, bool any_size = false) ARCHIL_EXCLUDES(mu_);
+  // Closes the open segment `seg` whose blocks are all dead: without a tier its records and
+  // intents go with this batch and its file after it; with one it is sealed, to die once
+  // uploaded. The next write opens a new segment.
+  Status RetireOpen(Txn& t, SegNo seg, const SegRecord& rec) ARCHIL_EXCLUDES(mu_);
+  // Called before a prepare changes the open segment's cursor: if the prepare's writes never
+  // reach the database (it fails, or its group's Write does), the cursor goes back to what it
+  // is now, and its generation moves on (blocks may then be handed out again).
+  void KeepSegmentCursor(Txn& t) ARCHIL_EXCLUDES(mu_);
   // The pinned epochs around k (other than k): prev = the greatest below (0 if none), next = the
   // least above (else the open epoch).
   struct Neighbours {
@@ -213,12 +235,15 @@ class DiskFs final : public posix::FileSystem {
   // Inherited inodes whose ORIGIN record is committed.
   std::set<uint64_t> origins_ ARCHIL_GUARDED_BY(mu_);
   // The segment new data goes to, and the first block not yet allocated in it. Only the commit
-  // thread allocates; the syncer reads the mark.
+  // thread allocates; the syncer reads the mark. A failed prepare puts them back
+  // (KeepSegmentCursor), which bumps seg_gen_.
   bool seg_open_ ARCHIL_GUARDED_BY(mu_) = false;
   bool seg_recorded_ ARCHIL_GUARDED_BY(mu_) = false;  // its SEG record and counter are committed
   SegNo seg_ ARCHIL_GUARDED_BY(mu_);
   uint32_t seg_next_ ARCHIL_GUARDED_BY(mu_) = 1;     // first block not allocated
   uint32_t seg_written_ ARCHIL_GUARDED_BY(mu_) = 1;  // every block below was written
+  uint64_t seg_gen_ ARCHIL_GUARDED_BY(mu_) = 0;      // moves on when blocks may be handed out again
+  uint32_t seg_live_ ARCHIL_GUARDED_BY(mu_) = 0;     // blocks of it live (MarkLive - FreeBlocks)
 };
 
 }  // namespace archil::engine

@@ -308,27 +308,34 @@ Result<posix::StatFs> DiskFs::Statfs() {
   return s;
 }
 
-std::optional<std::pair<SegNo, uint32_t>> DiskFs::OpenSegmentMark() {
+std::optional<DiskFs::SegmentMark> DiskFs::OpenSegmentMark() {
   MutexLock lock(&mu_);
   if (!seg_open_) return std::nullopt;
-  return std::make_pair(seg_, seg_written_);
+  return SegmentMark{seg_, seg_written_, seg_gen_};
 }
 
 Status DiskFs::TruncateIntents() {
-  std::optional<std::pair<SegNo, uint32_t>> mark = OpenSegmentMark();
+  std::optional<SegmentMark> mark = OpenSegmentMark();
   if (!mark) return Status::Ok();
-  const SegNo seg = mark->first;
-  const uint32_t written = mark->second;
+  auto still = [&] {
+    std::optional<SegmentMark> now = OpenSegmentMark();
+    return now && now->seg == mark->seg && now->gen == mark->gen;
+  };
   // Every block below `written` was written before this sync began, so it is durable after it.
-  ARCHIL_RETURN_IF_ERROR(core_->segments->Sync(disk_, seg));
+  Status synced = core_->segments->Sync(disk_, mark->seg);
+  // A segment retired meanwhile (its file gone) has no intents left to drop.
+  if (!synced.ok()) return still() ? synced : Status::Ok();
   return core_->queue->Commit([&](Txn& t) -> Status {
+    // Blocks below the mark handed out again since (a failed mutation's, taken back): their new
+    // bytes may be newer than the sync.
+    if (!still()) return Status::Ok();
     Ops ops(this);
-    std::string prefix = IntentKey(disk_, seg, 0).substr(0, 16);
+    std::string prefix = IntentKey(disk_, mark->seg, 0).substr(0, 16);
     auto it = t.NewIterator(ops.cf(Cf::kIntent));
     for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
       ARCHIL_ASSIGN_OR_RETURN(IntentKeyParts k, ParseIntentKey(it->key().ToStringView()));
       ARCHIL_ASSIGN_OR_RETURN(uint32_t nblk, IntentBlocks(it->value().ToStringView()));
-      if (k.seg_blk + nblk > written) break;
+      if (k.seg_blk + nblk > mark->written) break;
       t.Delete(ops.cf(Cf::kIntent), it->key().ToStringView());
     }
     return FromRocks(it->status(), "scan intents");

@@ -1,12 +1,17 @@
 #include "engine/engine.h"
 
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/listener.h>
+#include <rocksdb/sst_file_manager.h>
 #include <rocksdb/table.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <mutex>
 
+#include "base/coding.h"
 #include "base/log.h"
 #include "base/random.h"
 #include "engine/column_families.h"
@@ -20,6 +25,43 @@
 #include "io/rocksdb_fs.h"
 
 namespace archil::engine {
+namespace {
+
+// RocksDB's background work that may leave a WAL file in error (a flush syncs the WAL files it
+// closes; a memtable or manifest write fails with the WAL's own error): after it, one more WAL
+// sync trips an assertion inside RocksDB that aborts the process. So the commit queue breaks at
+// once (the engine reopens to go on); compaction errors do not touch the WAL and do not break it.
+class WalErrorListener final : public rocksdb::EventListener {
+ public:
+  void Attach(CommitQueue* queue) {
+    Status pending;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      queue_ = queue;
+      pending = pending_;
+    }
+    if (!pending.ok()) queue->Fail(pending);
+  }
+  void OnBackgroundError(rocksdb::BackgroundErrorReason reason, rocksdb::Status* error) override {
+    if (reason == rocksdb::BackgroundErrorReason::kCompaction || error == nullptr || error->ok()) {
+      return;
+    }
+    Status s = FromRocks(*error, "RocksDB's background work");
+    std::lock_guard<std::mutex> l(mu_);
+    if (queue_ != nullptr) {
+      queue_->Fail(s);
+    } else if (pending_.ok()) {
+      pending_ = s;
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  CommitQueue* queue_ = nullptr;
+  Status pending_;
+};
+
+}  // namespace
 
 Engine::Engine(const EngineOptions& options) : options_(options) {}
 
@@ -53,6 +95,7 @@ Result<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
     }
   }
   e->queue_ = std::make_unique<CommitQueue>(e->db_.get(), qo);
+  static_cast<WalErrorListener*>(e->wal_errors_.get())->Attach(e->queue_.get());
   e->core_.db = e->db_.get();
   e->core_.queue = e->queue_.get();
   e->core_.segments = e->segments_.get();
@@ -60,9 +103,11 @@ Result<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   e->space_ =
       std::make_unique<SpaceGuard>(options.env, options.dir, options.reserve_bytes, options.clock);
   e->core_.space = e->space_.get();
+  e->space_->SetReclaimer([p = e.get()] { return p->Reclaim(); });
   e->core_.clock = options.clock;
   e->core_.segment_blocks = options.segment_blocks;
   e->core_.keep_until_uploaded = options.keep_segments_until_uploaded;
+  e->core_.owner_gen = &e->owner_gen_;
   ARCHIL_RETURN_IF_ERROR(e->ReplayIntents());
   ARCHIL_RETURN_IF_ERROR(e->LoadDisks());
   if (options.intent_sync_ms > 0) e->syncer_ = std::thread([p = e.get()] { p->SyncLoop(); });
@@ -107,8 +152,35 @@ Status Engine::OpenDb() {
   // The WAL makes a batch atomic across column families; atomic_flush would only matter without
   // it, and would drag every family into each flush of the intents' (formats.md §3).
   o.atomic_flush = false;
-  // Bounds the WAL a restart replays: past it, the families holding the oldest log are flushed.
-  o.max_total_wal_size = uint64_t{512} << 20;
+  // A full disk (ADR 0008): what RocksDB writes on its own comes out of the space reserve, so
+  // what it holds at once is bounded by it. Every memtable together holds at most a quarter of
+  // it (one flush of all of them, the reclaim's before a write is refused, fits; so does the WAL
+  // file RocksDB preallocates, at most that large); the WAL files together a quarter too (past
+  // that, the families holding the oldest are flushed: a family that is written little would
+  // otherwise keep every WAL since its last flush, each with its preallocated tail, and it also
+  // bounds what a restart replays). The open replays the WAL into memtables without writing SST
+  // files, so that a server on a full disk still starts.
+  const uint64_t quarter =
+      std::clamp<uint64_t>(options_.reserve_bytes / 4, uint64_t{256} << 10, uint64_t{64} << 20);
+  o.db_write_buffer_size = quarter;
+  o.max_total_wal_size = quarter;
+  // RocksDB preallocates each WAL file in steps of 1.1 x a family's write buffer, and keeps every
+  // WAL file open, its unwritten tail allocated, until the memtables it holds are flushed: a
+  // family's buffer of a sixteenth of the reserve keeps that tail small.
+  o.write_buffer_size = std::max<size_t>(quarter / 4, size_t{64} << 10);
+  o.avoid_flush_during_recovery = true;
+  // A compaction starts only if, at its largest, it would leave half of the reserve free; one
+  // that would not waits, and a flush or compaction that met the full disk anyway is resumed by
+  // RocksDB once space is back (the SstFileManager's error recovery).
+  sst_files_.reset(rocksdb::NewSstFileManager(rocks_env_.get(), rocks_env_->GetFileSystem()));
+  sst_files_->SetCompactionBufferSize(options_.reserve_bytes / 2);
+  o.sst_file_manager = sst_files_;
+  wal_errors_ = std::make_shared<WalErrorListener>();
+  o.listeners.push_back(wal_errors_);
+  // RocksDB's info log (db/LOG): one file per open and a roll every 16 MiB, the newest four
+  // kept, rather than a file per open kept forever (the default keeps 1,000).
+  o.max_log_file_size = uint64_t{16} << 20;
+  o.keep_log_file_num = 4;
   o.max_background_jobs = 2;
   o.disable_auto_compactions = !options_.auto_compactions;
   o.use_direct_reads = false;
@@ -162,7 +234,9 @@ Status Engine::CheckSchema() {
     b.Put(def, DefaultKey(DefaultRecordType::kServer), EncodeServer(server));
     rocksdb::WriteOptions wo;
     wo.sync = true;
-    return FromRocks(db_->Write(wo, &b), "write the schema record");
+    ARCHIL_RETURN_IF_ERROR(FromRocks(db_->Write(wo, &b), "write the schema record"));
+    server_id_ = server.server_id;
+    return Status::Ok();
   }
   ARCHIL_RETURN_IF_ERROR(FromRocks(s, "read the schema record"));
   ARCHIL_ASSIGN_OR_RETURN(SchemaRecord schema, DecodeSchema(v));
@@ -170,6 +244,33 @@ Status Engine::CheckSchema() {
     return Status::FailedPrecondition(options_.dir + " was written by a newer archil (schema " +
                                       std::to_string(schema.schema) + "); upgrade archil-server");
   }
+  ARCHIL_RETURN_IF_ERROR(
+      FromRocks(db_->Get(rocksdb::ReadOptions(), def, DefaultKey(DefaultRecordType::kServer), &v),
+                "read the server record"));
+  ARCHIL_ASSIGN_OR_RETURN(ServerRecord server, DecodeServer(v));
+  server_id_ = server.server_id;
+  s = db_->Get(rocksdb::ReadOptions(), def, DefaultKey(DefaultRecordType::kOwner), &v);
+  if (!s.IsNotFound()) {
+    ARCHIL_RETURN_IF_ERROR(FromRocks(s, "read the owner record"));
+    ARCHIL_ASSIGN_OR_RETURN(OwnerRecord owner, DecodeOwner(v));
+    owner_gen_.store(owner.owner_gen);
+  }
+  return Status::Ok();
+}
+
+Status Engine::SetOwnerGen(uint32_t gen) {
+  if (gen < owner_gen_.load()) {
+    return Status::FailedPrecondition("owner generation " + std::to_string(gen) + " is below " +
+                                      std::to_string(owner_gen_.load()) + ": it only grows");
+  }
+  if (gen == owner_gen_.load()) return Status::Ok();
+  rocksdb::WriteBatch b;
+  ARCHIL_RETURN_IF_ERROR(FromRocks(
+      b.Put(core_.cfs[Cf::kDefault], DefaultKey(DefaultRecordType::kOwner), EncodeOwner({gen})),
+      "write the owner record"));
+  ARCHIL_RETURN_IF_ERROR(queue_->CommitBatch(std::move(b)));
+  // Segments opened from now on carry it (a prepare reads it once per new segment).
+  owner_gen_.store(gen);
   return Status::Ok();
 }
 
@@ -243,7 +344,12 @@ Status Engine::LoadDisks() {
   for (auto& [n, l] : loaded) {
     DiskNo disk(n);
     if (l.rec.state == DiskState::kDeleting) {
-      deleting.push_back(disk);
+      if (options_.keep_segments_until_uploaded) {
+        MutexLock lock(&mu_);
+        to_mark_[n] = l.rec.root.value();  // the tier marks it (again: that is idempotent)
+      } else {
+        deleting.push_back(disk);
+      }
       continue;
     }
     lineages_.Add(disk, {l.rec.lineage_index, l.rec.root, l.rec.parent, l.rec.fork_epoch});
@@ -366,6 +472,36 @@ Status Engine::SyncIntents() {
   return Status::Ok();
 }
 
+Status Engine::Reclaim() {
+  std::vector<std::shared_ptr<DiskFs>> disks;
+  {
+    MutexLock lock(&mu_);
+    for (auto& [n, d] : disks_) disks.push_back(d);
+  }
+  int retired = 0;
+  for (const auto& d : disks) {
+    ARCHIL_ASSIGN_OR_RETURN(bool r, d->RetireDeadOpenSegment());
+    retired += r;
+    ARCHIL_RETURN_IF_ERROR(d->TruncateIntents());
+  }
+  // The WAL keeps the bytes of every small write until the memtables it holds are flushed; the
+  // intents of dead or synced blocks are deleted by now, and a flush lets RocksDB drop those WAL
+  // files, a compaction the intents an earlier flush wrote out. After a failed write RocksDB's
+  // log writer must not be touched again (a flush switches logs).
+  ARCHIL_RETURN_IF_ERROR(queue_->health());
+  rocksdb::FlushOptions fo;
+  fo.wait = true;
+  fo.allow_write_stall = true;
+  ARCHIL_RETURN_IF_ERROR(FromRocks(db_->Flush(fo, core_.cfs.handles), "flush to give space back"));
+  rocksdb::CompactRangeOptions co;
+  co.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  ARCHIL_RETURN_IF_ERROR(FromRocks(db_->CompactRange(co, core_.cfs[Cf::kIntent], nullptr, nullptr),
+                                   "compact the intents"));
+  ARCHIL_LOG(kInfo) << "engine: the disk was full: " << retired
+                    << " open segments with nothing live closed, the WAL flushed";
+  return Status::Ok();
+}
+
 Result<uint64_t> Engine::CountKeys(DiskNo disk, Cf cf) {
   const std::string prefix = DiskPrefix(disk);
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), core_.cfs[cf]));
@@ -384,6 +520,59 @@ Status Engine::FlushColumnFamilies(const std::vector<Cf>& cfs) {
     ARCHIL_RETURN_IF_ERROR(FromRocks(db_->Flush(fo, core_.cfs[cf]), "flush a column family"));
   }
   return Status::Ok();
+}
+
+std::vector<std::pair<DiskNo, DiskNo>> Engine::DeletionsToMark() {
+  MutexLock lock(&mu_);
+  std::vector<std::pair<DiskNo, DiskNo>> out;
+  for (const auto& [disk, root] : to_mark_) out.emplace_back(DiskNo(disk), DiskNo(root));
+  return out;
+}
+
+Status Engine::DeletionMarked(DiskNo disk) {
+  uint64_t root = 0;
+  {
+    MutexLock lock(&mu_);
+    auto it = to_mark_.find(disk.value());
+    if (it == to_mark_.end()) return Status::NotFound("no deletion of " + DiskIdFromNo(disk).str());
+    root = it->second;
+  }
+  // The tombstone outlives the purge: the collector deletes the disk's objects by it.
+  rocksdb::WriteBatch b;
+  std::string root_le;
+  PutFixed64LE(&root_le, root);
+  ARCHIL_RETURN_IF_ERROR(
+      FromRocks(b.Put(core_.cfs[Cf::kDefault], DeletedDiskKey(disk), root_le), "tombstone"));
+  ARCHIL_RETURN_IF_ERROR(queue_->CommitBatch(std::move(b)));
+  {
+    MutexLock lock(&mu_);
+    to_mark_.erase(disk.value());
+  }
+  QueuePurge(disk);
+  return Status::Ok();
+}
+
+Result<std::vector<std::pair<DiskNo, DiskNo>>> Engine::DeletedDisks() {
+  const std::string prefix = DefaultKey(DefaultRecordType::kDeleted);
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), core_.cfs[Cf::kDefault]));
+  std::vector<std::pair<DiskNo, DiskNo>> out;
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    if (it->key().size() != prefix.size() + 8 || it->value().size() != 8) {
+      return Status::Corruption("default: a deleted-disk tombstone of the wrong size");
+    }
+    out.emplace_back(DiskNo(DecodeFixed64BE(it->key().data() + prefix.size())),
+                     DiskNo(DecodeFixed64LE(it->value().data())));
+  }
+  ARCHIL_RETURN_IF_ERROR(FromRocks(it->status(), "scan tombstones"));
+  return out;
+}
+
+Status Engine::ForgetDeletedDisk(DiskNo disk) {
+  rocksdb::WriteBatch b;
+  ARCHIL_RETURN_IF_ERROR(
+      FromRocks(b.Delete(core_.cfs[Cf::kDefault], DeletedDiskKey(disk)), "tombstone"));
+  return queue_->CommitBatch(std::move(b));
 }
 
 void Engine::QueuePurge(DiskNo disk) {
@@ -412,6 +601,7 @@ void Engine::PurgeLoop() {
       purging_ = true;
     }
     Status s = FinishDelete(disk);
+    space_->Freed();
     if (!s.ok()) {
       ARCHIL_LOG(kError) << "engine: freeing the space of deleted disk " << disk.value()
                          << " failed (retried at the next open): " << s.ToString();

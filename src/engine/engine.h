@@ -20,7 +20,11 @@
 #pragma once
 
 #include <rocksdb/db.h>
+#include <rocksdb/listener.h>
+#include <rocksdb/sst_file_manager.h>
 
+#include <array>
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <map>
@@ -153,6 +157,17 @@ class Engine {
   // Returns once the space of every disk deleted so far is freed; the first purge error since
   // the last call, if any (that disk is purged again at the next open). For tests and tools.
   Status WaitForPurges() ARCHIL_EXCLUDES(mu_);
+  // With a tier (keep_segments_until_uploaded), a deleted disk's space is freed only once the
+  // tier has marked it deleted in the bucket (docs/tiering.md §4), so that no recovery brings it
+  // back: these are the deleted disks (and their lineage roots) still to mark.
+  std::vector<std::pair<DiskNo, DiskNo>> DeletionsToMark() ARCHIL_EXCLUDES(mu_);
+  // The tier marked `disk` deleted: a tombstone is written for the collector and the disk is
+  // purged. NotFound if it is not waiting for its mark.
+  Status DeletionMarked(DiskNo disk) ARCHIL_EXCLUDES(mu_);
+  // Deleted, marked and purged disks whose objects the collector has yet to delete, with their
+  // lineage roots; ForgetDeletedDisk once it has.
+  Result<std::vector<std::pair<DiskNo, DiskNo>>> DeletedDisks();
+  Status ForgetDeletedDisk(DiskNo disk);
   // The file system of a disk (its head). NotFound if unknown or hidden.
   Result<posix::FileSystem*> Disk(DiskNo disk) ARCHIL_EXCLUDES(mu_);
   std::vector<DiskNo> ListDisks() ARCHIL_EXCLUDES(mu_);
@@ -183,6 +198,15 @@ class Engine {
   Result<LineageInfo> Lineage(DiskNo disk) ARCHIL_EXCLUDES(mu_);
 
   // ---- disk-server sessions (docs/protocol.md §7, formats.md §4.12) ----
+  // ---- ownership (docs/tiering.md §5) ----
+  // This engine's identity, made when its directory was (SERVER record).
+  const std::array<uint8_t, 16>& server_id() const { return server_id_; }
+  // The owner generation under which it writes to its object store (OWNER record; 1 until a
+  // recovery or a takeover raises it): new segments carry it in their numbers.
+  uint32_t owner_gen() const { return owner_gen_.load(); }
+  // Raises it, durably. FailedPrecondition below the current one.
+  Status SetOwnerGen(uint32_t gen);
+
   // Changes a random value at every open: the protocol's boot verifier. A client that sees it
   // change knows that what was not durable may be gone, and replays (protocol.md §8).
   uint64_t boot_verifier() const { return boot_verifier_; }
@@ -202,6 +226,11 @@ class Engine {
   // Syncs every open segment and drops the intents that made redundant (what the background
   // syncer does every intent_sync_ms).
   Status SyncIntents() ARCHIL_EXCLUDES(mu_);
+  // Gives back space that deletes freed but the engine still holds: closes every open segment
+  // with nothing live (its file goes, or with a tier it is sealed for upload), syncs the rest and
+  // drops their intents, and flushes the WAL that held the bytes of small writes. What the space
+  // guard runs before it refuses a write with ENOSPC (engine/space_guard.h).
+  Status Reclaim() ARCHIL_EXCLUDES(mu_);
 
   CommitStats commit_stats() const { return queue_->stats(); }
   // Data bytes disk `disk`'s own segments hold live (a branch: what it adds to its parent).
@@ -235,6 +264,8 @@ class Engine {
       ARCHIL_EXCLUDES(mu_);
   // The last seq of `disk`'s log that is in the object store (LOCAL.uploaded_seq; 0 if none).
   Result<Seq> UploadedSeq(DiskNo disk);
+  // The seq of `disk`'s last committed record (COUNTERS.last_seq; 0 if it has no log).
+  Result<Seq> LastSeq(DiskNo disk);
   // The log shipper stored `disk`'s records up to `through`: one batch sets LOCAL.uploaded_seq
   // and deletes them from the outbox (docs/tiering.md §2, Advance). A `through` at or below
   // uploaded_seq changes nothing.
@@ -292,7 +323,11 @@ class Engine {
 
   const EngineOptions options_;
   uint64_t boot_verifier_ = 0;
+  std::array<uint8_t, 16> server_id_{};
+  std::atomic<uint32_t> owner_gen_{1};
   std::unique_ptr<rocksdb::Env> rocks_env_;
+  std::shared_ptr<rocksdb::SstFileManager> sst_files_;
+  std::shared_ptr<rocksdb::EventListener> wal_errors_;  // breaks the queue (engine.cc)
   std::unique_ptr<rocksdb::DB> db_;
   EngineCore core_;
   std::unique_ptr<CommitLog> log_;  // with log_commits
@@ -307,6 +342,8 @@ class Engine {
   CondVar stop_cv_{&mu_};
   bool stop_ ARCHIL_GUARDED_BY(mu_) = false;
   std::thread syncer_;
+  // With a tier: deleted disks whose bucket mark is still to be written -> their roots.
+  std::map<uint64_t, uint64_t> to_mark_ ARCHIL_GUARDED_BY(mu_);
   // Deleted disks whose space is still to be freed, oldest first; the purger frees them.
   std::deque<DiskNo> purges_ ARCHIL_GUARDED_BY(mu_);
   bool purging_ ARCHIL_GUARDED_BY(mu_) = false;  // the purger holds one taken from purges_

@@ -285,7 +285,14 @@ Status Engine::DeleteDisk(DiskNo disk) {
       hidden_.erase(disk.value());
     }
     lineages_.Remove(disk);
-    QueuePurge(disk);
+    if (options_.keep_segments_until_uploaded) {
+      // With a tier, its space goes once the bucket says it is deleted (DeletionMarked): a
+      // recovery must not bring it back.
+      MutexLock lock(&mu_);
+      to_mark_[disk.value()] = lineage->root.value();
+    } else {
+      QueuePurge(disk);
+    }
     if (!parent) return Status::Ok();
     // What the branch's fork alone kept can go now; a hidden parent goes with its last branch.
     ARCHIL_RETURN_IF_ERROR(parent->CollectReleased());

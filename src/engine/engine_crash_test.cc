@@ -210,6 +210,13 @@ Round RunRound(uint64_t seed) {
       const size_t now = sealed_now().size();
       out.tier_seals += now > was ? now - was : 0;
     }
+    if (tiered && tier_rng() % 4 == 0) {
+      // The tier marks deleted disks in the bucket, after which the engine purges them.
+      for (const auto& [disk, root] : engine->DeletionsToMark()) {
+        (void)engine->DeletionMarked(disk);  // a power cut inside shows at the next op
+      }
+      (void)engine->WaitForPurges();
+    }
     if (tiered && tier_rng() % 8 == 0) {
       for (const SealedSegment& s : sealed_now()) {
         if (tier_rng() % 2 && engine->SegmentUploaded(s.disk, s.seg, tier_rng() % 2).ok()) {

@@ -146,6 +146,11 @@ std::vector<DiskNo> Engine::ListDisksAndHidden() {
   return out;
 }
 
+Result<Seq> Engine::LastSeq(DiskNo disk) {
+  bool found = false;
+  return LastSeqIn(db_.get(), rocksdb::ReadOptions(), core_.cfs[Cf::kMeta], disk, &found);
+}
+
 Result<Seq> Engine::UploadedSeq(DiskNo disk) {
   std::string v;
   rocksdb::Status s =

@@ -67,7 +67,19 @@ std::string DefaultKey(DefaultRecordType type) {
     case DefaultRecordType::kBoot:
       k += "boot";
       break;
+    case DefaultRecordType::kOwner:
+      k += "owner";
+      break;
+    case DefaultRecordType::kDeleted:
+      k += "deleted";
+      break;
   }
+  return k;
+}
+
+std::string DeletedDiskKey(DiskNo disk) {
+  std::string k = DefaultKey(DefaultRecordType::kDeleted);
+  PutFixed64BE(&k, disk.value());
   return k;
 }
 

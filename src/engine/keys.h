@@ -40,9 +40,18 @@ Result<DiskNo> DiskOfKey(std::string_view key);
 // ---- default CF
 // ----------------------------------------------------------------------------------
 
-enum class DefaultRecordType : uint8_t { kSchema = 0x01, kServer = 0x02, kBoot = 0x03 };
-// type byte + "schema" / "server" / "boot".
+enum class DefaultRecordType : uint8_t {
+  kSchema = 0x01,
+  kServer = 0x02,
+  kBoot = 0x03,
+  kOwner = 0x04,
+  kDeleted = 0x05
+};
+// type byte + "schema" / "server" / "boot" / "owner" / "deleted".
 std::string DefaultKey(DefaultRecordType type);
+// A deleted disk whose objects the tier still has to collect: "\x05deleted" + disk u64 BE; the
+// value is its lineage root, u64 LE.
+std::string DeletedDiskKey(DiskNo disk);
 
 // ---- meta CF: disk | rtype | rest
 // ------------------------------------------------------------------

@@ -244,6 +244,7 @@ TEST(RecordsTest, EveryRecordRoundTrips) {
     ExpectRoundTrip(SchemaRecord{r.U32(), r.U32(), r.I64()}, EncodeSchema, DecodeSchema);
     ExpectRoundTrip(ServerRecord{r.Array<16>(), r.I64()}, EncodeServer, DecodeServer);
     ExpectRoundTrip(BootRecord{r.U64()}, EncodeBoot, DecodeBoot);
+    ExpectRoundTrip(OwnerRecord{1 + r.U32() % 0xFFFFFFFEu}, EncodeOwner, DecodeOwner);
     ExpectRoundTrip(RandomDisk(r), EncodeDisk, DecodeDisk);
     ExpectRoundTrip(RandomCounters(r), EncodeCounters, DecodeCounters);
     ExpectRoundTrip(RandomEpoch(r), EncodeEpoch, DecodeEpoch);
@@ -308,6 +309,8 @@ std::vector<Codec> AllCodecs() {
        },
        StatusOf(DecodeServer)},
       {"BOOT", "default", [](Rng& r) { return EncodeBoot({r.U64()}); }, StatusOf(DecodeBoot)},
+      {"OWNER", "default", [](Rng& r) { return EncodeOwner({1 + r.U32() % 1000}); },
+       StatusOf(DecodeOwner)},
       {"DISK", "meta", [](Rng& r) { return EncodeDisk(RandomDisk(r)); }, StatusOf(DecodeDisk)},
       {"COUNTERS", "meta", [](Rng& r) { return EncodeCounters(RandomCounters(r)); },
        StatusOf(DecodeCounters)},

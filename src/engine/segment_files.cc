@@ -59,29 +59,29 @@ Status SegmentFiles::Create(DiskNo disk, SegNo seg) {
   return Status::Ok();
 }
 
-Result<io::File*> SegmentFiles::Handle(DiskNo disk, SegNo seg) {
+Result<std::shared_ptr<io::File>> SegmentFiles::Handle(DiskNo disk, SegNo seg) {
   MutexLock lock(&mu_);
   auto key = std::make_pair(disk.value(), seg.value());
   auto it = files_.find(key);
-  if (it != files_.end()) return it->second.get();
+  if (it != files_.end()) return it->second;
   ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<io::File> f, env_->OpenFile(Path(disk, seg), {}));
-  io::File* raw = f.get();
-  files_[key] = std::move(f);
-  return raw;
+  std::shared_ptr<io::File> shared = std::move(f);
+  files_[key] = shared;
+  return shared;
 }
 
 Status SegmentFiles::Write(DiskNo disk, SegNo seg, uint32_t blk, std::string_view data) {
-  ARCHIL_ASSIGN_OR_RETURN(io::File * f, Handle(disk, seg));
+  ARCHIL_ASSIGN_OR_RETURN(std::shared_ptr<io::File> f, Handle(disk, seg));
   return f->Pwrite(uint64_t{blk} * kBlockSize, data);
 }
 
 void SegmentFiles::StartWriteback(DiskNo disk, SegNo seg, uint32_t blk, uint32_t nblk) {
-  Result<io::File*> f = Handle(disk, seg);
+  Result<std::shared_ptr<io::File>> f = Handle(disk, seg);
   if (f.ok()) (*f)->StartWriteback(uint64_t{blk} * kBlockSize, uint64_t{nblk} * kBlockSize);
 }
 
 Status SegmentFiles::Sync(DiskNo disk, SegNo seg) {
-  ARCHIL_ASSIGN_OR_RETURN(io::File * f, Handle(disk, seg));
+  ARCHIL_ASSIGN_OR_RETURN(std::shared_ptr<io::File> f, Handle(disk, seg));
   return f->Sync();
 }
 
@@ -92,7 +92,7 @@ Result<std::string> SegmentFiles::Read(DiskNo disk, SegNo seg, uint32_t blk, uin
 }
 
 Status SegmentFiles::ReadInto(DiskNo disk, SegNo seg, uint32_t blk, uint32_t nblk, char* out) {
-  ARCHIL_ASSIGN_OR_RETURN(io::File * f, Handle(disk, seg));
+  ARCHIL_ASSIGN_OR_RETURN(std::shared_ptr<io::File> f, Handle(disk, seg));
   const size_t want = size_t{nblk} * kBlockSize;
   ARCHIL_ASSIGN_OR_RETURN(size_t n, f->Pread(uint64_t{blk} * kBlockSize, want, out));
   if (n != want) {
@@ -110,6 +110,11 @@ Status SegmentFiles::Remove(DiskNo disk, SegNo seg) {
   Status s = env_->Unlink(Path(disk, seg));
   if (!s.ok() && s.sys_errno() != ENOENT) return s;
   return env_->SyncDir(DiskDir(disk));
+}
+
+Status SegmentFiles::Empty(DiskNo disk, SegNo seg) {
+  ARCHIL_ASSIGN_OR_RETURN(std::shared_ptr<io::File> f, Handle(disk, seg));
+  return f->Truncate(0);
 }
 
 Status SegmentFiles::RemoveDisk(DiskNo disk) {

@@ -40,8 +40,12 @@ class SegmentFiles {
   // As Read, into `out` (nblk * kBlockSize bytes), sparing a copy.
   Status ReadInto(DiskNo disk, SegNo seg, uint32_t blk, uint32_t nblk, char* out)
       ARCHIL_EXCLUDES(mu_);
-  // Unlinks one segment; durable when this returns. OK if it does not exist.
+  // Unlinks one segment; durable when this returns. OK if it does not exist. Reads and syncs
+  // already in flight on it finish on the file as it was.
   Status Remove(DiskNo disk, SegNo seg) ARCHIL_EXCLUDES(mu_);
+  // Truncates a segment to nothing (one a failed mutation left, that no record names), giving
+  // its blocks back to the file system.
+  Status Empty(DiskNo disk, SegNo seg) ARCHIL_EXCLUDES(mu_);
   // Removes every segment file of `disk` not in `keep` (files whose records never committed, or
   // whose removal a crash undid). Names that are not segment numbers are left alone.
   Status RemoveUnlisted(DiskNo disk, const std::vector<SegNo>& keep) ARCHIL_EXCLUDES(mu_);
@@ -54,12 +58,14 @@ class SegmentFiles {
   std::string Path(DiskNo disk, SegNo seg) const;
 
  private:
-  Result<io::File*> Handle(DiskNo disk, SegNo seg) ARCHIL_EXCLUDES(mu_);
+  // The open file of a segment, opened on first use. Shared, so that a Remove meanwhile does
+  // not close it under a read in flight.
+  Result<std::shared_ptr<io::File>> Handle(DiskNo disk, SegNo seg) ARCHIL_EXCLUDES(mu_);
 
   io::Env* const env_;
   const std::string dir_;
   Mutex mu_;
-  std::map<std::pair<uint64_t, uint64_t>, std::unique_ptr<io::File>> files_ ARCHIL_GUARDED_BY(mu_);
+  std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<io::File>> files_ ARCHIL_GUARDED_BY(mu_);
 };
 
 }  // namespace archil::engine

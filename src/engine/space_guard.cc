@@ -2,6 +2,8 @@
 
 #include <cerrno>
 
+#include "base/log.h"
+
 namespace archil::engine {
 
 Result<io::SpaceInfo> SpaceGuard::Sample() {
@@ -15,6 +17,24 @@ Result<io::SpaceInfo> SpaceGuard::Sample() {
 }
 
 Status SpaceGuard::Admit(uint64_t bytes) {
+  Status s = TryAdmit(bytes);
+  if (s.ok() || !reclaim_) return s;
+  {
+    MutexLock lock(&reclaim_mu_);
+    const int64_t now = clock_->NowMicros();
+    // A reclaim that ran while this caller waited for the lock counts for it too.
+    if (freed_.exchange(false, std::memory_order_relaxed) ||
+        now - reclaimed_at_ >= kReclaimMicros) {
+      Status r = reclaim_();
+      if (!r.ok()) ARCHIL_LOG(kWarn) << "engine: giving back freed space: " << r.ToString();
+      reclaimed_at_ = clock_->NowMicros();
+    }
+    ARCHIL_RETURN_IF_ERROR(Sample().status());
+  }
+  return TryAdmit(bytes);
+}
+
+Status SpaceGuard::TryAdmit(uint64_t bytes) {
   bool stale = false;
   {
     MutexLock lock(&mu_);

@@ -104,7 +104,19 @@ class WritableFile final : public rocksdb::FSWritableFile {
     size_ = size;
     return IOStatus::OK();
   }
-  IOStatus Close(const IOOptions&, IODebugContext*) override { return ToIOStatus(file_->Close()); }
+  IOStatus Close(const IOOptions&, IODebugContext*) override {
+    // RocksDB preallocates its WAL and table files (PrepareWrite -> Allocate, up to 1.1 x the
+    // write buffer): give back what was not written, as its own POSIX file does, or every file
+    // keeps its preallocated tail for as long as it lives.
+    size_t block_size = 0, last_block = 0;
+    GetPreallocationStatus(&block_size, &last_block);
+    if (last_block > 0) {
+      const uint64_t end = uint64_t{block_size} * last_block;
+      (void)file_->Truncate(size_);
+      if (end > size_) (void)file_->PunchHole(size_, end - size_);
+    }
+    return ToIOStatus(file_->Close());
+  }
   IOStatus Flush(const IOOptions&, IODebugContext*) override { return IOStatus::OK(); }
   IOStatus Sync(const IOOptions&, IODebugContext*) override { return ToIOStatus(file_->Sync()); }
   IOStatus Fsync(const IOOptions&, IODebugContext*) override { return ToIOStatus(file_->Sync()); }
@@ -181,9 +193,14 @@ class InfoLogger final : public rocksdb::Logger {
     std::lock_guard<std::mutex> l(mu_);
     if (file_->Pwrite(size_, line).ok()) size_ += line.size();
   }
+  // What RocksDB's log roller (max_log_file_size) reads to decide when to start a new file.
+  size_t GetLogFileSize() const override {
+    std::lock_guard<std::mutex> l(mu_);
+    return static_cast<size_t>(size_);
+  }
 
  private:
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::unique_ptr<File> file_;
   uint64_t size_ = 0;
 };
@@ -243,6 +260,15 @@ class RocksFileSystem final : public rocksdb::FileSystem {
     if (!info.ok()) return ToIOStatus(info.status());
     if (info->type != FileType::kDirectory) return IOStatus::IOError(name + ": not a directory");
     *result = std::make_unique<Directory>(env_, name);
+    return IOStatus::OK();
+  }
+
+  // What an SstFileManager reads to decide whether a compaction has room.
+  IOStatus GetFreeSpace(const std::string& path, const IOOptions&, uint64_t* free,
+                        IODebugContext*) override {
+    Result<SpaceInfo> space = env_->Space(path);
+    if (!space.ok()) return ToIOStatus(space.status());
+    *free = space->free_bytes;
     return IOStatus::OK();
   }
 

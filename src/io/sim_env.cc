@@ -626,7 +626,12 @@ Status SimEnv::FileTruncate(uint64_t gen, uint64_t ino, const std::string& path,
   ARCHIL_RETURN_IF_ERROR(Check(kSimTruncate, path));
   ARCHIL_RETURN_IF_ERROR(CheckHandle(gen, path));
   Inode& n = inodes_.at(ino);
-  ARCHIL_RETURN_IF_ERROR(CheckSpace(n, std::max<uint64_t>(size, n.reserved), path));
+  // A truncate that does not grow the file frees every block past the new end, preallocated
+  // ones included (as ftruncate(2) with a punch of the tail: how RocksDB drops a file's
+  // preallocation when it closes it); growing keeps them.
+  const uint64_t reserved = size <= n.data.size() ? std::min(n.reserved, size) : n.reserved;
+  ARCHIL_RETURN_IF_ERROR(CheckSpace(n, std::max<uint64_t>(size, reserved), path));
+  n.reserved = reserved;
   n.data.resize(size, '\0');
   Touch(n);
   Recharge(n);

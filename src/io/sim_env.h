@@ -27,7 +27,9 @@
 //     process's would be. The env is then usable again: a reboot.
 //   * Capacity: the sum over live files (with a name or an open handle) of max(size, allocated
 //     extent) may not exceed capacity_bytes; a write that would pass it fails with ENOSPC and no
-//     side effect. PunchHole does not give space back (a simplification).
+//     side effect. A Truncate that does not grow the file gives back everything past the new end
+//     (what Allocate(keep_size) reserved there included); PunchHole does not give space back (a
+//     simplification).
 //   * Fault injection: FaultRules make matching operations fail with a chosen errno before they
 //     have any effect, or cut the power just before them (a crash at an exact point).
 //

@@ -346,6 +346,15 @@ TEST(SimEnv, NoSpaceFailsWithoutSideEffectAndFreeingHelps) {
   EXPECT_TRUE((*f)->Allocate(0, 9000, /*keep_size=*/true).ok());
   EXPECT_EQ(*(*f)->Size(), 5000u);
   EXPECT_EQ(env.used_bytes(), 9000u);
+  // Growing keeps what was preallocated; shrinking gives it back with the rest (ftruncate(2)).
+  ASSERT_TRUE((*f)->Truncate(6000).ok());
+  EXPECT_EQ(env.used_bytes(), 9000u);
+  ASSERT_TRUE((*f)->Truncate(3000).ok());
+  EXPECT_EQ(env.used_bytes(), 3000u);
+  ASSERT_TRUE((*f)->Allocate(0, 8000, /*keep_size=*/true).ok());
+  EXPECT_EQ(env.used_bytes(), 8000u);
+  ASSERT_TRUE((*f)->Truncate(3000).ok());  // the same size: the preallocated tail goes
+  EXPECT_EQ(env.used_bytes(), 3000u);
 }
 
 TEST(SimEnv, FaultRuleFailsTheChosenOperationWithoutEffect) {

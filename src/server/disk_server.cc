@@ -1,7 +1,6 @@
 #include "server/disk_server.h"
 
 #include <malloc.h>
-
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -108,6 +107,7 @@ void DiskServer::Stop() {
   }
   conns_.clear();
   pending_.clear();
+  pending_order_.clear();
   connection_count_ = 0;
 }
 
@@ -213,8 +213,8 @@ void DiskServer::AcceptAll() {
     }
     // A peer over its failed-authentication limit gets one new connection a second until its
     // window ends (protocol.md §11).
-    if (auto f = failures_.find(AddressKey(peer)); f != failures_.end() &&
-                                                   f->second.count > kAuthFailuresPerMinute) {
+    if (auto f = failures_.find(AddressKey(peer));
+        f != failures_.end() && f->second.count > kAuthFailuresPerMinute) {
       const int64_t now = clock_->MonotonicNanos();
       if (now - f->second.window_start_ns < 60'000'000'000) {
         if (now - f->second.last_accept_ns < 1'000'000'000) {
@@ -243,7 +243,15 @@ void DiskServer::AcceptAll() {
     ev.data.fd = raw;
     if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, raw, &ev) != 0) continue;
     // Cleartext or TLS is known at the connection's first byte (ChooseStream).
-    pending_[raw] = Pending{std::move(fd), peer, clock_->MonotonicNanos()};
+    const int64_t now = clock_->MonotonicNanos();
+    pending_[raw] = Pending{std::move(fd), peer, now};
+    pending_order_.emplace_back(now, raw);
+    if (pending_order_.size() > 4 * (pending_.size() + 16)) {
+      // Mostly entries of sockets that spoke or went since: rebuilt from what is pending.
+      pending_order_.clear();
+      for (const auto& [pfd, p] : pending_) pending_order_.emplace_back(p.created_ns, pfd);
+      std::sort(pending_order_.begin(), pending_order_.end());
+    }
     CountUnauthenticated(peer);
     ++connection_count_;
   }
@@ -261,32 +269,28 @@ void DiskServer::UncountUnauthenticated(const std::string& peer) {
 }
 
 bool DiskServer::EvictOldestUnauthenticated() {
-  auto oldest_pending = pending_.end();
-  for (auto it = pending_.begin(); it != pending_.end(); ++it) {
-    if (oldest_pending == pending_.end() ||
-        it->second.created_ns < oldest_pending->second.created_ns) {
-      oldest_pending = it;
-    }
+  // Silent sockets first, oldest first: O(1) per eviction however many there are.
+  while (!pending_order_.empty()) {
+    const auto [created, fd] = pending_order_.front();
+    pending_order_.pop_front();
+    auto it = pending_.find(fd);
+    if (it == pending_.end() || it->second.created_ns != created) continue;  // gone already
+    ++evicted_count_;
+    DropPending(it, "evicted, silent and not authenticated");
+    return true;
   }
   ConnPtr oldest_conn;
   for (const auto& [fd, c] : conns_) {
-    if (c->counted_unauthenticated && (!oldest_conn || c->created_ns() < oldest_conn->created_ns())) {
+    if (c->counted_unauthenticated &&
+        (!oldest_conn || c->created_ns() < oldest_conn->created_ns())) {
       oldest_conn = c;
     }
   }
+  if (!oldest_conn) return false;
   ++evicted_count_;
-  if (oldest_conn && (oldest_pending == pending_.end() ||
-                      oldest_conn->created_ns() < oldest_pending->second.created_ns)) {
-    ARCHIL_LOG(kDebug) << "server: " << oldest_conn->peer() << ": evicted, not authenticated";
-    Close(oldest_conn);
-    return true;
-  }
-  if (oldest_pending != pending_.end()) {
-    DropPending(oldest_pending, "evicted, not authenticated");
-    return true;
-  }
-  --evicted_count_;
-  return false;
+  ARCHIL_LOG(kDebug) << "server: " << oldest_conn->peer() << ": evicted, not authenticated";
+  Close(oldest_conn);
+  return true;
 }
 
 void DiskServer::ChooseStream(int fd) {
@@ -492,7 +496,8 @@ bool DiskServer::OnFrame(const ConnPtr& c, proto::Frame frame, Charge* charge) {
         UncountUnauthenticated(c->peer());
         c->reader.set_limits(options_.limits);
       }
-      if (std::shared_ptr<Session> s = c->session()) c->budget_disk = 1 + s->identity().disk.value();
+      if (std::shared_ptr<Session> s = c->session())
+        c->budget_disk = 1 + s->identity().disk.value();
       return keep;
     }
     default:
@@ -553,6 +558,10 @@ void DiskServer::Work(const ConnPtr& c, const proto::Frame& frame, const proto::
     r = ErrorResponse(v, why);
     const proto::MessageType* type = proto::FindMessageType(h.type);
     if (const v1::Mut* mut = type ? type->mut_of(*m) : nullptr) r = Refuse(*session, *mut, r);
+  } else if (Status gate = AdmitIfMutation(h.type, *m); !gate.ok()) {
+    r = gate.code() == Status::Code::kUnavailable
+            ? DelayResponse(gate.message(), 250)
+            : ErrorResponse(proto::WireStatusForErrno(ErrnoFor(gate)), gate.message());
   } else {
     r = Execute(*session, h.type, *m, frame.payload);
   }
@@ -560,6 +569,13 @@ void DiskServer::Work(const ConnPtr& c, const proto::Frame& frame, const proto::
   c->Answered(h.request_id);
   c->inflight_bytes -= charge.bytes;
   Discharge(charge);
+}
+
+Status DiskServer::AdmitIfMutation(uint16_t type, const proto::Message& m) const {
+  if (!options_.admit_mutation) return Status::Ok();
+  const proto::MessageType* t = proto::FindMessageType(type);
+  if (t == nullptr || t->mut_of(m) == nullptr) return Status::Ok();
+  return options_.admit_mutation();
 }
 
 void DiskServer::Discharge(Charge charge) {

@@ -50,6 +50,10 @@ namespace archil::server {
 
 struct DiskServerOptions {
   std::string listen = "127.0.0.1:8421";  // port 0: any free port (tests)
+  // Asked before each mutating request runs (null: always OK). Unavailable: the request is
+  // answered DELAY, and the client sends it again after a while (nothing ran); any other error
+  // is its answer. The tier's lease (apps/archil-server/tier_service.h) holds writes this way.
+  std::function<Status()> admit_mutation;
   int workers = 16;
   size_t max_connections = 4096;
   // Connections not bound to a session yet: at most this many per peer address (an IPv4 host,
@@ -122,9 +126,14 @@ class DiskServer {
     int64_t created_ns = 0;
   };
   void ChooseStream(int fd) ARCHIL_REQUIRES(io_mu_);
+  // OK unless `type` mutates and admit_mutation refuses it now.
+  Status AdmitIfMutation(uint16_t type, const proto::Message& m) const;
   void CountUnauthenticated(const std::string& peer) ARCHIL_REQUIRES(io_mu_);
   void UncountUnauthenticated(const std::string& peer) ARCHIL_REQUIRES(io_mu_);
-  // Closes the unauthenticated connection that has waited longest; false if there is none.
+  // Closes an unauthenticated connection to make room: the one that has waited longest without
+  // sending a byte, else (every one has begun its handshake) the oldest of those. False if there
+  // is none. A client that connects and says HELLO at once is thus never pushed out by sockets
+  // that say nothing, however fast they come.
   bool EvictOldestUnauthenticated() ARCHIL_REQUIRES(io_mu_);
   void DropPending(std::map<int, Pending>::iterator it, std::string_view why)
       ARCHIL_REQUIRES(io_mu_);
@@ -187,6 +196,9 @@ class DiskServer {
   Mutex io_mu_;
   std::map<int, ConnPtr> conns_ ARCHIL_GUARDED_BY(io_mu_);
   std::map<int, Pending> pending_ ARCHIL_GUARDED_BY(io_mu_);  // accepted, first byte not seen
+  // pending_ in the order accepted, (created_ns, fd); entries whose fd left pending_ (or was
+  // reused since: another created_ns) are skipped when met.
+  std::deque<std::pair<int64_t, int>> pending_order_ ARCHIL_GUARDED_BY(io_mu_);
   // Unauthenticated connections per net::AddressKey, and in all.
   std::map<std::string, size_t> unauthenticated_ ARCHIL_GUARDED_BY(io_mu_);
   size_t unauthenticated_total_ ARCHIL_GUARDED_BY(io_mu_) = 0;

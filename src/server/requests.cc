@@ -239,6 +239,13 @@ Response ErrorResponse(WireStatus status, std::string_view message) {
   return Response{status, e.SerializeAsString(), {}, false};
 }
 
+Response DelayResponse(std::string_view message, uint32_t retry_after_ms) {
+  v1::ErrorReply e;
+  e.set_message(std::string(message));
+  e.set_retry_after_ms(retry_after_ms);
+  return Response{WireStatus::kDelay, e.SerializeAsString(), {}, false};
+}
+
 Response Refuse(Session& session, const v1::Mut& mut, Response refusal) {
   return InSlot(session, mut, [&] { return CachedReply{refusal.status, refusal.body}; });
 }

@@ -45,5 +45,7 @@ Response Refuse(Session& session, const v1::Mut& mut, Response refusal);
 
 // An error reply: `status` with an ErrorReply whose message is `message`.
 Response ErrorResponse(proto::WireStatus status, std::string_view message);
+// DELAY: nothing ran; the client sends the request again after `retry_after_ms`.
+Response DelayResponse(std::string_view message, uint32_t retry_after_ms);
 
 }  // namespace archil::server

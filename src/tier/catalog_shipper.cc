@@ -112,6 +112,8 @@ Status CatalogShipper::Ship() {
 }
 
 Status CatalogShipper::Pass() {
+  // A fenced server's catalog is no longer the bucket's: it copies nothing.
+  if (options_.allowed && !options_.allowed()) return Status::Ok();
   Status s = Ship();
   if (!s.ok()) {
     MutexLock lock(&mu_);

@@ -36,6 +36,8 @@ struct CatalogShipperOptions {
   std::string tmp_dir;  // REQUIRES: exists, on a local file system
   int schema = 0;       // the catalog's schema version, recorded in LATEST
   size_t keep = 3;
+  // Whether this server may write the bucket now (null: always): false once it is fenced.
+  std::function<bool()> allowed;
   int interval_ms = 1000;
 };
 

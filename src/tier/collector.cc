@@ -15,6 +15,8 @@ struct Collector::DiskPlan {
   // retained log record of some disk references them.
   std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> segment_candidates;
   std::set<std::pair<uint64_t, uint64_t>> segrefs;  // of the disk's retained log objects
+  // Dead segments whose death has not reached the bucket yet: not judged in this pass.
+  std::vector<std::string> waiting_for_log;
 };
 
 Collector::Collector(const CollectorOptions& options)
@@ -53,9 +55,27 @@ Status Collector::Plan(engine::DiskNo disk, DiskPlan* plan) {
   Result<engine::LineageInfo> lineage = options_.engine->Lineage(disk);
   if (!lineage.ok()) return Status::Ok();  // deleted meanwhile
   ARCHIL_ASSIGN_OR_RETURN(ManifestRead read, ReadDiskManifest(options_.store, disk));
+  // A fenced server deletes nothing: the objects are the new owner's to judge.
+  if (CurrentOwner(read.manifest) > options_.engine->owner_gen()) {
+    return Status::PermissionDenied("fenced: generation " +
+                                    std::to_string(CurrentOwner(read.manifest)) + " owns " +
+                                    engine::DiskIdFromNo(disk).str());
+  }
   const std::vector<PublishedSnapshot>& snaps = read.manifest.snapshots;
   const uint64_t older = snaps.empty() ? 0 : snaps.back().seq.value();
   const uint64_t newest = snaps.empty() ? 0 : snaps.front().seq.value();
+
+  // Segments, in this order. The objects are listed first, so that a segment sealed after the
+  // listing is not judged. Then the engine's SEG records: a segment without one died at or
+  // before the disk's last seq read after them. A dead segment is judged only once its death
+  // has reached the bucket (uploaded_seq at or past that seq, read before the log objects are
+  // listed): the log objects listed then hold every record that ever referenced it, so no
+  // stored record that a recovery replays names a segment this deletes.
+  const std::string seg_prefix = SegmentUploader::ObjectPrefix(lineage->root, disk);
+  ARCHIL_ASSIGN_OR_RETURN(auto seg_objects, store::ListAll(options_.store, seg_prefix));
+  ARCHIL_ASSIGN_OR_RETURN(auto live, options_.engine->SegmentFilesOf(disk));
+  ARCHIL_ASSIGN_OR_RETURN(engine::Seq last, options_.engine->LastSeq(disk));
+  ARCHIL_ASSIGN_OR_RETURN(engine::Seq uploaded, options_.engine->UploadedSeq(disk));
 
   // Log objects: each one's last seq is the next one's first seq - 1.
   ARCHIL_ASSIGN_OR_RETURN(auto logs, store::ListAll(options_.store, LogObjectPrefix(disk)));
@@ -93,15 +113,20 @@ Status Collector::Plan(engine::DiskNo disk, DiskPlan* plan) {
     kept_segments.insert(segs->begin(), segs->end());
   }
 
-  // Segments: listed first, so that a segment sealed after the listing is not judged.
-  const std::string seg_prefix = SegmentUploader::ObjectPrefix(lineage->root, disk);
-  ARCHIL_ASSIGN_OR_RETURN(auto seg_objects, store::ListAll(options_.store, seg_prefix));
-  ARCHIL_ASSIGN_OR_RETURN(auto live, options_.engine->SegmentFilesOf(disk));
   for (const auto& [seg, path] : live) kept_segments.insert(seg.value());
   for (const store::ObjectInfo& o : seg_objects) {
     const std::optional<uint64_t> seg =
         ParseLowerHex(std::string_view(o.key).substr(seg_prefix.size()), 16);
-    if (!seg || kept_segments.count(*seg)) continue;
+    if (!seg || kept_segments.count(*seg)) {
+      died_by_.erase(o.key);
+      continue;
+    }
+    // Dead by `last` (the first pass that saw it so): judged once that much log is stored.
+    const uint64_t by = died_by_.emplace(o.key, last.value()).first->second;
+    if (uploaded.value() < by) {
+      plan->waiting_for_log.push_back(o.key);
+      continue;
+    }
     plan->segment_candidates.push_back({o.key, {disk.value(), *seg}});
   }
   return Status::Ok();
@@ -124,11 +149,48 @@ Status Collector::Pass() {
     plans.push_back(std::move(plan));
   }
   std::vector<std::pair<std::string, Kind>> unreachable;
+  uint64_t waiting_for_log = 0, deleted_disks = 0;
   for (DiskPlan& plan : plans) {
+    waiting_for_log += plan.waiting_for_log.size();
     for (auto& u : plan.unreachable) unreachable.push_back(std::move(u));
     if (!first.ok()) continue;
     for (auto& [key, ref] : plan.segment_candidates) {
       if (!referenced.count(ref)) unreachable.emplace_back(std::move(key), Kind::kSegment);
+    }
+  }
+  // Deleted disks (the engine's tombstones): every object of theirs goes, the MANIFEST last, so
+  // that a recovery meanwhile still finds it saying `deleting`; then the tombstone goes.
+  Result<std::vector<std::pair<engine::DiskNo, engine::DiskNo>>> tombstones =
+      options_.engine->DeletedDisks();
+  if (!tombstones.ok() && first.ok()) first = tombstones.status();
+  std::vector<engine::DiskNo> forget;
+  std::vector<std::pair<engine::DiskNo, engine::DiskNo>> gone;
+  if (tombstones.ok()) gone = std::move(*tombstones);
+  for (const auto& [disk, root] : gone) {
+    Result<std::vector<store::ObjectInfo>> own =
+        store::ListAll(options_.store, "disks/" + engine::DiskIdFromNo(disk).str() + "/");
+    Result<std::vector<store::ObjectInfo>> segs =
+        store::ListAll(options_.store, SegmentUploader::ObjectPrefix(root, disk));
+    if (!own.ok() || !segs.ok()) {
+      if (first.ok()) first = own.ok() ? segs.status() : own.status();
+      continue;
+    }
+    const std::string manifest = DiskManifestKey(disk);
+    Result<ManifestRead> read = ReadDiskManifest(options_.store, disk);
+    if (!read.ok() || CurrentOwner(read->manifest) > options_.engine->owner_gen()) {
+      if (first.ok()) first = read.ok() ? Status::PermissionDenied("fenced") : read.status();
+      continue;  // a newer owner's to judge
+    }
+    std::vector<std::string> keys;
+    for (const auto& o : *own) keys.push_back(o.key);
+    for (const auto& o : *segs) keys.push_back(o.key);
+    if (keys.empty()) {
+      forget.push_back(disk);
+      continue;
+    }
+    for (const std::string& key : keys) {
+      if (key == manifest && keys.size() > 1) continue;  // the others first
+      unreachable.emplace_back(key, Kind::kDeletedDisk);
     }
   }
   const int64_t now = options_.clock->MonotonicNanos();
@@ -149,16 +211,25 @@ Status Collector::Pass() {
     }
     segrefs_.erase(key);
     snapshot_segments_.erase(key);
+    died_by_.erase(key);
     if (kind == Kind::kLog) ++deleted.deleted_log_objects;
     if (kind == Kind::kSnapshot) ++deleted.deleted_snapshot_objects;
     if (kind == Kind::kSegment) ++deleted.deleted_segments;
+    if (kind == Kind::kDeletedDisk) ++deleted.deleted_disk_objects;
   }
   unreachable_since_ = std::move(since);
+  for (engine::DiskNo disk : forget) {
+    Status s = options_.engine->ForgetDeletedDisk(disk);
+    if (!s.ok() && first.ok()) first = s;
+    if (s.ok()) ++deleted_disks;
+  }
   MutexLock lock(&mu_);
+  stats_.deleted_disks += deleted_disks;
   stats_.deleted_log_objects += deleted.deleted_log_objects;
   stats_.deleted_snapshot_objects += deleted.deleted_snapshot_objects;
   stats_.deleted_segments += deleted.deleted_segments;
-  stats_.waiting = unreachable_since_.size();
+  stats_.deleted_disk_objects += deleted.deleted_disk_objects;
+  stats_.waiting = unreachable_since_.size() + waiting_for_log;
   if (!first.ok()) {
     ++stats_.failed_passes;
     stats_.last_error = first.ToString();

@@ -3,6 +3,8 @@
 #include "base/log.h"
 #include "engine/log_record.h"
 #include "tier/log_object.h"
+#include "tier/manifest.h"
+#include "tier/snapshotter.h"
 
 namespace archil::tier {
 
@@ -36,7 +38,9 @@ Status LogShipper::ShipDisk(engine::DiskNo disk, uint64_t* waiting) {
     ARCHIL_ASSIGN_OR_RETURN(auto page, options_.engine->OutboxRecords(disk, uploaded, 4096));
     if (page.empty()) return Status::Ok();
     LogObject o;
-    o.owner_gen = options_.owner_gen;
+    // The generation in the object's name (docs/tiering.md §5): a server that took over never
+    // writes a name the old owner could have used.
+    o.owner_gen = options_.engine->owner_gen();
     o.disk = disk;
     o.first_seq = page.front().first;
     size_t bytes = 0;
@@ -90,6 +94,36 @@ Status LogShipper::ShipDisk(engine::DiskNo disk, uint64_t* waiting) {
   }
 }
 
+Status LogShipper::MarkDeleted(engine::DiskNo disk) {
+  for (int attempt = 0;; ++attempt) {
+    ARCHIL_ASSIGN_OR_RETURN(ManifestRead read, ReadDiskManifest(options_.store, disk));
+    if (CurrentOwner(read.manifest) > options_.engine->owner_gen()) {
+      return Status::PermissionDenied("fenced: a newer owner has " +
+                                      engine::DiskIdFromNo(disk).str());
+    }
+    if (!read.manifest.deleting) {
+      DiskManifest next = read.manifest;
+      next.deleting = true;
+      store::PutOptions put;
+      put.condition = read.etag.empty() ? store::Condition::kIfAbsent : store::Condition::kIfMatch;
+      put.etag = read.etag;
+      Result<std::string> done =
+          options_.store->Put(DiskManifestKey(disk), EncodeDiskManifest(next), put);
+      if (!done.ok()) {
+        const Status::Code c = done.status().code();
+        const bool lost =
+            c == Status::Code::kAlreadyExists || c == Status::Code::kFailedPrecondition;
+        if (lost && attempt < 5) continue;  // the manifest changed meanwhile: read it again
+        return done.status();
+      }
+    }
+    ARCHIL_RETURN_IF_ERROR(options_.engine->DeletionMarked(disk));
+    MutexLock lock(&mu_);
+    ++stats_.deletions_marked;
+    return Status::Ok();
+  }
+}
+
 Status LogShipper::Pass() {
   std::set<uint64_t> stopped;
   {
@@ -111,6 +145,11 @@ Status LogShipper::Pass() {
     }
     if (first.ok()) first = s;
     if (s.code() != Status::Code::kCorruption) break;  // the store: the rest waits
+  }
+  // Deleted disks: marked in the bucket, after which the engine frees their space.
+  for (const auto& [disk, root] : options_.engine->DeletionsToMark()) {
+    Status s = MarkDeleted(disk);
+    if (!s.ok() && first.ok()) first = s.WithContext("mark " + engine::DiskIdFromNo(disk).str());
   }
   MutexLock lock(&mu_);
   stats_.stopped_disks.insert(stopped.begin(), stopped.end());

@@ -15,6 +15,8 @@
 //   3. Engine::LogShipped(disk, last seq): one batch advances uploaded_seq and drops the records.
 // A record blocked on a segment or a dependency blocks the later records of its disk only. A store
 // error ends the pass; the next one starts again from uploaded_seq, so shipping resumes by itself.
+// A pass also marks each disk deleted since in its MANIFEST (`deleting`: recovery skips it, the
+// collector deletes its objects), after which the engine frees its space (DeletionMarked).
 //
 // REQUIRES: the engine was opened with log_commits and keep_segments_until_uploaded.
 //
@@ -37,7 +39,6 @@ namespace archil::tier {
 struct LogShipperOptions {
   engine::Engine* engine = nullptr;     // REQUIRES: outlives the shipper
   store::ObjectStore* store = nullptr;  // REQUIRES: outlives the shipper
-  uint32_t owner_gen = 1;               // the generation in object names (docs/tiering.md §5)
   size_t max_object_bytes = size_t{4} << 20;
   int interval_ms = 1000;
 };
@@ -47,6 +48,7 @@ struct LogShipperStats {
   uint64_t shipped_objects = 0;
   uint64_t shipped_bytes = 0;
   uint64_t adopted_objects = 0;  // found already stored by an earlier attempt
+  uint64_t deletions_marked = 0;
   uint64_t failed_passes = 0;
   uint64_t waiting_records = 0;  // at the end of the last pass: in outboxes, not shipped
   std::set<uint64_t> stopped_disks;
@@ -68,6 +70,8 @@ class LogShipper {
  private:
   // Ships what it can of one disk; `waiting` gets how many records it left.
   Status ShipDisk(engine::DiskNo disk, uint64_t* waiting) ARCHIL_EXCLUDES(mu_);
+  // Marks a deleted disk in its MANIFEST, then tells the engine.
+  Status MarkDeleted(engine::DiskNo disk) ARCHIL_EXCLUDES(mu_);
   // Step 2 above: the seq the stored object ends at, or Corruption.
   Result<engine::Seq> Adopt(engine::DiskNo disk, const std::string& key);
 

@@ -160,14 +160,94 @@ std::string EncodeDiskManifest(const DiskManifest& m) {
   }
   json j = {
       {"format", 1}, {"disk_id", engine::DiskIdFromNo(m.disk).str()}, {"snapshots", snapshots}};
+  if (!m.owners.empty()) {
+    json owners = json::array();
+    for (const OwnerRange& r : m.owners) {
+      owners.push_back(
+          {{"gen", r.gen}, {"first_seq", r.first_seq.value()}, {"last_seq", r.last_seq.value()}});
+    }
+    j["owners"] = owners;
+  }
+  if (m.deleting) j["state"] = "deleting";
   return EncodeEnvelope(EnvelopeKind::kDiskManifest, DumpJson(j));
+}
+
+namespace {
+
+Status DecodeOwners(const json& j, DiskManifest* m) {
+  constexpr const char* kWhat = "disk manifest";
+  if (!j.contains("owners")) return Status::Ok();
+  ARCHIL_ASSIGN_OR_RETURN(const json* owners, Array(j, "owners", kWhat));
+  if (owners->empty() || owners->size() > 65535) return Bad("disk manifest: bad owners list");
+  for (const json& o : *owners) {
+    if (!o.is_object()) return Bad("disk manifest: an owner that is not an object");
+    ARCHIL_RETURN_IF_ERROR(Known(o, {"gen", "first_seq", "last_seq"}, kWhat));
+    OwnerRange r;
+    ARCHIL_ASSIGN_OR_RETURN(uint64_t gen, Uint(o, "gen", UINT32_MAX, kWhat));
+    ARCHIL_ASSIGN_OR_RETURN(uint64_t first, Uint(o, "first_seq", UINT64_MAX, kWhat));
+    ARCHIL_ASSIGN_OR_RETURN(uint64_t last, Uint(o, "last_seq", UINT64_MAX, kWhat));
+    r.gen = static_cast<uint32_t>(gen);
+    r.first_seq = engine::Seq(first);
+    r.last_seq = engine::Seq(last);
+    const bool open = last == 0;
+    if (gen == 0 || first == 0 || (!open && last + 1 < first)) {
+      return Bad("disk manifest: an owner range that is not one");
+    }
+    if (!m->owners.empty()) {
+      const OwnerRange& prev = m->owners.back();
+      if (prev.last_seq.value() == 0 || r.gen <= prev.gen ||
+          r.first_seq.value() != prev.last_seq.value() + 1) {
+        return Bad("disk manifest: owner ranges out of order");
+      }
+    }
+    m->owners.push_back(r);
+  }
+  if (m->owners.back().last_seq.value() != 0) return Bad("disk manifest: no open owner range");
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::optional<engine::Seq> UsableThrough(const DiskManifest& m, uint32_t gen, engine::Seq first,
+                                         engine::Seq last) {
+  if (m.owners.empty()) {
+    if (gen != 1) return std::nullopt;
+    return last;
+  }
+  for (const OwnerRange& r : m.owners) {
+    if (r.gen != gen) continue;
+    if (first.value() < r.first_seq.value()) return std::nullopt;
+    if (r.last_seq.value() == 0) return last;
+    if (first.value() > r.last_seq.value()) return std::nullopt;
+    return engine::Seq(std::min(last.value(), r.last_seq.value()));
+  }
+  return std::nullopt;
+}
+
+uint32_t CurrentOwner(const DiskManifest& m) { return m.owners.empty() ? 1 : m.owners.back().gen; }
+
+DiskManifest HandOver(DiskManifest m, uint32_t gen, engine::Seq from) {
+  if (m.owners.empty()) m.owners.push_back(OwnerRange{1, engine::Seq(1), engine::Seq(0)});
+  // What the new owner did not take (ranges from `from` on) is no longer anyone's.
+  while (!m.owners.empty() && m.owners.back().first_seq.value() >= from.value()) {
+    m.owners.pop_back();
+  }
+  if (!m.owners.empty()) m.owners.back().last_seq = engine::Seq(from.value() - 1);
+  m.owners.push_back(OwnerRange{gen, from, engine::Seq(0)});
+  return m;
 }
 
 Result<DiskManifest> DecodeDiskManifest(std::string_view v) {
   constexpr const char* kWhat = "disk manifest";
   ARCHIL_ASSIGN_OR_RETURN(json j, ParseBody(v, EnvelopeKind::kDiskManifest, kWhat));
-  ARCHIL_RETURN_IF_ERROR(Known(j, {"format", "disk_id", "snapshots"}, kWhat));
+  ARCHIL_RETURN_IF_ERROR(Known(j, {"format", "disk_id", "snapshots", "owners", "state"}, kWhat));
   DiskManifest m;
+  ARCHIL_RETURN_IF_ERROR(DecodeOwners(j, &m));
+  if (j.contains("state")) {
+    Result<std::string> state = RequiredString(j, "state");
+    if (!state.ok() || *state != "deleting") return Bad("disk manifest: unknown state");
+    m.deleting = true;
+  }
   ARCHIL_ASSIGN_OR_RETURN(m.disk, DiskOf(j, kWhat));
   ARCHIL_ASSIGN_OR_RETURN(const json* snapshots, Array(j, "snapshots", kWhat));
   for (const json& s : *snapshots) {

@@ -23,7 +23,8 @@ namespace archil::tier {
 enum class EnvelopeKind : uint16_t {
   kDiskManifest = 1,
   kSnapshotManifest = 2,
-  kCatalogPointer = 3
+  kCatalogPointer = 3,
+  kOwner = 4
 };
 
 // REQUIRES: body is valid UTF-8.
@@ -61,14 +62,39 @@ struct PublishedSnapshot {
   bool operator==(const PublishedSnapshot&) const = default;
 };
 
+// The seqs of a disk's log that one owner generation wrote (docs/tiering.md §5): its log
+// objects are read from first_seq to last_seq; 0: the range is open (the current owner's).
+struct OwnerRange {
+  uint32_t gen = 1;
+  engine::Seq first_seq{1};
+  engine::Seq last_seq{0};
+  bool operator==(const OwnerRange&) const = default;
+};
+
 struct DiskManifest {
   engine::DiskNo disk;
   // Newest first, at most kRetainedSnapshots: recovery starts from the first; the collector keeps
   // every object either one needs (docs/tiering.md §4).
   std::vector<PublishedSnapshot> snapshots;
+  // Ascending generations, each range starting after the one before it ends, the last one open.
+  // Empty: every object is generation 1's (a bucket no server ever took over).
+  std::vector<OwnerRange> owners;
+  // The disk was deleted: recovery skips it, and the collector deletes its objects.
+  bool deleting = false;
   bool operator==(const DiskManifest&) const = default;
 };
 inline constexpr size_t kRetainedSnapshots = 2;
+
+// Whether a log object of generation `gen` holding seqs [first, last] is one a reader uses, and
+// the last seq of it that it may take (records past a closed range are a fenced owner's).
+// nullopt: none of it.
+std::optional<engine::Seq> UsableThrough(const DiskManifest& m, uint32_t gen, engine::Seq first,
+                                         engine::Seq last);
+// The generation that owns the disk's log now: the open range's (1 without ranges).
+uint32_t CurrentOwner(const DiskManifest& m);
+// `m` handed to generation `gen` from seq `from` on: the open range closes at from - 1 and a new
+// open one begins. REQUIRES: gen > CurrentOwner(m).
+DiskManifest HandOver(DiskManifest m, uint32_t gen, engine::Seq from);
 
 // A snapshot's name, SnapshotName(owner_gen, seq) ("<gen:08x>-<seq:016x>"), read back; nullopt
 // for any other text.

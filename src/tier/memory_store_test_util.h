@@ -20,7 +20,8 @@ inline std::string ReadWholeFile(const std::string& path) {
   return ss.str();
 }
 
-// An in-memory store that never links, and whose Put/PutFile can be made to fail.
+// An in-memory store that never links, enforces both conditions (etags change with every Put),
+// and whose Put/PutFile can be made to fail.
 class MemoryStore final : public store::ObjectStore {
  public:
   Result<std::string> Put(std::string_view key, std::string_view data,
@@ -28,11 +29,17 @@ class MemoryStore final : public store::ObjectStore {
     MutexLock lock(&mu_);
     ++puts_;
     if (down_) return Status::Unavailable("the store is down");
-    if (options.condition == store::Condition::kIfAbsent && objects_.count(std::string(key))) {
+    const std::string k(key);
+    if (options.condition == store::Condition::kIfAbsent && objects_.count(k)) {
       return Status::AlreadyExists("exists");
     }
-    objects_[std::string(key)] = std::string(data);
-    return std::string("e") + std::to_string(puts_);
+    if (options.condition == store::Condition::kIfMatch &&
+        (!objects_.count(k) || etags_[k] != options.etag)) {
+      return Status::FailedPrecondition("the etag does not match");
+    }
+    objects_[k] = std::string(data);
+    etags_[k] = std::string("e") + std::to_string(puts_);
+    return etags_[k];
   }
   Result<FileUpload> PutFile(std::string_view key, const std::string& path,
                              uint64_t size) override {
@@ -52,7 +59,7 @@ class MemoryStore final : public store::ObjectStore {
     MutexLock lock(&mu_);
     auto it = objects_.find(std::string(key));
     if (it == objects_.end()) return Status::NotFound("no object");
-    return store::ObjectInfo{it->first, it->second.size(), "e"};
+    return store::ObjectInfo{it->first, it->second.size(), etags_[it->first]};
   }
   Result<store::ListPage> List(std::string_view prefix, std::string_view start_after,
                                size_t limit) override {
@@ -64,13 +71,14 @@ class MemoryStore final : public store::ObjectStore {
         page.truncated = true;
         break;
       }
-      page.objects.push_back({it->first, it->second.size(), "e"});
+      page.objects.push_back({it->first, it->second.size(), etags_[it->first]});
     }
     return page;
   }
   Status Delete(std::string_view key) override {
     MutexLock lock(&mu_);
     objects_.erase(std::string(key));
+    etags_.erase(std::string(key));
     return Status::Ok();
   }
   bool EnforcesConditions() const override { return true; }
@@ -83,6 +91,7 @@ class MemoryStore final : public store::ObjectStore {
   void Set(const std::string& key, std::string data) {
     MutexLock lock(&mu_);
     objects_[key] = std::move(data);
+    etags_[key] = "set" + std::to_string(++puts_);
   }
   std::map<std::string, std::string> objects() {
     MutexLock lock(&mu_);
@@ -92,6 +101,7 @@ class MemoryStore final : public store::ObjectStore {
  private:
   Mutex mu_;
   std::map<std::string, std::string> objects_ ARCHIL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> etags_ ARCHIL_GUARDED_BY(mu_);
   bool down_ ARCHIL_GUARDED_BY(mu_) = false;
   int puts_ ARCHIL_GUARDED_BY(mu_) = 0;
 };

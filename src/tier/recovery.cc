@@ -71,6 +71,7 @@ Result<uint64_t> Download(store::ObjectStore* store, const std::string& key,
 // What recovery replays for one disk: a base snapshot (none: the log from seq 1) and the log
 // objects after it.
 struct DiskSource {
+  DiskManifest manifest;  // empty if the disk has none yet
   std::optional<SnapshotManifest> base;
   std::vector<std::string> logs;  // in key order (generation, then first seq)
   uint64_t last = 0;              // the last seq the disk recovers to
@@ -81,10 +82,10 @@ uint64_t BaseSeq(const DiskSource& d) { return d.base ? d.base->seq.value() : 0;
 
 // The newest snapshot the manifest publishes whose manifest and parts are all in the store;
 // nullopt if it publishes none. Corruption if it publishes some and none is whole.
-Result<std::optional<SnapshotManifest>> ChooseBase(store::ObjectStore* store, engine::DiskNo disk) {
-  ARCHIL_ASSIGN_OR_RETURN(ManifestRead read, ReadDiskManifest(store, disk));
+Result<std::optional<SnapshotManifest>> ChooseBase(store::ObjectStore* store, engine::DiskNo disk,
+                                                   const DiskManifest& manifest) {
   Status why;
-  for (const PublishedSnapshot& p : read.manifest.snapshots) {
+  for (const PublishedSnapshot& p : manifest.snapshots) {
     const std::string key = SnapshotManifestKey(disk, p.owner_gen, p.seq);
     Result<std::string> bytes = store->Get(key);
     Result<SnapshotManifest> m =
@@ -170,7 +171,8 @@ Status EndMarker(const std::string& dir) {
 }  // namespace
 
 Result<RecoveryReport> RecoverFromStore(const engine::EngineOptions& options,
-                                        store::ObjectStore* store) {
+                                        store::ObjectStore* store, uint32_t owner_gen) {
+  if (owner_gen == 0) return Status::InvalidArgument("recovery: owner generation 0");
   ARCHIL_RETURN_IF_ERROR(StartMarker(options.dir));
   // Every disk with a manifest or log objects; each one's log objects in key order.
   ARCHIL_ASSIGN_OR_RETURN(std::vector<store::ObjectInfo> objects, store::ListAll(store, "disks/"));
@@ -190,24 +192,45 @@ Result<RecoveryReport> RecoverFromStore(const engine::EngineOptions& options,
     if (disk.ok()) disks[disk->value()];
   }
   RecoveryReport report;
-  // First read: each disk's base, its last seq, and what its records after the base depend on.
-  for (auto& [no, d] : disks) {
-    const engine::DiskNo disk(no);
-    ARCHIL_ASSIGN_OR_RETURN(d.base, ChooseBase(store, disk));
+  // First read: each disk's manifest (a deleted disk is skipped), its base, its last seq, and
+  // what its records after the base depend on. Only the log objects the manifest's owner ranges
+  // give to their generation count, each up to its range's end: what a fenced owner stored
+  // after it was fenced is not read.
+  for (auto it = disks.begin(); it != disks.end();) {
+    const engine::DiskNo disk(it->first);
+    DiskSource& d = it->second;
+    ARCHIL_ASSIGN_OR_RETURN(ManifestRead read, ReadDiskManifest(store, disk));
+    d.manifest = std::move(read.manifest);
+    if (d.manifest.deleting) {
+      ++report.deleted_disks;
+      it = disks.erase(it);
+      continue;
+    }
+    ARCHIL_ASSIGN_OR_RETURN(d.base, ChooseBase(store, disk, d.manifest));
     d.last = BaseSeq(d);
+    std::vector<std::string> usable;
     for (const std::string& key : d.logs) {
       ARCHIL_ASSIGN_OR_RETURN(std::string bytes, store->Get(key));
       Result<LogObject> o = DecodeLogObject(bytes);
       if (!o.ok()) return o.status().WithContext(key);
       if (o->disk != disk) return Status::Corruption(key + " holds another disk's log");
-      d.last = std::max(d.last, o->last_seq().value());
+      const std::optional<engine::Seq> through =
+          UsableThrough(d.manifest, o->owner_gen, o->first_seq, o->last_seq());
+      if (!through) {
+        ++report.fenced_log_objects;
+        continue;
+      }
+      usable.push_back(key);
+      d.last = std::max(d.last, through->value());
       for (const std::string& rec : o->records) {
         ARCHIL_ASSIGN_OR_RETURN(engine::LogRecord r, engine::DecodeLogRecord(rec, o->disk));
-        if (r.seq.value() > BaseSeq(d)) {
+        if (r.seq.value() > BaseSeq(d) && r.seq.value() <= through->value()) {
           for (const auto& dep : r.depends_on) d.depends.push_back(dep);
         }
       }
     }
+    d.logs = std::move(usable);
+    ++it;
   }
   // A disk whose log needs more of another's than the store holds is dropped, and so are the
   // disks that need it: the shipper never lets this happen, so it is an error.
@@ -232,6 +255,9 @@ Result<RecoveryReport> RecoverFromStore(const engine::EngineOptions& options,
   }
   {
     ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> e, engine::Engine::Open(options));
+    // What the recovered engine writes from now on is a new owner's: no name of its segments or
+    // of its objects is one the old owner could have used.
+    ARCHIL_RETURN_IF_ERROR(e->SetOwnerGen(owner_gen));
     for (const auto& [no, d] : disks) {
       const engine::DiskNo disk(no);
       if (d.base) ARCHIL_RETURN_IF_ERROR(ApplySnapshot(e.get(), store, *d.base, &report));
@@ -240,12 +266,15 @@ Result<RecoveryReport> RecoverFromStore(const engine::EngineOptions& options,
         Result<LogObject> o = DecodeLogObject(bytes);
         if (!o.ok()) return o.status().WithContext(key);
         if (o->disk != disk) return Status::Corruption(key + " holds another disk's log");
-        if (o->last_seq().value() <= BaseSeq(d)) continue;  // in the snapshot
+        const uint64_t through =
+            UsableThrough(d.manifest, o->owner_gen, o->first_seq, o->last_seq())->value();
+        if (through <= BaseSeq(d)) continue;  // in the snapshot
         const size_t skip = o->first_seq.value() > BaseSeq(d)
                                 ? 0
                                 : static_cast<size_t>(BaseSeq(d) - o->first_seq.value() + 1);
+        const size_t end = static_cast<size_t>(through - o->first_seq.value() + 1);
         const std::vector<std::string> after(o->records.begin() + static_cast<ptrdiff_t>(skip),
-                                             o->records.end());
+                                             o->records.begin() + static_cast<ptrdiff_t>(end));
         ARCHIL_RETURN_IF_ERROR(e->ApplyLogRecords(disk, after).WithContext(key));
         ++report.log_objects;
         report.records += after.size();

@@ -17,10 +17,13 @@
 #include "engine/log_record.h"
 #include "engine/random_workload_test_util.h"
 #include "store/dir_store.h"
+#include "tier/collector.h"
 #include "tier/log_object.h"
 #include "tier/log_shipper.h"
+#include "tier/manifest.h"
 #include "tier/memory_store_test_util.h"
 #include "tier/segment_uploader.h"
+#include "tier/snapshotter.h"
 
 namespace archil::tier {
 namespace {
@@ -243,6 +246,90 @@ TEST_F(RecoveryTest, AnOutageStopsShippingAndItResumesByItself) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(*a->UploadedSeq(DiskNo(1)), Seq(2));
+}
+
+}  // namespace
+}  // namespace archil::tier
+
+namespace archil::tier {
+namespace {
+
+// A deleted disk: its purge waits for the bucket's mark, recovery then skips it, and the
+// collector removes every object of it (its MANIFEST last) and forgets it; the other disk stays.
+TEST_F(RecoveryTest, ADeletedDiskIsMarkedSkippedByRecoveryAndCollected) {
+  MemoryStore mem;
+  std::unique_ptr<engine::Engine> a = Open("a");
+  ASSERT_TRUE(a->CreateDisk(DiskNo(1), {}).ok());
+  ASSERT_TRUE(a->CreateDisk(DiskNo(2), {}).ok());
+  for (DiskNo d : {DiskNo(1), DiskNo(2)}) {
+    posix::FileSystem* fs = *a->Disk(d);
+    posix::Ino f = fs->Mknod(posix::kRootIno, "f", S_IFREG | 0644, 0, {})->ino;
+    ASSERT_TRUE(fs->Write(f, 0, std::string(200000, 'x')).ok());
+  }
+  SegmentUploader uploader(Uploading(a.get(), &mem));
+  LogShipper shipper(Shipping(a.get(), &mem));
+  auto ship = [&] {
+    for (Status s : {a->SealSegmentsOlderThan(0), uploader.Pass(), shipper.Pass()}) {
+      ASSERT_TRUE(s.ok()) << s.ToString();
+    }
+  };
+  ship();
+  auto count = [&](const std::string& part) {
+    size_t n = 0;
+    for (const auto& [key, data] : mem.objects()) n += key.find(part) != std::string::npos;
+    return n;
+  };
+  const std::string id2 = engine::DiskIdFromNo(DiskNo(2)).str();
+  ASSERT_GT(count(id2), 2u);
+
+  ASSERT_TRUE(a->DeleteDisk(DiskNo(2)).ok());
+  ASSERT_TRUE(a->WaitForPurges().ok());
+  // Not purged yet: the bucket does not know.
+  ASSERT_EQ(a->DeletionsToMark().size(), 1u);
+  EXPECT_GT(*a->CountKeys(DiskNo(2), engine::Cf::kChunk), 0u);
+  ship();  // marks it
+  EXPECT_TRUE(a->DeletionsToMark().empty());
+  EXPECT_EQ(shipper.stats().deletions_marked, 1u);
+  ASSERT_TRUE(a->WaitForPurges().ok());
+  EXPECT_EQ(*a->CountKeys(DiskNo(2), engine::Cf::kChunk), 0u);
+  ASSERT_EQ(a->DeletedDisks()->size(), 1u);
+  Result<ManifestRead> m = ReadDiskManifest(&mem, DiskNo(2));
+  ASSERT_TRUE(m.ok());
+  EXPECT_TRUE(m->manifest.deleting);
+
+  // Recovery skips it.
+  Result<RecoveryReport> r = RecoverFromStore(Options("b"), &mem);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->deleted_disks, 1u);
+  std::unique_ptr<engine::Engine> b = Open("b");
+  EXPECT_EQ(b->ListDisks(), std::vector<DiskNo>{DiskNo(1)});
+  b.reset();
+
+  // The collector: nothing inside the grace period; after it, every object, the MANIFEST in the
+  // pass after the others, then the tombstone.
+  CollectorOptions co;
+  co.engine = a.get();
+  co.store = &mem;
+  co.clock = &clock_;
+  co.grace_ms = 1000;
+  Collector collector(co);
+  ASSERT_TRUE(collector.Pass().ok());
+  EXPECT_GT(count(id2), 0u);
+  clock_.Advance(2'000'000);
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(collector.Pass().ok());
+    clock_.Advance(2'000'000);
+  }
+  EXPECT_EQ(count(id2), 0u);
+  EXPECT_TRUE(a->DeletedDisks()->empty());
+  EXPECT_EQ(collector.stats().deleted_disks, 1u);
+  // Disk 1 is whole.
+  Result<RecoveryReport> again = RecoverFromStore(Options("c"), &mem);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  std::unique_ptr<engine::Engine> c = Open("c");
+  EXPECT_EQ(*(*c->Disk(DiskNo(1)))
+                 ->Read((*(*c->Disk(DiskNo(1)))->Lookup(posix::kRootIno, "f")).ino, 0, 3),
+            "xxx");
 }
 
 }  // namespace

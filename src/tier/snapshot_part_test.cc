@@ -90,6 +90,8 @@ TEST(Manifests, RoundTripAndRefuseDamage) {
   DiskManifest d;
   d.disk = DiskNo(7);
   d.snapshots = {{2, Seq(99)}, {1, Seq(40)}};
+  d.owners = {{1, Seq(1), Seq(50)}, {2, Seq(51), Seq(0)}};
+  d.deleting = true;
   const std::string dv = EncodeDiskManifest(d);
   Result<DiskManifest> db = DecodeDiskManifest(dv);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
@@ -117,11 +119,43 @@ TEST(Manifests, RoundTripAndRefuseDamage) {
        R"({"format":1,"disk_id":"dsk-0000000000000007","snapshots":[{"owner_gen":1,"seq":1},{"owner_gen":1,"seq":2}]})",
        R"({"format":1,"disk_id":"dsk-0000000000000007","snapshots":[{"owner_gen":1,"seq":3},{"owner_gen":1,"seq":2},{"owner_gen":1,"seq":1}]})",
        R"({"format":1,"disk_id":"dsk-0000000000000007","snapshots":[{"owner_gen":-1,"seq":3}]})",
+       R"({"format":1,"disk_id":"dsk-0000000000000007","snapshots":[],"state":"gone"})",
+       R"({"format":1,"disk_id":"dsk-0000000000000007","snapshots":[],"owners":[]})",
+       R"({"format":1,"disk_id":"dsk-0000000000000007","snapshots":[],"owners":[{"gen":1,"first_seq":1,"last_seq":9}]})",
+       R"({"format":1,"disk_id":"dsk-0000000000000007","snapshots":[],"owners":[{"gen":1,"first_seq":1,"last_seq":9},{"gen":2,"first_seq":11,"last_seq":0}]})",
+       R"({"format":1,"disk_id":"dsk-0000000000000007","snapshots":[],"owners":[{"gen":2,"first_seq":1,"last_seq":9},{"gen":2,"first_seq":10,"last_seq":0}]})",
+       R"({"format":1,"disk_id":"dsk-0000000000000007","snapshots":[],"owners":[{"gen":0,"first_seq":1,"last_seq":0}]})",
        R"([1,2])", R"({"format":1)"}) {
     EXPECT_EQ(DecodeDiskManifest(EncodeEnvelope(EnvelopeKind::kDiskManifest, body)).status().code(),
               Status::Code::kCorruption)
         << body;
   }
+}
+
+// Which generation's log a reader takes: each range's own seqs, an open range to the end, and
+// nothing of a fenced owner's past its range; a hand-over closes the open range.
+TEST(DiskManifestTest, OwnerRangesSayWhoseLogIsRead) {
+  DiskManifest m;
+  m.disk = DiskNo(3);
+  EXPECT_EQ(CurrentOwner(m), 1u);
+  EXPECT_EQ(UsableThrough(m, 1, Seq(5), Seq(9)), Seq(9));
+  EXPECT_EQ(UsableThrough(m, 2, Seq(5), Seq(9)), std::nullopt);
+  m = HandOver(m, 3, Seq(41));
+  ASSERT_EQ(m.owners.size(), 2u);
+  EXPECT_EQ(CurrentOwner(m), 3u);
+  EXPECT_EQ(UsableThrough(m, 1, Seq(30), Seq(45)), Seq(40));  // the fenced owner's tail cut
+  EXPECT_EQ(UsableThrough(m, 1, Seq(41), Seq(45)), std::nullopt);
+  EXPECT_EQ(UsableThrough(m, 3, Seq(41), Seq(90)), Seq(90));
+  EXPECT_EQ(UsableThrough(m, 3, Seq(30), Seq(45)), std::nullopt);
+  EXPECT_EQ(UsableThrough(m, 2, Seq(41), Seq(45)), std::nullopt);
+  // Handed over again below where generation 3 began: its range goes, generation 1's shrinks.
+  m = HandOver(m, 4, Seq(21));
+  ASSERT_EQ(m.owners.size(), 2u);
+  EXPECT_EQ(m.owners[0], (OwnerRange{1, Seq(1), Seq(20)}));
+  EXPECT_EQ(m.owners[1], (OwnerRange{4, Seq(21), Seq(0)}));
+  Result<DiskManifest> back = DecodeDiskManifest(EncodeDiskManifest(m));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, m);
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ SnapshotterStats Snapshotter::stats() const {
 Result<engine::Seq> Snapshotter::TakeAndUpload(engine::DiskNo disk) {
   SnapshotManifest m;
   m.disk = disk;
-  m.owner_gen = options_.owner_gen;
+  m.owner_gen = options_.engine->owner_gen();
   m.created_ns = options_.clock->NowMicros() * 1000;
   std::unique_ptr<SnapshotPartWriter> part;
   uint64_t bytes = 0;
@@ -114,10 +114,19 @@ Status Snapshotter::Publish(engine::DiskNo disk, engine::Seq seq) {
         " waits: its log is stored up to " + std::to_string(uploaded.value()) + " only");
   }
   ARCHIL_ASSIGN_OR_RETURN(ManifestRead read, ReadDiskManifest(options_.store, disk));
+  const uint32_t gen = options_.engine->owner_gen();
+  // A newer owner has the disk (this server was fenced), or it is being deleted: nothing of this
+  // server's may become what a reader starts from.
+  if (CurrentOwner(read.manifest) > gen) {
+    return Status::PermissionDenied(
+        "fenced: generation " + std::to_string(CurrentOwner(read.manifest)) + " owns " +
+        engine::DiskIdFromNo(disk).str() + ", this server is " + std::to_string(gen));
+  }
+  if (read.manifest.deleting) return Status::Ok();
   DiskManifest next = read.manifest;
   const std::vector<PublishedSnapshot>& old = read.manifest.snapshots;
   if (!old.empty() && old.front().seq.value() >= seq.value()) return Status::Ok();  // published
-  next.snapshots = {PublishedSnapshot{options_.owner_gen, seq}};
+  next.snapshots = {PublishedSnapshot{gen, seq}};
   if (!old.empty()) next.snapshots.push_back(old.front());
   store::PutOptions put;
   put.condition = read.etag.empty() ? store::Condition::kIfAbsent : store::Condition::kIfMatch;

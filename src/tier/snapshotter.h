@@ -40,7 +40,6 @@ struct SnapshotterOptions {
   engine::Engine* engine = nullptr;     // REQUIRES: outlives the snapshotter
   store::ObjectStore* store = nullptr;  // REQUIRES: outlives the snapshotter
   const Clock* clock = nullptr;         // REQUIRES: outlives the snapshotter
-  uint32_t owner_gen = 1;
   uint64_t log_bytes = uint64_t{64} << 20;
   int64_t max_age_ms = 3600 * 1000;
   size_t part_bytes = size_t{8} << 20;

@@ -4,10 +4,12 @@
 // Each round: a child process (this binary, run with --child) opens a tiered engine on a fresh
 // directory (sync=true, 512 KiB segments, seal by age after 30 ms) with a dir:// bucket beside
 // it, starts the four machines on their background threads at short intervals (segment uploads,
-// log shipping, snapshots after 16 KiB of log, collection with no grace period), and writes and
-// removes files in its root. After each call returns OK it writes the operation's number to a
-// pipe; the parent sends SIGKILL at a random moment, so the kill lands during uploads, shipping,
-// snapshots and deletions. The parent then
+// log shipping, snapshots after 16 KiB of log, collection with no grace period on even seeds and
+// the default day on odd ones), and writes and removes files in its root. After each call
+// returns OK it writes the operation's number to a pipe; the parent sends SIGKILL at a random
+// moment, so the kill lands during uploads, shipping, snapshots and deletions. The parent then
+//   0. recovers a copy of the bucket exactly as the kill left it, which must succeed and hold
+//      what some prefix of the acknowledged operations made (the rest is the recovery point);
 //   1. reopens the engine, whose tree must hold every acknowledged operation (the one in flight
 //      may or may not have happened);
 //   2. runs every machine until nothing is left to store (the crash's leftovers adopted or
@@ -71,7 +73,7 @@ engine::EngineOptions Options(const std::string& dir) {
 
 // The machines, with `interval_ms` between passes when started.
 struct Machines {
-  Machines(engine::Engine* e, store::ObjectStore* s, int interval_ms)
+  Machines(engine::Engine* e, store::ObjectStore* s, int interval_ms, int64_t grace_ms = 0)
       : uploader([&] {
           SegmentUploaderOptions o;
           o.engine = e;
@@ -102,7 +104,7 @@ struct Machines {
           o.engine = e;
           o.store = s;
           o.clock = &SystemClock::Instance();
-          o.grace_ms = 0;
+          o.grace_ms = grace_ms;
           o.interval_ms = interval_ms * 5;
           return o;
         }()) {}
@@ -164,6 +166,9 @@ Result<Files> ReadTree(posix::FileSystem* fs) {
   return out;
 }
 
+// Even seeds collect with no grace period, odd ones with the default (a day: nothing goes).
+int64_t GraceMs(uint64_t seed) { return seed % 2 == 0 ? 0 : CollectorOptions().grace_ms; }
+
 int ChildMain(const std::string& dir, uint64_t seed) {
   auto bucket = store::DirStore::Open(dir + "/bucket");
   auto opened = engine::Engine::Open(Options(dir + "/engine"));
@@ -171,7 +176,7 @@ int ChildMain(const std::string& dir, uint64_t seed) {
   std::unique_ptr<engine::Engine> e = std::move(opened).value();
   if (!e->CreateDisk(DiskNo(1), {}).ok()) return 2;
   posix::FileSystem* fs = *e->Disk(DiskNo(1));
-  Machines machines(e.get(), bucket->get(), 10);
+  Machines machines(e.get(), bucket->get(), 10, GraceMs(seed));
   machines.Start();
   if (::write(1, "ready\n", 6) != 6) return 3;
   Files files;
@@ -185,6 +190,51 @@ int ChildMain(const std::string& dir, uint64_t seed) {
     if (::write(1, ack.data(), ack.size()) != static_cast<ssize_t>(ack.size())) return 3;
     ApplyToModel(op, &files);
   }
+}
+
+// Recovers a copy of the bucket as the kill left it into a fresh directory: "" if that
+// succeeds and the disk equals what the first k of the `acked` operations made, for some k
+// (or the (k+1)-th half done: a write in flight is a truncate then a write); `lost` says how
+// many acknowledged operations the bucket did not have yet.
+std::string RecoverFromCrashTimeBucket(const std::string& dir, uint64_t seed, uint64_t acked,
+                                       std::string* lost) {
+  std::error_code ec;
+  std::filesystem::copy(dir + "/bucket", dir + "/bucket-at-kill",
+                        std::filesystem::copy_options::recursive, ec);
+  if (ec) return "copy the bucket: " + ec.message();
+  auto bucket = store::DirStore::Open(dir + "/bucket-at-kill");
+  if (!bucket.ok()) return bucket.status().ToString();
+  Result<RecoveryReport> r = RecoverFromStore(Options(dir + "/from-kill"), bucket->get());
+  if (!r.ok()) return r.status().ToString();
+  auto opened = engine::Engine::Open(Options(dir + "/from-kill"));
+  if (!opened.ok()) return "open: " + opened.status().ToString();
+  Result<posix::FileSystem*> fs = (*opened)->Disk(DiskNo(1));
+  if (!fs.ok()) {
+    // Nothing of the disk was shipped yet: only an empty prefix can match.
+    *lost = "nothing (" + std::to_string(acked) + " operations not yet shipped)";
+    return "";
+  }
+  Result<Files> got = ReadTree(*fs);
+  if (!got.ok()) return "read: " + got.status().ToString();
+  Files model;
+  for (uint64_t k = 0; k <= acked; ++k) {
+    if (*got == model) {
+      *lost = std::to_string(acked - k) + " of " + std::to_string(acked) + " operations lost";
+      return "";
+    }
+    const Op op = NextOp(seed, k, model);
+    if (!op.remove) {
+      Files half = model;
+      half[op.name] = "";
+      if (*got == half) {
+        *lost = std::to_string(acked - k) + " of " + std::to_string(acked) + " operations lost";
+        return "";
+      }
+    }
+    ApplyToModel(op, &model);
+  }
+  return "the recovered disk is no prefix of the " + std::to_string(acked) +
+         " acknowledged operations (" + std::to_string(got->size()) + " files)";
 }
 
 // "" if the round kept everything, else what went wrong. `stats` gets a line of counts.
@@ -230,6 +280,14 @@ std::string RunRound(const std::string& dir, uint64_t seed, std::string* stats) 
   ::waitpid(pid, &status, 0);
   std::fclose(acks);
   if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) return "the child ended by itself";
+
+  // 0. The bucket exactly as the kill left it recovers a consistent prefix of what was
+  // acknowledged: no object it needs is missing (the acknowledged operations after that prefix
+  // are the recovery point).
+  std::string lost;
+  if (std::string why = RecoverFromCrashTimeBucket(dir, seed, n, &lost); !why.empty()) {
+    return "recovery from the bucket as the kill left it: " + why;
+  }
 
   // 1. Reopened, the engine holds every acknowledged operation.
   Files with_next = acked;
@@ -294,7 +352,7 @@ std::string RunRound(const std::string& dir, uint64_t seed, std::string* stats) 
   }
   *stats = std::to_string(n) + " acked, " + std::to_string(r->snapshots) + " snapshot, " +
            std::to_string(r->records) + " records, " + std::to_string(r->segments) +
-           " segments recovered";
+           " segments recovered; from the crash-time bucket " + lost;
   return "";
 }
 
