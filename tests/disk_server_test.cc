@@ -819,6 +819,54 @@ TEST(DiskServer, LookupUnderARemovedDirectoryIsStale) {
   EXPECT_EQ(Err(fs.Lookup(posix::Ino(123456789), "x")), ESTALE);
 }
 
+// The write gate (DiskServerOptions::admit_mutation, what the tier uses): a mutation it holds
+// back is answered DELAY and the client sends it again until it is admitted, so the writer waits
+// and does not fail, and it runs once; a refusal is the mutation's answer; reads and the other
+// disk's writes never ask.
+TEST(DiskServer, AWriteGateDelaysMutationsUntilAdmittedAndRefusesWithItsErrno) {
+  std::atomic<int> asked{0};
+  std::atomic<bool> hold{true}, refuse{false};
+  server::DiskServerOptions so;
+  so.admit_mutation = [&](engine::DiskNo disk) -> Status {
+    if (disk != engine::DiskNo(1)) return Status::Ok();
+    ++asked;
+    if (refuse) return Status::Errno(EIO, "this disk's data can no longer reach the bucket");
+    if (hold) return Status::Unavailable("writes wait: the bucket is behind");
+    return Status::Ok();
+  };
+  ServerHarness h(so);
+  auto c = Connect(Options(h.address()));
+  ASSERT_TRUE(c);
+  RemoteFs fs(c.get());
+  EXPECT_EQ(Err(fs.Lookup(kRootIno, "absent")), ENOENT);
+  EXPECT_EQ(asked.load(), 0) << "a read asked the gate";
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    hold = false;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  Result<posix::Attr> d = fs.Mkdir(kRootIno, "d", 0755, {});
+  const auto waited = std::chrono::steady_clock::now() - start;
+  release.join();
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_GE(waited, std::chrono::milliseconds(500));
+  EXPECT_GE(asked.load(), 2) << "the client did not send the request again";
+  EXPECT_GE(c->stats().delays, 1u);
+  // It ran once: a second mkdir of the name finds it.
+  EXPECT_EQ(Err(fs.Mkdir(kRootIno, "d", 0755, {})), EEXIST);
+  refuse = true;
+  Result<posix::Attr> refused = fs.Mkdir(kRootIno, "e", 0755, {});
+  EXPECT_EQ(Err(refused), EIO) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("can no longer reach"), std::string::npos)
+      << refused.status().ToString();
+  EXPECT_EQ(Err(fs.Lookup(kRootIno, "e")), ENOENT);
+  // Another disk is not held.
+  auto other = Connect(Options(h.address(), kOtherToken));
+  ASSERT_TRUE(other);
+  RemoteFs ofs(other.get());
+  EXPECT_TRUE(ofs.Mkdir(kRootIno, "d", 0755, {}).ok());
+}
+
 // Sockets that never authenticate cannot keep clients with a token out: they have their own
 // pool, whose oldest member is closed when a new connection needs room, also when the whole
 // connection table is full.

@@ -75,12 +75,23 @@ class S3rverProcess {
     return Status::Unavailable("s3rver did not say where it listens within 30 s (see " + log + ")");
   }
 
+  // SIGTERM (and SIGCONT, should a test have paused it), then SIGKILL if it has not ended 10 s
+  // later.
   ~S3rverProcess() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      waitpid(pid_, nullptr, 0);
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    kill(pid_, SIGCONT);
+    for (int i = 0; i < 1000; ++i) {
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
   }
+
+  // The store becomes unreachable as a stopped machine is: connections open, nothing answers.
+  void Pause() { kill(pid_, SIGSTOP); }
+  void Resume() { kill(pid_, SIGCONT); }
 
   int port() const { return port_; }
   std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }

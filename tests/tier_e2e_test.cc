@@ -7,11 +7,16 @@
 //  - kill -9 in the middle of fsynced writes, then a fresh server on the bucket as the kill left
 //    it: what it serves is a prefix of what was acknowledged, and holds everything acknowledged
 //    well before the kill (the recovery point, docs/tiering.md §7).
+//  - The object store unreachable (s3rver stopped) under fsynced writes: the writers wait while
+//    the lease has lapsed and never fail, the API says so per disk, and once the store answers
+//    again writes and uploads resume by themselves; nothing acknowledged is lost.
 // Needs root, /dev/fuse and s3rver (CI requires them: ARCHIL_REQUIRE_FUSE, ARCHIL_REQUIRE_S3RVER).
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -147,6 +152,89 @@ TEST_F(TierTest, AKilledServersBucketRecoversAPrefixWithEverythingAcknowledgedWe
               acked - phase_a);
   // And the recovered disk takes writes.
   EXPECT_TRUE(WriteFileSynced(mnt_ + "/after", "x"));
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+}
+
+TEST_F(TierTest, AnUnreachableBucketSlowsWritersWithoutFailingThemAndTheyResumeByThemselves) {
+  StartTiered();  // a lease of 2 s: writes wait 1.7 s after the last renewal the store answered
+  CreateDisk("odisk");
+  ASSERT_EQ(Mount("odisk").exit_code, 0);
+  auto content = [](int i) { return std::string(3000 + i * 11, static_cast<char>('A' + i % 26)); };
+  std::atomic<int> acked{0}, failed{0};
+  std::atomic<int64_t> slowest_ms{0};
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    for (int i = 0; !stop && i < 100000; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (!WriteFileSynced(mnt_ + "/f" + std::to_string(i), content(i))) {
+        ++failed;
+        return;
+      }
+      const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::steady_clock::now() - t0)
+                             .count();
+      if (ms > slowest_ms) slowest_ms = ms;
+      ++acked;
+    }
+  });
+  auto wait_for = [&](const std::function<bool()>& done, int seconds) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (!done() && std::chrono::steady_clock::now() < end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return done();
+  };
+  auto tier_writes = [&] {
+    Ran r = Archil({"--json", "disks", "get", "odisk"});
+    json d = json::parse(r.out, nullptr, false);
+    return d.is_object() && d.contains("tier") ? d["tier"].value("writes", "") : "(none)";
+  };
+  ASSERT_TRUE(wait_for([&] { return acked >= 20; }, 60)) << acked << " writes in 60 s";
+  EXPECT_EQ(tier_writes(), "accepted");
+
+  // The store stops answering: within a lease, writes wait (the server answers DELAY).
+  s3_->Pause();
+  int stalled_at = -1;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        const int before = acked;
+        std::this_thread::sleep_for(std::chrono::milliseconds(700));
+        if (acked != before) return false;
+        stalled_at = before;
+        return true;
+      },
+      20))
+      << "writes never waited with the store stopped";
+  const std::string waiting = tier_writes();
+  EXPECT_EQ(waiting.rfind("waiting: ", 0), 0u) << waiting;
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_LE(acked.load(), stalled_at + 1) << "writes went on with the lease lapsed";
+
+  // The store answers again: the next renewal restores the lease and the writer goes on.
+  s3_->Resume();
+  ASSERT_TRUE(wait_for([&] { return acked >= stalled_at + 20; }, 60))
+      << "writes did not resume: " << acked << " acknowledged, stalled at " << stalled_at;
+  stop = true;
+  writer.join();
+  EXPECT_EQ(failed.load(), 0) << "a writer failed while the store was away";
+  EXPECT_GE(slowest_ms.load(), 1000) << "no write waited";
+  EXPECT_EQ(tier_writes(), "accepted");
+  const int total = acked;
+  std::printf("%d fsynced writes, the slowest %lld ms (the outage); stalled at %d\n", total,
+              static_cast<long long>(slowest_ms.load()), stalled_at);
+
+  // Everything acknowledged reaches the bucket: a fresh server recovers every file.
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+  EXPECT_EQ(StopServer(), 0);
+  WipeData();
+  StartTiered();
+  ASSERT_EQ(Mount("odisk").exit_code, 0);
+  int missing = 0;
+  for (int i = 0; i < total; ++i) {
+    if (Slurp(mnt_ + "/f" + std::to_string(i)) != content(i)) ++missing;
+  }
+  EXPECT_EQ(missing, 0) << "of " << total << " acknowledged files";
   ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
 }
 

@@ -46,6 +46,11 @@ int main(int argc, char** argv) {
                  "How long the bucket lease lasts without a renewal (renewed every third of it)")
       ->capture_default_str()
       ->check(CLI::Range(2, 3600));
+  app.add_option("--upload-backlog-mib", o.upload_backlog_mib,
+                 "Per disk: once this much of its data waits for the bucket, its writes wait "
+                 "too (the recovery point's bound)")
+      ->capture_default_str()
+      ->check(CLI::Range(64, 1 << 20));
   app.add_option("--catalog", o.catalog, "sqlite://PATH (default DATA_DIR/catalog.db)");
   app.add_option("--tls-cert", o.tls_cert_file,
                  "PEM certificate: serve the API over HTTPS and mounts over TLS");

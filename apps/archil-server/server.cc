@@ -223,9 +223,10 @@ Status RunServer(const ServerOptions& o) {
     to.take_over = o.take_over;
     to.force = o.force_take_over;
     to.lease_ms = o.lease_seconds * 1000;
+    to.max_backlog_bytes = o.upload_backlog_mib << 20;
     ARCHIL_ASSIGN_OR_RETURN(tier, TierService::Open(to));
     ARCHIL_ASSIGN_OR_RETURN(recovered, tier->RecoverIfEmpty(catalog_path, eo));
-    eo = TierService::WithTier(eo);
+    eo = tier->ForServing(eo);
   }
   ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<SqliteCatalog> catalog,
                           SqliteCatalog::Open(catalog_path));
@@ -263,6 +264,11 @@ Status RunServer(const ServerOptions& o) {
   ApiRouter router(&service);
   if (tier) {
     router.AddHealthPart("tier", [t = tier.get()](nlohmann::json* d) { return t->Health(d); });
+    router.AddDiskPart("tier", [t = tier.get()](const DiskId& id, nlohmann::json* d) {
+      Result<engine::DiskNo> disk = engine::DiskNoFromId(id);
+      if (!disk.ok()) return;
+      *d = t->DiskReport(*disk).ToJson();
+    });
   }
   ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> server, HttpServer::Bind(http, &router));
 
@@ -275,7 +281,9 @@ Status RunServer(const ServerOptions& o) {
     ARCHIL_ASSIGN_OR_RETURN(dso.tls, net::TlsContext::Server(o.tls_cert_file, o.tls_key_file));
   }
   dso.allow_cleartext = o.insecure;
-  if (tier) dso.admit_mutation = [t = tier.get()] { return t->AdmitMutation(); };
+  if (tier) {
+    dso.admit_mutation = [t = tier.get()](engine::DiskNo disk) { return t->AdmitMutation(disk); };
+  }
   ARCHIL_ASSIGN_OR_RETURN(
       std::unique_ptr<server::DiskServer> disk_server,
       server::DiskServer::Start(dso, engine.get(), &authority, &SystemClock::Instance()));

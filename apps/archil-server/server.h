@@ -23,7 +23,9 @@ struct ServerOptions {
   bool take_over = false;        // take the bucket from a server that stopped renewing its lease
   bool force_take_over = false;  // at once, without waiting for its lease to lapse
   int lease_seconds = 15;        // the bucket lease (docs/tiering.md §5)
-  std::string catalog;           // empty: sqlite://DATA_DIR/catalog.db
+  // Per disk: sealed data not yet in the bucket beyond which its writes wait (tiering.md §7).
+  uint64_t upload_backlog_mib = 1024;
+  std::string catalog;  // empty: sqlite://DATA_DIR/catalog.db
   std::string tls_cert_file;
   std::string tls_key_file;
   bool insecure = false;  // allow cleartext HTTP on a non-loopback address

@@ -61,12 +61,14 @@ std::string HostName() {
 }  // namespace
 
 TierService::~TierService() {
-  // The machines' threads stop before what they use goes (members are destroyed in reverse).
+  // The machines' threads stop before what they use goes (members are destroyed in reverse);
+  // a seal no longer wakes the uploader.
+  SetKick(nullptr);
   catalog_.reset();
   collector_.reset();
   snapshotter_.reset();
-  shipper_.reset();
   uploader_.reset();
+  shipper_.reset();
   lease_.reset();
 }
 
@@ -74,6 +76,20 @@ engine::EngineOptions TierService::WithTier(engine::EngineOptions o) {
   o.log_commits = true;
   o.keep_segments_until_uploaded = true;
   return o;
+}
+
+engine::EngineOptions TierService::ForServing(engine::EngineOptions o) const {
+  o = WithTier(std::move(o));
+  o.on_sealed = [kick = kick_] {
+    MutexLock lock(&kick->mu);
+    if (kick->uploader != nullptr) kick->uploader->Kick();
+  };
+  return o;
+}
+
+void TierService::SetKick(tier::SegmentUploader* u) const {
+  MutexLock lock(&kick_->mu);
+  kick_->uploader = u;
 }
 
 Result<std::unique_ptr<TierService>> TierService::Open(const TierServiceOptions& o) {
@@ -152,14 +168,17 @@ Status TierService::Start(engine::Engine* engine, SqliteCatalog* catalog) {
   ARCHIL_RETURN_IF_ERROR(engine->SetOwnerGen(gen));
   ARCHIL_RETURN_IF_ERROR(tier::ClaimDisks(engine, store_.get(), gen));
 
-  tier::SegmentUploaderOptions uo;
-  uo.engine = engine;
-  uo.store = store_.get();
-  uploader_ = std::make_unique<tier::SegmentUploader>(uo);
   tier::LogShipperOptions lo;
   lo.engine = engine;
   lo.store = store_.get();
   shipper_ = std::make_unique<tier::LogShipper>(lo);
+  tier::SegmentUploaderOptions uo;
+  uo.engine = engine;
+  uo.store = store_.get();
+  // An upload may let records ship: the shipper goes at once rather than at its next second.
+  uo.on_uploaded = [shipper = shipper_.get()] { shipper->Kick(); };
+  uploader_ = std::make_unique<tier::SegmentUploader>(uo);
+  SetKick(uploader_.get());
   tier::SnapshotterOptions so;
   so.engine = engine;
   so.store = store_.get();
@@ -204,6 +223,10 @@ Status TierService::Start(engine::Engine* engine, SqliteCatalog* catalog) {
 void TierService::Drain(int bound_ms) {
   if (!engine_ || lease_->Fenced()) return;
   const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(bound_ms);
+  // The passes below run on this thread alone: one uploading and one shipping thread at a time.
+  SetKick(nullptr);
+  uploader_->Stop();
+  shipper_->Stop();
   Status s = engine_->SealSegmentsOlderThan(0);
   for (int round = 0; s.ok() && std::chrono::steady_clock::now() < end; ++round) {
     for (Status step : {uploader_->Pass(), shipper_->Pass(), shipper_->Pass()}) {
@@ -225,8 +248,8 @@ void TierService::Drain(int bound_ms) {
   catalog_.reset();
   collector_.reset();
   snapshotter_.reset();
-  shipper_.reset();
   uploader_.reset();
+  shipper_.reset();
   Status released = lease_->Release();
   if (released.ok()) {
     ARCHIL_LOG(kInfo) << "tier: everything this server held is in the bucket; released it";
@@ -236,19 +259,58 @@ void TierService::Drain(int bound_ms) {
   }
 }
 
-Status TierService::AdmitMutation() const {
-  if (lease_->Fenced()) {
-    return Status::PermissionDenied("this server was fenced: its bucket now belongs to " +
-                                    lease_->stats().fenced_by + "; stop it");
+tier::WriteGateState TierService::GateState(engine::DiskNo disk) const {
+  tier::WriteGateState g;
+  g.fenced = lease_->Fenced();
+  g.lease_valid = lease_->Valid();
+  if (g.fenced || !g.lease_valid) {
+    const tier::BucketLeaseStats l = lease_->stats();
+    g.fenced_by = l.fenced_by;
+    g.lease_age_ms = l.last_renewal_age_ms;
   }
-  if (!lease_->Valid()) {
-    return Status::Unavailable(
-        "writes wait: this server has not renewed its lease on its bucket "
-        "for " +
-        std::to_string(lease_->stats().last_renewal_age_ms / 1000) +
-        " s (is the object store reachable?)");
+  if (uploader_) {
+    g.backlog = uploader_->Waiting(disk);
+    g.stopped = uploader_->StopReason(disk);
   }
-  return Status::Ok();
+  if (g.stopped.empty() && shipper_ && shipper_->Stopped(disk)) {
+    g.stopped = "its log could not be shipped: another writer used one of its names";
+  }
+  return g;
+}
+
+Status TierService::AdmitMutation(engine::DiskNo disk) const {
+  tier::WriteGateOptions o;
+  o.max_backlog_bytes = options_.max_backlog_bytes;
+  return tier::AdmitWrite(GateState(disk), o);
+}
+
+nlohmann::json DiskTierStatus::ToJson() const {
+  return {{"bytesToUpload", bytes_to_upload},
+          {"segmentsToUpload", segments_to_upload},
+          {"oldestToUploadMs", oldest_to_upload_ms},
+          {"recordsToShip", records_to_ship},
+          {"uploadBytesPerSecond", upload_bytes_per_second},
+          {"writes", writes}};
+}
+
+DiskTierStatus TierService::DiskReport(engine::DiskNo disk) const {
+  DiskTierStatus d;
+  const tier::WriteGateState g = GateState(disk);
+  d.bytes_to_upload = g.backlog.bytes;
+  d.segments_to_upload = g.backlog.segments;
+  if (g.backlog.oldest_sealed_ns != 0) {
+    d.oldest_to_upload_ms = std::max<int64_t>(
+        0, (options_.clock->NowMicros() * 1000 - g.backlog.oldest_sealed_ns) / 1000000);
+  }
+  if (shipper_) d.records_to_ship = shipper_->stats().waiting_records;
+  if (uploader_) d.upload_bytes_per_second = uploader_->stats().bytes_per_second;
+  tier::WriteGateOptions o;
+  o.max_backlog_bytes = options_.max_backlog_bytes;
+  Status admit = tier::AdmitWrite(g, o);
+  d.writes = admit.ok()                                   ? "accepted"
+             : admit.code() == Status::Code::kUnavailable ? "waiting: " + admit.message()
+                                                          : "refused: " + admit.message();
+  return d;
 }
 
 Status TierService::Health(nlohmann::json* detail) const {

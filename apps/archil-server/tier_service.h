@@ -19,9 +19,14 @@
 // Stop: Drain seals every open segment and uploads, ships and copies what it can within a
 // bound, then the machines stop.
 //
-// AdmitMutation is what the disk server asks before it runs a mutation: OK while the lease
-// holds; Unavailable while it has lapsed (the store has not answered a renewal: writes wait and
-// are retried, DELAY); PermissionDenied once another server took the bucket over (fenced).
+// AdmitMutation is what the disk server asks before it runs a mutation of a disk
+// (tier/write_gate.h): OK while the lease holds and the disk's upload backlog is under its bound;
+// Unavailable while the lease has lapsed or the backlog is over (writes wait and are retried,
+// DELAY); EIO for a disk whose uploads stopped; PermissionDenied once another server took the
+// bucket over (fenced).
+//
+// A sealed segment wakes the uploader at once (EngineOptions::on_sealed), and an upload the log
+// shipper; both also run every second.
 //
 // Thread-safety: the start-up calls from one thread; AdmitMutation and Status from any thread.
 #pragma once
@@ -32,6 +37,7 @@
 #include <string>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "catalog/sqlite_catalog.h"
 #include "engine/engine.h"
@@ -42,6 +48,7 @@
 #include "tier/ownership.h"
 #include "tier/segment_uploader.h"
 #include "tier/snapshotter.h"
+#include "tier/write_gate.h"
 
 namespace archil {
 
@@ -52,6 +59,21 @@ struct TierServiceOptions {
   bool take_over = false;        // --take-over: take the bucket from a server that stopped renewing
   bool force = false;            // --force-take-over: at once
   int lease_ms = 15000;
+  // Per disk: sealed data not yet uploaded beyond which its writes wait (--upload-backlog-mib).
+  uint64_t max_backlog_bytes = uint64_t{1} << 30;
+};
+
+// What the API says of one disk's data on its way to the bucket (GET /api/disks/{id}, "tier").
+struct DiskTierStatus {
+  uint64_t bytes_to_upload = 0;  // sealed, not yet uploaded (the open segment is not counted)
+  uint64_t segments_to_upload = 0;
+  int64_t oldest_to_upload_ms = 0;       // how long the oldest of it has waited; 0 if none
+  uint64_t records_to_ship = 0;          // of the server as a whole, at the last shipping pass
+  uint64_t upload_bytes_per_second = 0;  // the server's last pass that uploaded
+  std::string writes;                    // "accepted", "waiting: …" or "refused: …"
+  // {"bytesToUpload": …, "segmentsToUpload": …, "oldestToUploadMs": …, "recordsToShip": …,
+  //  "uploadBytesPerSecond": …, "writes": …} (docs/api.md).
+  nlohmann::json ToJson() const;
 };
 
 // What `archil status` and /api/health say of the tier.
@@ -79,6 +101,8 @@ class TierService {
 
   // The engine's options with the tier's on (the commit log, segments kept until uploaded).
   static engine::EngineOptions WithTier(engine::EngineOptions o);
+  // WithTier, and each seal wakes this service's uploader (on_sealed).
+  engine::EngineOptions ForServing(engine::EngineOptions o) const;
   // Step 2 above. Reports whether it recovered.
   Result<bool> RecoverIfEmpty(const std::string& catalog_path, const engine::EngineOptions& eo);
   // Step 3 above. REQUIRES: `engine` and `catalog` outlive the service.
@@ -87,8 +111,9 @@ class TierService {
   // nothing is left, stops the machines and releases the bucket (another server may take it at
   // once).
   void Drain(int bound_ms);
-  Status AdmitMutation() const;
+  Status AdmitMutation(engine::DiskNo disk) const;
   TierStatus Report() const;
+  DiskTierStatus DiskReport(engine::DiskNo disk) const;
   // What /api/health says of the tier (no credential, no bucket name): the lease, the
   // generation, what waits for the bucket and how old the oldest of it is. Unavailable once
   // fenced (the health check fails: the server must not serve writes).
@@ -97,7 +122,17 @@ class TierService {
  private:
   explicit TierService(const TierServiceOptions& options) : options_(options) {}
 
+  // The uploader a seal wakes: shared with the engine's on_sealed, which may run after this
+  // service has gone (the engine's syncer outlives it).
+  struct SealKick {
+    Mutex mu;
+    tier::SegmentUploader* uploader ARCHIL_GUARDED_BY(mu) = nullptr;
+  };
+  void SetKick(tier::SegmentUploader* u) const;
+  tier::WriteGateState GateState(engine::DiskNo disk) const;
+
   const TierServiceOptions options_;
+  std::shared_ptr<SealKick> kick_ = std::make_shared<SealKick>();
   std::unique_ptr<store::ObjectStore> store_;
   std::unique_ptr<tier::BucketLease> lease_;
   engine::Engine* engine_ = nullptr;

@@ -1,4 +1,6 @@
 // archil disks create|list|get|delete
+#include <cstdio>
+
 #include "api/names.h"
 #include "base/ids.h"
 #include "base/strings.h"
@@ -86,14 +88,34 @@ Status List(const CliContext& ctx, const std::string& name, std::optional<uint32
   return Status::Ok();
 }
 
+// "  tier: 12 MiB in 1 segments wait for the bucket (oldest 3 s), uploads at 95 MiB/s, writes
+// accepted": what GET /api/disks/{id} says under "tier" (a server with --object-store).
+std::string TierLine(const nlohmann::json& t) {
+  auto num = [&](const char* k) { return t.value(k, int64_t{0}); };
+  return "tier: " + std::to_string(num("bytesToUpload") >> 20) + " MiB in " +
+         std::to_string(num("segmentsToUpload")) + " segments wait for the bucket (oldest " +
+         std::to_string(num("oldestToUploadMs") / 1000) + " s), uploads at " +
+         std::to_string(num("uploadBytesPerSecond") >> 20) + " MiB/s, writes " +
+         t.value("writes", std::string("?"));
+}
+
 Status Get(const CliContext& ctx, const std::string& ref) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
   ARCHIL_ASSIGN_OR_RETURN(FoundDisk d, FindDisk(api, ref));
+  // A disk found by name came from the list, which leaves out what GET /api/disks/{id} adds.
+  nlohmann::json raw = d.raw;
+  if (!raw.contains("tier")) {
+    ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("GET", "/api/disks/" + d.disk.id));
+    raw = std::move(r.data);
+  }
   if (ctx.options.json) {
-    PrintJson(d.raw);
+    PrintJson(raw);
     return Status::Ok();
   }
   PrintTable(ctx.options.quiet, kDiskHeader, {DiskRow(d.disk)});
+  if (!ctx.options.quiet && raw.is_object() && raw.contains("tier") && raw["tier"].is_object()) {
+    std::printf("%s\n", TierLine(raw["tier"]).c_str());
+  }
   return Status::Ok();
 }
 

@@ -79,8 +79,9 @@ Result<PageRequest> PageFromQuery(const ApiRequest& r) {
 class Dispatch {
  public:
   Dispatch(ControlService* service, const ApiRequest& r,
-           const std::vector<std::pair<std::string, ApiRouter::HealthPart>>& health)
-      : s_(service), r_(r), health_(health) {}
+           const std::vector<std::pair<std::string, ApiRouter::HealthPart>>& health,
+           const std::vector<std::pair<std::string, ApiRouter::DiskPart>>& disk_parts)
+      : s_(service), r_(r), health_(health), disk_parts_(disk_parts) {}
 
   ApiResponse Run() {
     std::vector<std::string_view> parts = Split(r_.path, '/');
@@ -177,7 +178,14 @@ class Dispatch {
 
   ApiResponse GetDisk(std::string_view id) {
     Result<Disk> disk = s_->GetDisk(id);
-    return disk.ok() ? Ok(200, wire::ToJson(ToWire(*disk))) : ErrorResponse(disk.status());
+    if (!disk.ok()) return ErrorResponse(disk.status());
+    json body = wire::ToJson(ToWire(*disk));
+    for (const auto& [name, part] : disk_parts_) {
+      json detail;
+      part(disk->id, &detail);
+      if (!detail.is_null()) body[name] = std::move(detail);
+    }
+    return Ok(200, body);
   }
 
   ApiResponse DeleteDisk(std::string_view id) {
@@ -289,6 +297,7 @@ class Dispatch {
   ControlService* s_;
   const ApiRequest& r_;
   const std::vector<std::pair<std::string, ApiRouter::HealthPart>>& health_;
+  const std::vector<std::pair<std::string, ApiRouter::DiskPart>>& disk_parts_;
 };
 
 }  // namespace
@@ -302,7 +311,7 @@ ApiResponse ErrorResponse(const Status& status) {
 }
 
 ApiResponse ApiRouter::Handle(const ApiRequest& request) const {
-  ApiResponse response = Dispatch(service_, request, health_parts_).Run();
+  ApiResponse response = Dispatch(service_, request, health_parts_, disk_parts_).Run();
   if (response.status >= 500) {
     // The server's own failures are logged at the default level, with what the client was told.
     ARCHIL_LOG(kWarn) << request.method << " " << request.path << " -> " << response.status << " "

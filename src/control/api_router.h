@@ -38,6 +38,10 @@ class ApiRouter {
   // Fills `detail` with what /api/health says of a part of the server (the tier); an error makes
   // the answer 503 with its message.
   using HealthPart = std::function<Status(nlohmann::json* detail)>;
+  // Fills `detail` with what a part of the server says of one disk (the tier: what of it waits
+  // for the bucket), added to GET /api/disks/{id} under the part's name; left empty, nothing is
+  // added.
+  using DiskPart = std::function<void(const DiskId& disk, nlohmann::json* detail)>;
 
   explicit ApiRouter(ControlService* service) : service_(service) {}
   ApiResponse Handle(const ApiRequest& request) const;
@@ -45,10 +49,15 @@ class ApiRouter {
   void AddHealthPart(std::string name, HealthPart part) {
     health_parts_.emplace_back(std::move(name), std::move(part));
   }
+  // REQUIRES: before the first Handle.
+  void AddDiskPart(std::string name, DiskPart part) {
+    disk_parts_.emplace_back(std::move(name), std::move(part));
+  }
 
  private:
   ControlService* const service_;
   std::vector<std::pair<std::string, HealthPart>> health_parts_;
+  std::vector<std::pair<std::string, DiskPart>> disk_parts_;
 };
 
 // The envelope for an error that happened outside the router (413 from the HTTP layer, ...).

@@ -58,6 +58,8 @@ struct EngineCore {
   bool keep_until_uploaded = false;
   // The owner generation new segments are numbered under (MakeSegNo); null: 1.
   const std::atomic<uint32_t>* owner_gen = nullptr;
+  // EngineOptions::on_sealed.
+  std::function<void()> on_sealed;
 };
 
 // Writes of at most this many bytes ride in the commit batch as intents.

@@ -38,6 +38,7 @@ Status DiskFs::Ops::Seal(Txn& t, SegNo seg, SegRecord rec) {
   rec.state = SegState::kSealed;
   rec.sealed = NowNs();
   t.Put(cf(Cf::kMeta), MetaSegKey(disk_, seg), EncodeSeg(rec));
+  if (c_->on_sealed) t.OnDurable(c_->on_sealed);
   return Status::Ok();
 }
 

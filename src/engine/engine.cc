@@ -108,6 +108,7 @@ Result<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   e->core_.segment_blocks = options.segment_blocks;
   e->core_.keep_until_uploaded = options.keep_segments_until_uploaded;
   e->core_.owner_gen = &e->owner_gen_;
+  e->core_.on_sealed = options.on_sealed;
   ARCHIL_RETURN_IF_ERROR(e->ReplayIntents());
   ARCHIL_RETURN_IF_ERROR(e->LoadDisks());
   if (options.intent_sync_ms > 0) e->syncer_ = std::thread([p = e.get()] { p->SyncLoop(); });

@@ -76,6 +76,10 @@ struct EngineOptions {
   // With a tier: every commit also writes one log record per disk it touched into the outbox
   // (engine/commit_log.h), for the log shipper (docs/tiering.md §2).
   bool log_commits = false;
+  // With a tier: runs once a segment's seal is durable (full, by age, or retired), on the
+  // committing thread, so the tier uploads it at once instead of at its next timed pass. Must
+  // not block or call back into the engine.
+  std::function<void()> on_sealed;
   // Writes that add data or names fail with ENOSPC once the data directory's file system would
   // have less than this free; deletes never do (engine/space_guard.h).
   uint64_t reserve_bytes = uint64_t{256} << 20;

@@ -558,10 +558,19 @@ void DiskServer::Work(const ConnPtr& c, const proto::Frame& frame, const proto::
     r = ErrorResponse(v, why);
     const proto::MessageType* type = proto::FindMessageType(h.type);
     if (const v1::Mut* mut = type ? type->mut_of(*m) : nullptr) r = Refuse(*session, *mut, r);
-  } else if (Status gate = AdmitIfMutation(h.type, *m); !gate.ok()) {
-    r = gate.code() == Status::Code::kUnavailable
-            ? DelayResponse(gate.message(), 250)
-            : ErrorResponse(proto::WireStatusForErrno(ErrnoFor(gate)), gate.message());
+  } else if (const v1::Mut* mut = MutationOf(h.type, *m);
+             mut != nullptr && options_.admit_mutation) {
+    // Nothing runs on DELAY (the client sends the same request again); a refusal is this
+    // mutation's answer, kept in its slot like any other.
+    Status gate = options_.admit_mutation(session->identity().disk);
+    if (gate.ok()) {
+      r = Execute(*session, h.type, *m, frame.payload);
+    } else if (gate.code() == Status::Code::kUnavailable) {
+      r = DelayResponse(gate.message(), 250);
+    } else {
+      r = Refuse(*session, *mut,
+                 ErrorResponse(proto::WireStatusForErrno(ErrnoFor(gate)), gate.message()));
+    }
   } else {
     r = Execute(*session, h.type, *m, frame.payload);
   }
@@ -571,11 +580,9 @@ void DiskServer::Work(const ConnPtr& c, const proto::Frame& frame, const proto::
   Discharge(charge);
 }
 
-Status DiskServer::AdmitIfMutation(uint16_t type, const proto::Message& m) const {
-  if (!options_.admit_mutation) return Status::Ok();
+const v1::Mut* DiskServer::MutationOf(uint16_t type, const proto::Message& m) {
   const proto::MessageType* t = proto::FindMessageType(type);
-  if (t == nullptr || t->mut_of(m) == nullptr) return Status::Ok();
-  return options_.admit_mutation();
+  return t == nullptr ? nullptr : t->mut_of(m);
 }
 
 void DiskServer::Discharge(Charge charge) {

@@ -50,10 +50,11 @@ namespace archil::server {
 
 struct DiskServerOptions {
   std::string listen = "127.0.0.1:8421";  // port 0: any free port (tests)
-  // Asked before each mutating request runs (null: always OK). Unavailable: the request is
-  // answered DELAY, and the client sends it again after a while (nothing ran); any other error
-  // is its answer. The tier's lease (apps/archil-server/tier_service.h) holds writes this way.
-  std::function<Status()> admit_mutation;
+  // Asked before each mutating request of a session on `disk` runs (null: always OK).
+  // Unavailable: the request is answered DELAY, and the client sends it again after a while
+  // (nothing ran); any other error is its answer. The tier (apps/archil-server/tier_service.h)
+  // holds writes this way while its lease has lapsed or the disk's upload backlog is too large.
+  std::function<Status(engine::DiskNo disk)> admit_mutation;
   int workers = 16;
   size_t max_connections = 4096;
   // Connections not bound to a session yet: at most this many per peer address (an IPv4 host,
@@ -126,8 +127,8 @@ class DiskServer {
     int64_t created_ns = 0;
   };
   void ChooseStream(int fd) ARCHIL_REQUIRES(io_mu_);
-  // OK unless `type` mutates and admit_mutation refuses it now.
-  Status AdmitIfMutation(uint16_t type, const proto::Message& m) const;
+  // The mutation header of request `m` of type `type`; null if it does not mutate.
+  static const v1::Mut* MutationOf(uint16_t type, const proto::Message& m);
   void CountUnauthenticated(const std::string& peer) ARCHIL_REQUIRES(io_mu_);
   void UncountUnauthenticated(const std::string& peer) ARCHIL_REQUIRES(io_mu_);
   // Closes an unauthenticated connection to make room: the one that has waited longest without

@@ -168,4 +168,9 @@ LogShipperStats LogShipper::stats() const {
   return stats_;
 }
 
+bool LogShipper::Stopped(engine::DiskNo disk) const {
+  MutexLock lock(&mu_);
+  return stats_.stopped_disks.count(disk.value()) > 0;
+}
+
 }  // namespace archil::tier

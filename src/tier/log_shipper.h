@@ -64,8 +64,12 @@ class LogShipper {
   // One pass over every disk, on the calling thread: Ok, or the first error.
   Status Pass() ARCHIL_EXCLUDES(mu_);
   void Start() { loop_.Start(); }
+  // Stops the background thread (after its running pass); Pass() may then be called directly.
+  void Stop() { loop_.Stop(); }
   void Kick() { loop_.Kick(); }
   LogShipperStats stats() const ARCHIL_EXCLUDES(mu_);
+  // Whether `disk`'s shipping stopped (another writer used one of its log names).
+  bool Stopped(engine::DiskNo disk) const ARCHIL_EXCLUDES(mu_);
 
  private:
   // Ships what it can of one disk; `waiting` gets how many records it left.

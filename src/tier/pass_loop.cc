@@ -6,7 +6,9 @@
 
 namespace archil::tier {
 
-PassLoop::~PassLoop() {
+PassLoop::~PassLoop() { Stop(); }
+
+void PassLoop::Stop() {
   {
     MutexLock lock(&mu_);
     stop_ = true;

@@ -1,8 +1,9 @@
 // PassLoop: the background thread of a tier machine. It runs a pass every interval and whenever
 // kicked, until it is destroyed; a failed pass is logged and the next one runs on time.
 //
-// Thread-safety: Start() once, from one thread; Kick() from any thread. The destructor stops and
-// joins the thread: declare a PassLoop after every member its pass uses, so that it goes first.
+// Thread-safety: Start() once, from one thread; Kick() from any thread; Stop() from the thread
+// that started it. The destructor stops and joins the thread: declare a PassLoop after every
+// member its pass uses, so that it goes first.
 #pragma once
 
 #include <functional>
@@ -24,6 +25,9 @@ class PassLoop {
   PassLoop& operator=(const PassLoop&) = delete;
 
   void Start() ARCHIL_EXCLUDES(mu_);
+  // Stops the thread after the pass it runs, if any, and joins it; then no pass runs but those
+  // the owner calls itself. Idempotent; a no-op if never started.
+  void Stop() ARCHIL_EXCLUDES(mu_);
   // Asks for a pass now (or right after the one running); a no-op before Start().
   void Kick() ARCHIL_EXCLUDES(mu_);
 

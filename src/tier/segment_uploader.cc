@@ -4,9 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <thread>
+#include <vector>
 
 #include "base/crc32c.h"
 #include "base/log.h"
@@ -78,17 +83,7 @@ Status SegmentUploader::CompareStored(const std::string& key, const std::string&
   return Status::Ok();
 }
 
-Status SegmentUploader::UploadOne(const engine::SealedSegment& s, uint64_t* bytes) {
-  struct stat st;
-  if (stat(s.path.c_str(), &st) != 0) {
-    if (errno != ENOENT) return Status::FromErrno(errno, "stat " + s.path);
-    // Gone with its disk (a purge); a SEG record still there and no file is the engine's bug.
-    Result<engine::LineageInfo> l = options_.engine->Lineage(s.disk);
-    if (!l.ok() && l.status().code() == Status::Code::kNotFound) return Status::Ok();
-    return Status::Internal("sealed segment file " + s.path + " is missing");
-  }
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  *bytes = size;
+Status SegmentUploader::UploadOne(const engine::SealedSegment& s, uint64_t size) {
   const std::string key = ObjectKey(s.root, s.disk, s.seg);
   bool linked = false, adopted = false;
   Result<store::ObjectStore::FileUpload> up = options_.store->PutFile(key, s.path, size);
@@ -120,48 +115,149 @@ Status SegmentUploader::Pass() {
     MutexLock lock(&mu_);
     stopped = stats_.stopped_disks;
   }
-  // A store error ends the pass (the rest waits, in seal order); a mismatch stops only its disk.
+  const std::set<uint64_t> stopped_before = stopped;
+  // Per segment, filled before the uploads start or by the one worker that takes it (each index
+  // is touched by one thread, and read after the join).
+  enum Fate : char { kWaits, kGone, kUploaded };
+  std::vector<Fate> fate(sealed.size(), kWaits);
+  std::vector<uint64_t> sizes(sealed.size(), 0);
+  std::vector<Status> outcome(sealed.size());
+  std::map<uint64_t, DiskBacklog> waiting;
+  for (size_t i = 0; i < sealed.size(); ++i) {
+    const engine::SealedSegment& s = sealed[i];
+    struct stat st;
+    if (stat(s.path.c_str(), &st) == 0) {
+      sizes[i] = static_cast<uint64_t>(st.st_size);
+    } else if (errno != ENOENT) {
+      outcome[i] = Status::FromErrno(errno, "stat " + s.path);
+    } else {
+      // Gone with its disk (a purge); a SEG record still there and no file is the engine's bug.
+      Result<engine::LineageInfo> l = options_.engine->Lineage(s.disk);
+      if (!l.ok() && l.status().code() == Status::Code::kNotFound) {
+        fate[i] = kGone;
+        continue;
+      }
+      outcome[i] = Status::Internal("sealed segment file " + s.path + " is missing");
+    }
+    DiskBacklog& b = waiting[s.disk.value()];
+    ++b.segments;
+    b.bytes += sizes[i];
+    if (b.oldest_sealed_ns == 0 || s.sealed_ns < b.oldest_sealed_ns) {
+      b.oldest_sealed_ns = s.sealed_ns;
+    }
+  }
+  {
+    MutexLock lock(&mu_);
+    stats_.waiting = waiting;
+  }
+
+  // Up to `parallel` uploads at once, started in seal order; after a store error none starts.
+  const auto began = std::chrono::steady_clock::now();
+  std::atomic<size_t> next{0};
+  std::atomic<bool> store_failed{false};
+  std::atomic<uint64_t> pass_bytes{0};
+  // A disk stopped by a mismatch in this pass starts no further upload.
+  Mutex stop_mu;
+  auto is_stopped = [&](engine::DiskNo d) {
+    MutexLock lock(&stop_mu);
+    return stopped.count(d.value()) > 0;
+  };
+  auto work = [&] {
+    for (size_t i = next++; i < sealed.size() && !store_failed; i = next++) {
+      const engine::SealedSegment& s = sealed[i];
+      if (fate[i] != kWaits || !outcome[i].ok() || is_stopped(s.disk)) continue;
+      Status one = UploadOne(s, sizes[i]);
+      if (!one.ok()) {
+        outcome[i] = one;
+        if (one.code() != Status::Code::kCorruption) {
+          store_failed = true;
+        } else {
+          MutexLock lock(&stop_mu);
+          stopped.insert(s.disk.value());
+        }
+        continue;
+      }
+      fate[i] = kUploaded;
+      pass_bytes += sizes[i];
+      MutexLock lock(&mu_);
+      DiskBacklog& b = stats_.waiting[s.disk.value()];
+      b.segments -= std::min<uint64_t>(b.segments, 1);
+      b.bytes -= std::min(b.bytes, sizes[i]);
+    }
+  };
+  const size_t width =
+      std::min<size_t>(static_cast<size_t>(std::max(options_.parallel, 1)), sealed.size());
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < width; ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& t : helpers) t.join();
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+
+  // What is left, in seal order, and the first error; a mismatch stops only its disk.
   Status first;
-  bool store_failed = false;
   uint64_t pending = 0, pending_bytes = 0;
   int64_t oldest = 0;
-  for (const engine::SealedSegment& s : sealed) {
-    uint64_t bytes = 0;
-    if (!store_failed && !stopped.count(s.disk.value())) {
-      Status one = UploadOne(s, &bytes);
-      if (one.ok()) continue;
-      if (one.code() == Status::Code::kCorruption) {
-        ARCHIL_LOG(kError) << "tier: uploads of " << engine::DiskIdFromNo(s.disk).str()
-                           << " stop: " << one.ToString();
-        stopped.insert(s.disk.value());
-      } else {
-        store_failed = true;
-      }
-      if (first.ok()) first = one;
+  std::map<uint64_t, DiskBacklog> left;
+  std::map<uint64_t, std::string> stops;
+  for (size_t i = 0; i < sealed.size(); ++i) {
+    const engine::SealedSegment& s = sealed[i];
+    if (fate[i] != kWaits) continue;
+    if (outcome[i].code() == Status::Code::kCorruption && !stopped_before.count(s.disk.value())) {
+      ARCHIL_LOG(kError) << "tier: uploads of " << engine::DiskIdFromNo(s.disk).str()
+                         << " stop: " << outcome[i].ToString();
+      stops.emplace(s.disk.value(), outcome[i].ToString());
     }
-    struct stat st;
-    if (bytes == 0 && stat(s.path.c_str(), &st) == 0) bytes = static_cast<uint64_t>(st.st_size);
+    if (!outcome[i].ok() && first.ok()) first = outcome[i];
     ++pending;
-    pending_bytes += bytes;
+    pending_bytes += sizes[i];
     if (oldest == 0 || s.sealed_ns < oldest) oldest = s.sealed_ns;
+    DiskBacklog& b = left[s.disk.value()];
+    ++b.segments;
+    b.bytes += sizes[i];
+    if (b.oldest_sealed_ns == 0 || s.sealed_ns < b.oldest_sealed_ns) {
+      b.oldest_sealed_ns = s.sealed_ns;
+    }
   }
-  MutexLock lock(&mu_);
-  stats_.stopped_disks.insert(stopped.begin(), stopped.end());
-  stats_.pending_segments = pending;
-  stats_.pending_bytes = pending_bytes;
-  stats_.oldest_pending_sealed_ns = oldest;
-  if (!first.ok()) {
-    ++stats_.failed_passes;
-    stats_.last_error = first.ToString();
-  } else {
-    stats_.last_error.clear();
+  {
+    MutexLock lock(&mu_);
+    for (auto& [disk, why] : stops) {
+      stats_.stopped_disks.insert(disk);
+      stats_.stop_reasons.emplace(disk, why);
+    }
+    stats_.pending_segments = pending;
+    stats_.pending_bytes = pending_bytes;
+    stats_.oldest_pending_sealed_ns = oldest;
+    stats_.waiting = std::move(left);
+    if (pass_bytes > 0 && secs > 0) {
+      stats_.bytes_per_second = static_cast<uint64_t>(static_cast<double>(pass_bytes) / secs);
+    }
+    if (!first.ok()) {
+      ++stats_.failed_passes;
+      stats_.last_error = first.ToString();
+    } else {
+      stats_.last_error.clear();
+    }
   }
+  if (pass_bytes > 0 && options_.on_uploaded) options_.on_uploaded();
   return first;
 }
 
 SegmentUploaderStats SegmentUploader::stats() const {
   MutexLock lock(&mu_);
   return stats_;
+}
+
+DiskBacklog SegmentUploader::Waiting(engine::DiskNo disk) const {
+  MutexLock lock(&mu_);
+  auto it = stats_.waiting.find(disk.value());
+  return it == stats_.waiting.end() ? DiskBacklog{} : it->second;
+}
+
+std::string SegmentUploader::StopReason(engine::DiskNo disk) const {
+  MutexLock lock(&mu_);
+  auto it = stats_.stop_reasons.find(disk.value());
+  return it == stats_.stop_reasons.end() ? std::string() : it->second;
 }
 
 }  // namespace archil::tier

@@ -14,10 +14,13 @@
 //      segment may die (Die, §1) and its file be removed; the object stays until the collector
 //      (§4) removes it.
 // A segment whose disk is purged meanwhile is skipped (with a tier only UPLOADED segments die, so
-// a segment cannot vanish otherwise). A
-// store error (after the store's own retries, store/retry.h) ends the pass: the next pass starts
-// again at the oldest segment, so uploads go in seal order and resume by themselves once the
-// store is back.
+// a segment cannot vanish otherwise). Up to `parallel` segments are in flight at once, started in
+// seal order. A store error (after the store's own retries, store/retry.h) ends the pass (no new
+// upload starts; those in flight finish): the next pass starts again at the oldest segment, so
+// uploads resume by themselves once the store is back.
+//
+// What waits is known per disk from the moment a pass lists it (stats().waiting), and shrinks as
+// each upload completes: what the server's write gate reads (tier/write_gate.h).
 //
 // Object names (docs/formats.md §8): lineages/<root dsk-id>/seg/<dsk-id>/<seg_no:016x>.
 //
@@ -25,10 +28,13 @@
 // before its upload, and the tier would have lost it).
 //
 // Thread-safety: Pass() and Start() must not run concurrently with each other (one uploading
-// thread); stats() and Kick() are safe from any thread.
+// thread: call Stop() before calling Pass() yourself); stats() and Kick() are safe from any
+// thread.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -46,6 +52,18 @@ struct SegmentUploaderOptions {
   store::ObjectStore* store = nullptr;  // REQUIRES: outlives the uploader
   // The background thread's pass interval when nothing kicks it, and after a failed pass.
   int interval_ms = 1000;
+  // Segments uploaded at once (each a PutFile; an S3 store also splits a large one into parts).
+  int parallel = 4;
+  // Runs after a pass that uploaded something (the log shipper's records may now go). Must not
+  // block.
+  std::function<void()> on_uploaded;
+};
+
+// What one disk has sealed and not yet uploaded.
+struct DiskBacklog {
+  uint64_t segments = 0;
+  uint64_t bytes = 0;
+  int64_t oldest_sealed_ns = 0;  // the engine's clock (SealedSegment::sealed_ns); 0 if none
 };
 
 // What the uploader has done since it was made, and what it saw waiting at its last pass.
@@ -58,8 +76,14 @@ struct SegmentUploaderStats {
   uint64_t pending_segments = 0;  // sealed, not yet uploaded, at the end of the last pass
   uint64_t pending_bytes = 0;
   int64_t oldest_pending_sealed_ns = 0;  // 0 if nothing is pending
-  std::set<uint64_t> stopped_disks;      // DiskNo values whose uploads stopped (a mismatch)
-  std::string last_error;                // "" if the last pass succeeded
+  // Sealed and not yet uploaded, per DiskNo value: as the running pass listed it, less what it
+  // has uploaded since.
+  std::map<uint64_t, DiskBacklog> waiting;
+  // Bytes per second of the last pass that uploaded something (0 before one did).
+  uint64_t bytes_per_second = 0;
+  std::set<uint64_t> stopped_disks;              // DiskNo values whose uploads stopped (a mismatch)
+  std::map<uint64_t, std::string> stop_reasons;  // why, per stopped disk
+  std::string last_error;                        // "" if the last pass succeeded
 };
 
 class SegmentUploader {
@@ -80,13 +104,19 @@ class SegmentUploader {
   Status Pass() ARCHIL_EXCLUDES(mu_);
   // Runs passes on a background thread, every interval_ms and whenever kicked, until destroyed.
   void Start() { loop_.Start(); }
+  // Stops the background thread (after its running pass); Pass() may then be called directly.
+  void Stop() { loop_.Stop(); }
   // Asks the background thread for a pass now (a segment was sealed).
   void Kick() { loop_.Kick(); }
   SegmentUploaderStats stats() const ARCHIL_EXCLUDES(mu_);
+  // stats().waiting of one disk, and why its uploads stopped ("" if they run): cheap enough to
+  // ask before every write.
+  DiskBacklog Waiting(engine::DiskNo disk) const ARCHIL_EXCLUDES(mu_);
+  std::string StopReason(engine::DiskNo disk) const ARCHIL_EXCLUDES(mu_);
 
  private:
-  // Uploads one segment; `bytes` gets its size. Ok also when it was skipped (gone).
-  Status UploadOne(const engine::SealedSegment& s, uint64_t* bytes) ARCHIL_EXCLUDES(mu_);
+  // Uploads one segment of `bytes` bytes. Ok also when it was skipped (gone).
+  Status UploadOne(const engine::SealedSegment& s, uint64_t bytes) ARCHIL_EXCLUDES(mu_);
   // On AlreadyExists: Ok if the stored object equals the file, else kCorruption.
   Status CompareStored(const std::string& key, const std::string& path, uint64_t size);
 

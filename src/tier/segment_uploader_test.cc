@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <thread>
 
@@ -27,7 +29,12 @@ class SegmentUploaderTest : public ::testing::Test {
     char tmpl[] = "/tmp/archil-uploader-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     root_ = tmpl;
+    OpenEngine({});
+  }
+  void OpenEngine(std::function<void()> on_sealed) {
+    engine_.reset();
     engine::EngineOptions o;
+    o.on_sealed = std::move(on_sealed);
     o.env = io::PosixEnv();
     o.dir = root_ + "/engine";
     o.clock = &clock_;
@@ -180,7 +187,11 @@ TEST_F(SegmentUploaderTest, AnObjectThatDiffersStopsItsDiskOnlyAndKeepsItsSegmen
   mem.Set(SegmentUploader::ObjectKey(first1->root, first1->disk, first1->seg), other);
   const size_t files1 = SegmentFiles(DiskNo(1));
 
-  SegmentUploader up(Options(&mem));
+  // One upload at a time, so that none of disk 1's later segments is in flight when the mismatch
+  // is found (with more, those already started finish; none starts after).
+  SegmentUploaderOptions o = Options(&mem);
+  o.parallel = 1;
+  SegmentUploader up(o);
   Status s = up.Pass();
   EXPECT_EQ(s.code(), Status::Code::kCorruption) << s.ToString();
   SegmentUploaderStats st = up.stats();
@@ -229,6 +240,113 @@ TEST_F(SegmentUploaderTest, ABranchsSegmentsLiveUnderItsRootsLineage) {
     branch_objects += key.find("/seg/dsk-0000000000000007/") != std::string::npos;
   }
   EXPECT_GE(branch_objects, 2u);
+}
+
+// What waits is known per disk as soon as a pass lists it, and comes off as uploads complete.
+TEST_F(SegmentUploaderTest, TheBacklogIsKnownPerDiskAndGoesAsItsSegmentsUpload) {
+  MemoryStore mem;
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(2), {}).ok());
+  Churn(DiskNo(1), 6);
+  Churn(DiskNo(2), 3);
+  mem.SetDown(true);
+  SegmentUploader up(Options(&mem));
+  EXPECT_FALSE(up.Pass().ok());
+  DiskBacklog one = up.Waiting(DiskNo(1)), two = up.Waiting(DiskNo(2));
+  EXPECT_EQ(one.segments, 5u);
+  EXPECT_EQ(one.bytes, 5u * (65536 + 4096));
+  EXPECT_EQ(two.segments, 2u);
+  EXPECT_EQ(two.bytes, 2u * (65536 + 4096));
+  EXPECT_GT(one.oldest_sealed_ns, 0);
+  EXPECT_EQ(up.Waiting(DiskNo(3)).bytes, 0u);
+  EXPECT_EQ(up.stats().pending_bytes, one.bytes + two.bytes);
+  mem.SetDown(false);
+  ASSERT_TRUE(up.Pass().ok());
+  EXPECT_EQ(up.Waiting(DiskNo(1)).bytes, 0u);
+  EXPECT_EQ(up.Waiting(DiskNo(2)).segments, 0u);
+  EXPECT_GT(up.stats().bytes_per_second, 0u);
+}
+
+// A store whose uploads take a while, counting how many run at once.
+class SlowStore final : public store::ObjectStore {
+ public:
+  explicit SlowStore(MemoryStore* inner) : inner_(inner) {}
+  Result<std::string> Put(std::string_view k, std::string_view d,
+                          const store::PutOptions& o) override {
+    return inner_->Put(k, d, o);
+  }
+  Result<FileUpload> PutFile(std::string_view key, const std::string& path,
+                             uint64_t size) override {
+    const int now = ++running_;
+    for (int seen = most_; now > seen && !most_.compare_exchange_weak(seen, now);) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    --running_;
+    return inner_->PutFile(key, path, size);
+  }
+  Result<std::string> Get(std::string_view k, uint64_t off, uint64_t len) override {
+    return inner_->Get(k, off, len);
+  }
+  Result<store::ObjectInfo> Head(std::string_view k) override { return inner_->Head(k); }
+  Result<store::ListPage> List(std::string_view p, std::string_view a, size_t l) override {
+    return inner_->List(p, a, l);
+  }
+  Status Delete(std::string_view k) override { return inner_->Delete(k); }
+  bool EnforcesConditions() const override { return true; }
+  std::string Describe() const override { return "slow memory"; }
+  int most() const { return most_; }
+
+ private:
+  MemoryStore* inner_;
+  std::atomic<int> running_{0}, most_{0};
+};
+
+TEST_F(SegmentUploaderTest, SeveralSegmentsUploadAtOnceAndTheShipperIsToldAfter) {
+  MemoryStore mem;
+  SlowStore slow(&mem);
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  Churn(DiskNo(1), 9);
+  int told = 0;
+  SegmentUploaderOptions o = Options(&slow);
+  o.parallel = 4;
+  o.on_uploaded = [&] { ++told; };
+  SegmentUploader up(o);
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(up.Pass().ok());
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(up.stats().uploaded_segments, 8u);
+  EXPECT_GE(slow.most(), 2) << "uploads ran one at a time";
+  EXPECT_LE(slow.most(), 4);
+  EXPECT_LT(took, std::chrono::milliseconds(700)) << "8 uploads of 100 ms, 4 at a time";
+  EXPECT_EQ(told, 1);
+  EXPECT_TRUE(up.Pass().ok());
+  EXPECT_EQ(told, 1) << "told after a pass that uploaded nothing";
+}
+
+// EngineOptions::on_sealed: each seal (here: full segments) wakes the uploader, so a segment goes
+// at once and not at the next timed pass.
+TEST_F(SegmentUploaderTest, ASealWakesTheUploader) {
+  MemoryStore mem;
+  std::atomic<SegmentUploader*> target{nullptr};
+  std::atomic<int> seals{0};
+  OpenEngine([&] {
+    ++seals;
+    if (SegmentUploader* u = target.load()) u->Kick();
+  });
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  SegmentUploaderOptions o = Options(&mem);
+  o.interval_ms = 60'000;  // only a kick can make it run within the test
+  SegmentUploader up(o);
+  target = &up;
+  up.Start();
+  Churn(DiskNo(1), 4);
+  for (int i = 0; i < 1000 && up.stats().uploaded_segments < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(seals.load(), 3);
+  EXPECT_EQ(up.stats().uploaded_segments, 3u);
+  up.Stop();
+  target = nullptr;
 }
 
 TEST_F(SegmentUploaderTest, TheBackgroundThreadUploadsWhenKicked) {
