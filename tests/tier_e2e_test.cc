@@ -14,8 +14,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <thread>
@@ -192,37 +194,46 @@ TEST_F(TierTest, AnUnreachableBucketSlowsWritersWithoutFailingThemAndTheyResumeB
   ASSERT_TRUE(wait_for([&] { return acked >= 20; }, 60)) << acked << " writes in 60 s";
   EXPECT_EQ(tier_writes(), "accepted");
 
-  // The store stops answering: within a lease, writes wait (the server answers DELAY).
-  s3_->Pause();
-  int stalled_at = -1;
+  // The outage lasts ARCHIL_OUTAGE_SECONDS more once writes are seen waiting (3 in CI; 600 by
+  // hand: docs/measurements.md).
+  const char* outage = std::getenv("ARCHIL_OUTAGE_SECONDS");
+  const int outage_s = outage ? std::max(1, std::atoi(outage)) : 3;
+  // The store stops answering: within a lease, writes wait (the server answers DELAY), as the
+  // API says.
+  s3_->Pause(outage_s + 150);
+  std::string waiting;
   ASSERT_TRUE(wait_for(
       [&] {
-        const int before = acked;
-        std::this_thread::sleep_for(std::chrono::milliseconds(700));
-        if (acked != before) return false;
-        stalled_at = before;
-        return true;
+        waiting = tier_writes();
+        return waiting.rfind("waiting: ", 0) == 0;
       },
-      20))
-      << "writes never waited with the store stopped";
-  const std::string waiting = tier_writes();
-  EXPECT_EQ(waiting.rfind("waiting: ", 0), 0u) << waiting;
-  std::this_thread::sleep_for(std::chrono::seconds(3));
+      30))
+      << "writes were never held with the store stopped: " << waiting;
+  const int held_at = acked;
+  std::this_thread::sleep_for(std::chrono::seconds(outage_s));
   EXPECT_EQ(failed.load(), 0);
-  EXPECT_LE(acked.load(), stalled_at + 1) << "writes went on with the lease lapsed";
+  // One write may have been admitted before the gate closed.
+  EXPECT_LE(acked.load(), held_at + 1) << "writes went on with the lease lapsed";
 
-  // The store answers again: the next renewal restores the lease and the writer goes on.
+  // The store answers again: a renewal restores the lease and the writer goes on by itself.
+  const auto resumed = std::chrono::steady_clock::now();
   s3_->Resume();
-  ASSERT_TRUE(wait_for([&] { return acked >= stalled_at + 20; }, 60))
-      << "writes did not resume: " << acked << " acknowledged, stalled at " << stalled_at;
+  ASSERT_TRUE(wait_for([&] { return acked >= held_at + 20; }, 120))
+      << "writes did not resume: " << acked << " acknowledged, held at " << held_at;
+  const auto resume_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::steady_clock::now() - resumed)
+                             .count();
   stop = true;
   writer.join();
   EXPECT_EQ(failed.load(), 0) << "a writer failed while the store was away";
   EXPECT_GE(slowest_ms.load(), 1000) << "no write waited";
   EXPECT_EQ(tier_writes(), "accepted");
   const int total = acked;
-  std::printf("%d fsynced writes, the slowest %lld ms (the outage); stalled at %d\n", total,
-              static_cast<long long>(slowest_ms.load()), stalled_at);
+  std::printf(
+      "%d fsynced writes, the slowest %lld ms (an outage of %d s and more); held at %d; 20 more "
+      "writes %lld ms after the store came back\n",
+      total, static_cast<long long>(slowest_ms.load()), outage_s, held_at,
+      static_cast<long long>(resume_ms));
 
   // Everything acknowledged reaches the bucket: a fresh server recovers every file.
   ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);

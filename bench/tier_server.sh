@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# tier_server.sh: the tier through `archil server --object-store s3://…`, against the strict S3 fake
+# (tests/s3_fake, archil-s3-fake) with a realistic first byte and bandwidth, one mount, one run.
+# Run by hand as root (archil mount needs it); release build.
+#
+#   floor, local fsync                fio's O_SYNC 4 KiB line of Archil's published latency script
+#                                     on the file system of --dir
+#   O_SYNC write, nothing uploading   the same line on the mount, the tier idle
+#   O_SYNC write while uploads run    the same line on another file while --size MiB, just
+#                                     written, drain to the bucket (the backlog at its start and end
+#                                     is printed)
+#   upload through the server         --size MiB written with 1 MiB writes and fsynced; then the
+#                                     time until the disk's backlog (sealed, not uploaded) is 0:
+#                                     MiB/s and the share of the fake's bandwidth (TARGET >= 80 %)
+#   recovery point, sustained write   fio writing sequentially at the fake's bandwidth for
+#                                     --sustain s; the disk's oldest waiting byte and backlog,
+#                                     sampled every 200 ms from GET /api/disks/{id} (the open
+#                                     segment, at most 8 s old, comes on top), and the rate fio got
+#   recovery of the disk              the server stopped (it drains), its data directory deleted,
+#                                     a new one started on the bucket: the time it reports
+#
+# Usage: bench/tier_server.sh [--latency-ms N] [--mbps N] [--size MiB] [--sustain S] [--runtime S]
+#                             [--dir DIR]
+#   defaults: 20 ms first byte, 200 MB/s, 1024 MiB, 20 s of sustained writes, 5 s per latency row,
+#   /var/tmp (a fresh subdirectory, removed on every exit unless ARCHIL_BENCH_KEEP=1). The fake
+#   keeps objects in memory: --size 10240 needs over 10 GiB of it.
+set -euo pipefail
+
+LATENCY=20 MBPS=200 SIZE=1024 SUSTAIN=20 RUNTIME=5 DIR=/var/tmp
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --latency-ms) LATENCY="$2"; shift 2 ;;
+    --mbps) MBPS="$2"; shift 2 ;;
+    --size) SIZE="$2"; shift 2 ;;
+    --sustain) SUSTAIN="$2"; shift 2 ;;
+    --runtime) RUNTIME="$2"; shift 2 ;;
+    --dir) DIR="$2"; shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "tier_server.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+for n in "$LATENCY" "$MBPS" "$SIZE" "$SUSTAIN" "$RUNTIME"; do
+  [[ $n =~ ^[0-9]+$ && $n -gt 0 ]] || { echo "tier_server.sh: numbers must be whole and positive" >&2; exit 2; }
+done
+BENCH=tier_server.sh
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+[[ $(id -u) == 0 ]] || { log "run as root: archil mount needs it"; exit 1; }
+need_tools jq fio curl dd
+B=$BENCH_REPO/build/release
+ARCHIL=$B/bin/archil
+FAKE=$B/tests/s3_fake/archil-s3-fake
+[[ -x $ARCHIL && -x $FAKE ]] || { log "no $ARCHIL or $FAKE: build the release preset first"; exit 1; }
+unset ARCHIL_JOURNAL_SOCKET ARCHIL_ENDPOINT ARCHIL_REGION ARCHIL_API_KEY ARCHIL_MOUNT_TOKEN
+export ARCHIL_OWNER_PID=$$
+W=$(realpath "$(mktemp -d "$DIR/tier-server-bench.XXXXXX")")
+MNT=$W/mnt
+mkdir -p "$MNT" "$W/run"
+export ARCHIL_RUN_DIR=$W/run
+SERVER_PID='' FAKE_PID=''
+cleanup() {
+  set +e
+  force_unmount "$ARCHIL" "$MNT"
+  stop "$SERVER_PID"
+  stop "$FAKE_PID"
+  remove_work_dir "$W"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+"$FAKE" --first-byte-latency-ms "$LATENCY" --bandwidth-mbps "$MBPS" > "$W/fake.out" 2>&1 &
+FAKE_PID=$!
+for _ in $(seq 100); do
+  grep -q '^listening on' "$W/fake.out" && break
+  kill -0 "$FAKE_PID" 2> /dev/null || break
+  sleep 0.05
+done
+EP=$(sed -n 's/^listening on //p' "$W/fake.out" | head -1)
+[[ -n $EP ]] || { log "archil-s3-fake did not start: $(cat "$W/fake.out")"; exit 1; }
+export AWS_ACCESS_KEY_ID=archil-test AWS_SECRET_ACCESS_KEY=archil-test-secret
+STORE="s3://archil/bench?endpoint=$EP&region=us-east-1"
+
+start_server() {
+  "$ARCHIL" server --data-dir "$W/data" --api-listen 127.0.0.1:0 --mount-listen 127.0.0.1:0 \
+    --region tier-1 --object-store "$STORE" >> "$W/server.log" 2>&1 &
+  SERVER_PID=$!
+  rm -f "$W/run/tier-1.json"
+  for _ in $(seq 1200); do  # a recovery may take a while
+    [[ -f $W/run/tier-1.json ]] && break
+    kill -0 "$SERVER_PID" 2> /dev/null || break
+    sleep 0.05
+  done
+  [[ -f $W/run/tier-1.json ]] || { log "the server did not start: $(tail -5 "$W/server.log")"; exit 1; }
+  API=$(jq -r .api "$W/run/tier-1.json")
+  KEY=$(cat "$W/data/admin-api-key")
+}
+# The disk's "tier" object (api.md), compact.
+tier() { curl -sf -H "Authorization: Bearer $KEY" "$API/api/disks/$DISK" | jq -c '.data.tier // .tier'; }
+backlog() { tier | jq -r '.bytesToUpload'; }
+# Waits until the disk's backlog is 0 (up to $1 s); prints the seconds it took, to the ms.
+drain_time() {
+  local start=$EPOCHREALTIME end=$((SECONDS + $1))
+  while (($(backlog) > 0)) && ((SECONDS < end)); do sleep 0.1; done
+  awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }'
+}
+
+start_server
+export ARCHIL_MOUNT_TOKEN
+created=$("$ARCHIL" --json disks create tb)
+DISK=$(jq -r .diskId <<< "$created")
+ARCHIL_MOUNT_TOKEN=$(jq -r '.authorizedUsers[0].token' <<< "$created")
+"$ARCHIL" mount -q tb "$MNT"
+latency_fio "$RUNTIME"
+
+echo "# tier_server bench on $(hostname), $(date -u +%FT%TZ), kernel $(uname -r), $(nproc) CPUs, revision $(git -C "$BENCH_REPO" describe --always --dirty 2> /dev/null || echo unknown)"
+echo "# store: archil-s3-fake at $EP, first byte ${LATENCY} ms, ${MBPS} MB/s; --dir $DIR ($(dir_fs "$DIR")); load $(cut -d' ' -f1-3 /proc/loadavg)"
+mkdir -p "$W/floor"
+echo "floor, local fsync: $($FIO --filename="$W/floor/f" --size=64m --rw=write --sync=1 | fiolat write)"
+echo "O_SYNC write, nothing uploading: $($FIO --filename="$MNT/idle" --size=64m --rw=write --sync=1 | fiolat write)"
+
+# --size MiB, then how long the bucket takes for it.
+start=$EPOCHREALTIME
+timeout -k 1 900 dd if=/dev/urandom of="$MNT/big" bs=1M count="$SIZE" conv=fsync status=none
+wrote=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+b0=$(backlog)
+secs=$(drain_time 600)
+mib=$(awk -v b="$b0" 'BEGIN { printf "%.0f", b / 1048576 }')
+rate=$(awk -v b="$b0" -v s="$secs" 'BEGIN { printf "%.0f", (s > 0 ? b / s / 1e6 : 0) }')
+echo "# $SIZE MiB written and fsynced in $wrote s; $mib MiB sealed and waiting then (the rest in the open segment)"
+echo "upload through the server: $rate MB/s ($mib MiB in $secs s, the server's last pass $(tier | jq -r '.uploadBytesPerSecond / 1e6 | floor') MB/s)"
+share=$(awk -v a="$rate" -v b="$MBPS" 'BEGIN { printf "%.0f", 100 * a / b }')
+echo "TARGET upload-share ($share % of $MBPS MB/s, target >= 80 %): $(awk -v s="$share" 'BEGIN { print (s >= 80) ? "met" : "missed" }')"
+
+# The O_SYNC line while a fresh --size MiB drains.
+timeout -k 1 900 dd if=/dev/urandom of="$MNT/big2" bs=1M count="$SIZE" conv=fsync status=none
+before=$(backlog)
+during=$($FIO --filename="$MNT/busy" --size=64m --rw=write --sync=1 | fiolat write)
+after=$(backlog)
+echo "O_SYNC write while uploads run: $during"
+echo "# backlog at its start $((before >> 20)) MiB, at its end $((after >> 20)) MiB"
+drain_time 600 > /dev/null
+
+# The recovery point under a sustained write at the store's bandwidth.
+fio --name=sustain --filename="$MNT/sustain" --rw=write --bs=1m --size=$((MBPS * SUSTAIN * 2))m \
+  --fallocate=none --time_based \
+  --runtime="$SUSTAIN" --rate="${MBPS}m" --end_fsync=1 --output-format=json > "$W/sustain.json" &
+FIO_PID=$!
+: > "$W/samples"
+while alive "$FIO_PID"; do
+  tier | jq -r '"\(.oldestToUploadMs) \(.bytesToUpload) \(.writes)"' >> "$W/samples" || true
+  sleep 0.2
+done
+reap "$FIO_PID" 30 || true
+got=$(jq -r '.jobs[0].write.bw_bytes / 1e6 | floor' "$W/sustain.json")
+oldest=$(cut -d' ' -f1 "$W/samples")
+held=$(cut -d' ' -f2 "$W/samples" | awk '{ print int($1 / 1048576) }')
+waits=$(grep -c waiting "$W/samples" || true)
+echo "recovery point at ${MBPS} MB/s sustained, oldest waiting byte: p50 $(pct 50 <<< "$oldest") ms, max $(pct 100 <<< "$oldest") ms (plus the open segment: at most 8 s)"
+echo "recovery point at ${MBPS} MB/s sustained, backlog: p50 $(pct 50 <<< "$held") MiB, max $(pct 100 <<< "$held") MiB; fio wrote $got MB/s; $waits of $(wc -l < "$W/samples") samples had writes waiting"
+drain_time 600 > /dev/null
+
+# Recovery: everything drains at the stop; a new server on the bucket from an empty directory.
+used=$(du -sm "$W/data/engine/segments" | cut -f1)
+force_unmount "$ARCHIL" "$MNT"
+stop "$SERVER_PID"
+SERVER_PID=''
+rm -rf --one-file-system "$W/data"
+start=$EPOCHREALTIME
+start_server
+took=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+echo "recovery of the disk ($used MiB of segments): $took s to serving; the server says: $(grep -o 'tier: recovered.*' "$W/server.log" | tail -1)"
