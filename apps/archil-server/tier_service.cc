@@ -19,16 +19,6 @@
 namespace archil {
 namespace {
 
-std::string Hex(const std::array<uint8_t, 16>& id) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (uint8_t b : id) {
-    out.push_back(kDigits[b >> 4]);
-    out.push_back(kDigits[b & 15]);
-  }
-  return out;
-}
-
 // DATA_DIR/server-id: who this server is to its bucket, made once.
 Result<std::array<uint8_t, 16>> ServerId(const std::string& data_dir) {
   const std::string path = data_dir + "/server-id";
@@ -43,7 +33,10 @@ Result<std::array<uint8_t, 16>> ServerId(const std::string& data_dir) {
     return id;
   }
   ARCHIL_RETURN_IF_ERROR(SecureRandomBytes(id.data(), id.size()));
-  ARCHIL_RETURN_IF_ERROR(io::WriteFileAtomically(io::PosixEnv(), path, Hex(id) + "\n", 0600));
+  ARCHIL_RETURN_IF_ERROR(io::WriteFileAtomically(
+      io::PosixEnv(), path,
+      HexEncode(std::string_view(reinterpret_cast<const char*>(id.data()), id.size())) + "\n",
+      0600));
   return id;
 }
 

@@ -15,13 +15,7 @@ namespace {
 using nlohmann::json;
 
 std::string HexOf(const std::array<uint8_t, 16>& id) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (uint8_t b : id) {
-    out.push_back(kDigits[b >> 4]);
-    out.push_back(kDigits[b & 15]);
-  }
-  return out;
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(id.data()), id.size()));
 }
 
 std::string Who(const OwnerRecord& r) {
