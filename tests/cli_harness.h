@@ -203,7 +203,14 @@ class CliTest : public ::testing::Test {
     ASSERT_EQ(posix_spawn(&server_, argv[0].c_str(), &fa, nullptr, args.data(), envp.data()), 0);
     posix_spawn_file_actions_destroy(&fa);
     fs::path advert = dir_ / "run" / "test-1.json";
-    for (int i = 0; i < 200 && !fs::exists(advert); ++i) {
+    // A start that recovers from a bucket takes seconds (more under a sanitizer): up to 60 s, as
+    // long as the server runs.
+    for (int i = 0; i < 2400 && !fs::exists(advert); ++i) {
+      int status = 0;
+      if (waitpid(server_, &status, WNOHANG) == server_) {
+        server_ = 0;
+        break;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }
     ASSERT_TRUE(fs::exists(advert)) << "server did not start; log:\n" << ReadFile(log);

@@ -158,6 +158,12 @@ TEST_F(TierTest, AKilledServersBucketRecoversAPrefixWithEverythingAcknowledgedWe
 }
 
 TEST_F(TierTest, AnUnreachableBucketSlowsWritersWithoutFailingThemAndTheyResumeByThemselves) {
+#if defined(__SANITIZE_THREAD__)
+  // Under TSan a CLI spawned while the writer thread waits in a FUSE call was seen spinning before
+  // its exec for minutes (TSan's handling of a spawn from a multi-threaded process): the test
+  // reads the API through the CLI, so it runs in the release and ASan builds only.
+  GTEST_SKIP() << "not under ThreadSanitizer (see the comment)";
+#endif
   StartTiered();  // a lease of 2 s: writes wait 1.7 s after the last renewal the store answered
   CreateDisk("odisk");
   ASSERT_EQ(Mount("odisk").exit_code, 0);
