@@ -262,8 +262,7 @@ tier::WriteGateState TierService::GateState(engine::DiskNo disk) const {
     g.lease_age_ms = l.last_renewal_age_ms;
   }
   if (uploader_) {
-    g.backlog = uploader_->Waiting(disk);
-    g.stopped = uploader_->StopReason(disk);
+    g.backlog = uploader_->Waiting(disk, &g.stopped);
   }
   if (g.stopped.empty() && shipper_ && shipper_->Stopped(disk)) {
     g.stopped = "its log could not be shipped: another writer used one of its names";

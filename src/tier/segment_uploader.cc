@@ -248,16 +248,14 @@ SegmentUploaderStats SegmentUploader::stats() const {
   return stats_;
 }
 
-DiskBacklog SegmentUploader::Waiting(engine::DiskNo disk) const {
+DiskBacklog SegmentUploader::Waiting(engine::DiskNo disk, std::string* stop_reason) const {
   MutexLock lock(&mu_);
+  if (stop_reason != nullptr) {
+    auto s = stats_.stop_reasons.find(disk.value());
+    *stop_reason = s == stats_.stop_reasons.end() ? std::string() : s->second;
+  }
   auto it = stats_.waiting.find(disk.value());
   return it == stats_.waiting.end() ? DiskBacklog{} : it->second;
-}
-
-std::string SegmentUploader::StopReason(engine::DiskNo disk) const {
-  MutexLock lock(&mu_);
-  auto it = stats_.stop_reasons.find(disk.value());
-  return it == stats_.stop_reasons.end() ? std::string() : it->second;
 }
 
 }  // namespace archil::tier

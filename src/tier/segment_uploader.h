@@ -109,10 +109,10 @@ class SegmentUploader {
   // Asks the background thread for a pass now (a segment was sealed).
   void Kick() { loop_.Kick(); }
   SegmentUploaderStats stats() const ARCHIL_EXCLUDES(mu_);
-  // stats().waiting of one disk, and why its uploads stopped ("" if they run): cheap enough to
-  // ask before every write.
-  DiskBacklog Waiting(engine::DiskNo disk) const ARCHIL_EXCLUDES(mu_);
-  std::string StopReason(engine::DiskNo disk) const ARCHIL_EXCLUDES(mu_);
+  // stats().waiting of one disk and, with `stop_reason`, why its uploads stopped ("" if they
+  // run): one lock and two lookups, asked before every write.
+  DiskBacklog Waiting(engine::DiskNo disk, std::string* stop_reason = nullptr) const
+      ARCHIL_EXCLUDES(mu_);
 
  private:
   // Uploads one segment of `bytes` bytes. Ok also when it was skipped (gone).
