@@ -7,7 +7,11 @@
 #include <mutex>
 #include <thread>
 
+#include <openssl/evp.h>
+#include <openssl/md5.h>
+
 #include "base/random.h"
+#include "base/strings.h"
 #include "store/s3_xml.h"
 
 namespace archil::store {
@@ -37,6 +41,33 @@ Status FromReply(const HttpResponse& r, const std::string& what, Condition condi
 }
 
 bool Success(int status) { return status >= 200 && status < 300; }
+
+// The raw MD5 of the pieces, one after the other.
+std::string Md5(std::initializer_list<std::string_view> pieces) {
+  std::string out(MD5_DIGEST_LENGTH, '\0');
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(ctx, EVP_md5(), nullptr);
+  for (std::string_view p : pieces) EVP_DigestUpdate(ctx, p.data(), p.size());
+  EVP_DigestFinal_ex(ctx, reinterpret_cast<unsigned char*>(out.data()), nullptr);
+  EVP_MD_CTX_free(ctx);
+  return out;
+}
+
+// S3's ETag of a multipart object: the MD5 of the parts' raw MD5s, then "-" and the part count.
+// Empty if a part's ETag is not an MD5 in hex (another store's).
+std::string MultipartEtag(const std::vector<std::pair<int, std::string>>& parts) {
+  std::string md5s;
+  for (const auto& part : parts) {
+    const std::string& hex = part.second;
+    if (hex.size() != 2 * MD5_DIGEST_LENGTH) return "";
+    for (size_t i = 0; i < hex.size(); i += 2) {
+      const std::optional<uint64_t> byte = ParseLowerHex(std::string_view(hex).substr(i, 2), 2);
+      if (!byte) return "";
+      md5s.push_back(static_cast<char>(*byte));
+    }
+  }
+  return HexEncode(Md5({md5s})) + "-" + std::to_string(parts.size());
+}
 
 // Parses "scheme://host[:port]" (no path); false if it is not that.
 bool SplitEndpoint(const std::string& endpoint, std::string* scheme, std::string* host) {
@@ -126,11 +157,12 @@ HttpRequest S3Store::Build(const Call& call) {
   return req;
 }
 
-Result<HttpResponse> S3Store::Send(const Call& call) {
+Result<HttpResponse> S3Store::Send(const Call& call, int* attempts) {
   const auto start = std::chrono::steady_clock::now();
   Backoff backoff(config_.retry, seed_.fetch_add(0x9E3779B97F4A7C15ull));
   for (int attempt = 1;; ++attempt) {
     requests_.fetch_add(1);
+    if (attempts != nullptr) *attempts = attempt;
     Result<HttpResponse> r = transport_.Perform(Build(call));
     bool retry = !r.ok();
     if (r.ok()) retry = IsRetryableReply(r->status, ParseS3Error(r->body).code);
@@ -154,7 +186,12 @@ Result<std::string> S3Store::Put(std::string_view key, std::string_view data,
   if (options.condition == Condition::kIfMatch) {
     call.headers.emplace_back("if-match", "\"" + options.etag + "\"");
   }
-  ARCHIL_ASSIGN_OR_RETURN(HttpResponse r, Send(call));
+  int attempts = 0;
+  ARCHIL_ASSIGN_OR_RETURN(HttpResponse r, Send(call, &attempts));
+  if (r.status == 412 && attempts > 1 && options.condition != Condition::kNone) {
+    const std::string etag = HexEncode(Md5({data}));
+    if (LandedEarlier(std::string(key), etag)) return etag;
+  }
   if (!Success(r.status)) return FromReply(r, "PUT " + std::string(key), options.condition);
   return UnquoteEtag(r.Header("etag"));
 }
@@ -171,6 +208,11 @@ Result<ObjectStore::FileUpload> S3Store::PutFile(std::string_view key, const std
   ARCHIL_RETURN_IF_ERROR(read);
   ARCHIL_ASSIGN_OR_RETURN(std::string etag, Put(key, data, {Condition::kIfAbsent, ""}));
   return FileUpload{std::move(etag), false};
+}
+
+bool S3Store::LandedEarlier(const std::string& key, const std::string& etag) {
+  Result<ObjectInfo> head = Head(key);
+  return head.ok() && !etag.empty() && head->etag == etag;
 }
 
 Result<ObjectStore::FileUpload> S3Store::PutMultipart(const std::string& key,
@@ -232,10 +274,15 @@ Result<ObjectStore::FileUpload> S3Store::PutMultipart(const std::string& key,
   std::string etag;
   if (result.ok()) {
     const std::string body = CompleteMultipartBody(parts);
+    int attempts = 0;
     Result<HttpResponse> r =
-        Send({"POST", key, {{"uploadId", upload_id}}, {{"if-none-match", "*"}}, body});
+        Send({"POST", key, {{"uploadId", upload_id}}, {{"if-none-match", "*"}}, body}, &attempts);
     if (!r.ok()) {
       result = r.status();
+    } else if (!Success(r->status) && attempts > 1 &&
+               (r->status == 412 || ParseS3Error(r->body).code == "NoSuchUpload") &&
+               LandedEarlier(key, MultipartEtag(parts))) {
+      return FileUpload{MultipartEtag(parts), false};
     } else if (!Success(r->status)) {
       result = FromReply(*r, "CompleteMultipartUpload " + key, Condition::kIfAbsent);
     } else {

@@ -71,8 +71,14 @@ class S3Store final : public ObjectStore {
   };
   explicit S3Store(S3Config config);
   // Sends `call`, retrying as RetryPolicy says; a reply that is not retried (or the last one)
-  // is returned whatever its status. kUnavailable when no reply came.
-  Result<HttpResponse> Send(const Call& call);
+  // is returned whatever its status. kUnavailable when no reply came. `attempts`, if set,
+  // receives how many were sent.
+  Result<HttpResponse> Send(const Call& call, int* attempts = nullptr);
+  // A conditional write that was sent more than once and then refused (412, or NoSuchUpload for
+  // a multipart completion) may have been refused because its own earlier attempt landed and
+  // only the reply was lost: true if the object under `key` now has `etag`, the one this write
+  // produces (S3's MD5-based ETag; a store with other ETags makes this false).
+  bool LandedEarlier(const std::string& key, const std::string& etag);
   HttpRequest Build(const Call& call);
   Status Probe();
   Result<FileUpload> PutMultipart(const std::string& object_key, const std::string& path,

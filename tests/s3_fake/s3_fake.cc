@@ -148,9 +148,10 @@ class S3Fake::Impl {
     }
     fault_cv_.notify_all();
   }
-  void TearNext(int count) {
+  void TearNext(int count, int after) {
     std::lock_guard l(fault_mu_);
     tear_next_ = count;
+    tear_skip_ = after;
   }
   void SetUnreachable(bool on) {
     {
@@ -780,7 +781,9 @@ class S3Fake::Impl {
     {
       std::lock_guard l(fault_mu_);
       latency = latency_;
-      if (tear_next_ > 0) {
+      if (tear_next_ > 0 && tear_skip_ > 0) {
+        tear_skip_--;
+      } else if (tear_next_ > 0) {
         tear_next_--;
         tear = true;
       }
@@ -790,6 +793,8 @@ class S3Fake::Impl {
       fault_cv_.wait_for(l, latency, [&] { return stopping_; });
       if (stopping_) return false;
     }
+    // A reply with no body to tear is lost whole: the connection closes before its headers.
+    if (tear && (r.head || r.status == 204 || r.body.empty())) return false;
     std::string head = "HTTP/1.1 " + std::to_string(r.status) + " " +
                        Sv(http::obsolete_reason(static_cast<http::status>(r.status))) + "\r\n";
     head += "x-amz-request-id: " + NextRequestId() + "\r\n";
@@ -844,6 +849,7 @@ class S3Fake::Impl {
   std::mt19937_64 rng_;
   bool hang_ = false;
   int tear_next_ = 0;
+  int tear_skip_ = 0;
   bool unreachable_ = false;
 
   // Objects, uploads and counters, guarded by mu_.
@@ -874,7 +880,7 @@ void S3Fake::SetErrorRate(double p, int status, std::string code, uint64_t seed)
   impl_->SetErrorRate(p, status, std::move(code), seed);
 }
 void S3Fake::SetHang(bool on) { impl_->SetHang(on); }
-void S3Fake::TearNext(int count) { impl_->TearNext(count); }
+void S3Fake::TearNext(int count, int after) { impl_->TearNext(count, after); }
 void S3Fake::SetUnreachable(bool on) { impl_->SetUnreachable(on); }
 void S3Fake::RemoveBucket(const std::string& b) { impl_->RemoveBucket(b); }
 void S3Fake::SetEnforceConditions(bool on) { impl_->SetEnforceConditions(on); }

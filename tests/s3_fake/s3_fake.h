@@ -54,8 +54,9 @@ class S3Fake {
   void SetErrorRate(double p, int http_status, std::string code, uint64_t seed);
   // On: requests are read but never answered. Turning it off closes the hung connections.
   void SetHang(bool on);
-  // The next `count` responses send their headers and half their body, then close.
-  void TearNext(int count);
+  // The `count` responses after the next `after` send their headers and half their body, then
+  // close; one with no body is not sent at all. The request itself is applied: the reply is lost.
+  void TearNext(int count, int after = 0);
   // On: accepted connections are closed at once and open ones are closed (an outage).
   void SetUnreachable(bool on);
   // Every later request on `bucket` answers 404 NoSuchBucket; its objects are dropped.
