@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -632,6 +633,14 @@ void DiskServer::Starve(const ConnPtr& c, RequestBudget::Verdict verdict, uint64
 void DiskServer::ResumeReading(const ConnPtr& c) {
   if (!c->reading_paused) return;
   if (auto it = conns_.find(c->fd()); it == conns_.end() || it->second != c) return;
+  // A peer that hung up while it waited is closed, not read: its frame can no longer be answered,
+  // and reading what its socket still holds (up to a whole frame) would only burn CPU.
+  pollfd p{c->fd(), POLLRDHUP, 0};
+  if (::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+    ARCHIL_LOG(kDebug) << "server: " << c->peer() << ": hung up while paused; closing";
+    Close(c);
+    return;
+  }
   c->reading_paused = false;
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLRDHUP;
