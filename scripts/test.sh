@@ -7,7 +7,7 @@
 #   scripts/test.sh --preset P [ctest args]   one preset: build it and run its ctest
 #   scripts/test.sh --stage NAME              one stage of STAGES (e.g. lint, fuzz)
 #
-# Environment: ARCHIL_FUZZ_SECONDS (per fuzz target, default 20), ARCHIL_LINT=1 (add the lint
+# Environment: ARCHIL_FUZZ_SECONDS (per fuzz target, default 10), ARCHIL_LINT=1 (add the lint
 # stage), ARCHIL_TEST_SEED (randomized
 # tests), ARCHIL_CTEST_TIMEOUT (seconds per test without its own TIMEOUT, default 300),
 # ARCHIL_TEST_ROOT (where tests keep their directories and mounts, default /tmp/archil-tests).
@@ -31,7 +31,7 @@ STAGES=(
   "asan|ctest_stage asan"
   "tsan|ctest_stage tsan"
   "clang-tsa|tsa_stage"
-  "fuzz|scripts/fuzz.sh ${ARCHIL_FUZZ_SECONDS:-20}"
+  "fuzz|scripts/fuzz.sh ${ARCHIL_FUZZ_SECONDS:-10}"
 )
 # clang-tidy over every file takes 15-20 minutes on 2 cores, a third of CI's budget: it runs by
 # hand (scripts/test.sh --stage lint, or scripts/lint.sh FILE-REGEX for what a change touches), and

@@ -10,6 +10,23 @@ namespace archil {
 
 inline constexpr unsigned kDefaultTestSeed = 301;
 
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool kThreadSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+inline constexpr bool kThreadSanitizer = true;
+#else
+inline constexpr bool kThreadSanitizer = false;
+#endif
+#else
+inline constexpr bool kThreadSanitizer = false;
+#endif
+
+// How many operations (rounds, power cuts) a randomized test runs: `n`, or a fifth of it in a
+// ThreadSanitizer build, which runs them 20-100 times slower and looks for races between
+// threads, not in the count of operations (docs/ci.md). Never less than 1.
+inline int TsanScaled(int n) { return kThreadSanitizer ? (n >= 5 ? n / 5 : 1) : n; }
+
 inline unsigned TestSeed() {
   unsigned seed = kDefaultTestSeed;
   if (const char* env = std::getenv("ARCHIL_TEST_SEED"); env != nullptr && *env != '\0') {
