@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "cli/http_client.h"
+#include "http/http_client.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view raw(reinterpret_cast<const char*>(data), size);

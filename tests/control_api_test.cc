@@ -104,6 +104,15 @@ TEST_F(ControlApiTest, HealthNeedsNoKey) {
   EXPECT_EQ(j["data"]["status"], "ok");
 }
 
+// What a client that knows only the API's address needs to mount: where the disk server is.
+TEST_F(ControlApiTest, TheRegionSaysWhereItsDiskServerIsWithoutAKey) {
+  auto [status, j] = Call("GET", "/api/region", "", {{"X", "y"}});
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(j["data"]["mount"], "127.0.0.1:8421");
+  EXPECT_FALSE(j["data"]["region"].get<std::string>().empty());
+  EXPECT_EQ(Call("POST", "/api/region").first, 405);
+}
+
 TEST_F(ControlApiTest, CreateReturnsIdAndTokenOnce) {
   json d = CreateDisk("alpha");
   std::string id = d["diskId"];

@@ -42,6 +42,7 @@ class ControlPlaneHarness {
     });
     if (!issued.ok()) throw std::runtime_error(issued.status().ToString());
     router_ = std::make_unique<ApiRouter>(service_.get());
+    router_->SetMountAddress("127.0.0.1:8421");
     http.port = 0;
     auto server = HttpServer::Bind(http, router_.get());
     if (!server.ok()) throw std::runtime_error(server.status().ToString());

@@ -15,7 +15,8 @@ declare -A allowed=(
   [api]="api base"
   [catalog]="catalog api base"
   [control]="control catalog api io base"
-  [cli]="cli api base"
+  [http]="http base"
+  [cli]="cli http api base"
   [engine]="engine posix io base"
   [proto]="proto base"
   [store]="store io base"
@@ -25,11 +26,11 @@ declare -A allowed=(
   [client]="client net proto posix base"
   [fs]="fs posix base"
   [fuse]="fuse fs posix base"
-  [mount]="mount fuse fs client api net proto posix base"
+  [mount]="mount fuse fs client http api net proto posix base"
 )
 # Libraries linked into the client binary, and the third-party headers they must never see
 # (docs/adr/0001-binary-split.md).
-client_libs=" base posix api cli proto net client fs fuse mount "
+client_libs=" base posix api http cli proto net client fs fuse mount "
 client_forbidden='^(httplib\.h|sqlite3\.h|rocksdb/|spdlog/)'
 
 failures=0

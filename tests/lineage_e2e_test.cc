@@ -19,7 +19,7 @@
 
 #include "api/mount_control.h"
 #include "base/ids.h"
-#include "cli/http_client.h"
+#include "http/http_client.h"
 #include "mount_harness.h"
 
 namespace archil::testing {

@@ -254,24 +254,7 @@ Status RunServer(const ServerOptions& o) {
                       << " admin API key written to " << o.data_dir << "/admin-api-key";
   }
 
-  ARCHIL_ASSIGN_OR_RETURN(auto api_addr, ParseListenAddress(o.api_listen));
-  HttpServerOptions http;
-  http.host = api_addr.first;
-  http.port = api_addr.second;
-  http.tls_cert_file = o.tls_cert_file;
-  http.tls_key_file = o.tls_key_file;
-  http.threads = o.http_threads;
-  ApiRouter router(&service);
-  if (tier) {
-    router.AddHealthPart("tier", [t = tier.get()](nlohmann::json* d) { return t->Health(d); });
-    router.AddDiskPart("tier", [t = tier.get()](const DiskId& id, nlohmann::json* d) {
-      Result<engine::DiskNo> disk = engine::DiskNoFromId(id);
-      if (!disk.ok()) return;
-      *d = t->DiskReport(*disk).ToJson();
-    });
-  }
-  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> server, HttpServer::Bind(http, &router));
-
+  // The disk server first: the API tells clients where it listens (GET /api/region).
   CatalogAuthority authority(catalog.get(), engine.get());
   server::DiskServerOptions dso;
   dso.listen = o.mount_listen;
@@ -288,6 +271,25 @@ Status RunServer(const ServerOptions& o) {
       std::unique_ptr<server::DiskServer> disk_server,
       server::DiskServer::Start(dso, engine.get(), &authority, &SystemClock::Instance()));
   engine_disks.set_server(disk_server.get());
+
+  ARCHIL_ASSIGN_OR_RETURN(auto api_addr, ParseListenAddress(o.api_listen));
+  HttpServerOptions http;
+  http.host = api_addr.first;
+  http.port = api_addr.second;
+  http.tls_cert_file = o.tls_cert_file;
+  http.tls_key_file = o.tls_key_file;
+  http.threads = o.http_threads;
+  ApiRouter router(&service);
+  router.SetMountAddress(disk_server->address());
+  if (tier) {
+    router.AddHealthPart("tier", [t = tier.get()](nlohmann::json* d) { return t->Health(d); });
+    router.AddDiskPart("tier", [t = tier.get()](const DiskId& id, nlohmann::json* d) {
+      Result<engine::DiskNo> disk = engine::DiskNoFromId(id);
+      if (!disk.ok()) return;
+      *d = t->DiskReport(*disk).ToJson();
+    });
+  }
+  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> server, HttpServer::Bind(http, &router));
 
   Endpoints self{o.region, server->url(), disk_server->address(),
                  std::filesystem::absolute(o.data_dir).string() + "/admin-api-key"};

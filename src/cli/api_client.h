@@ -13,7 +13,7 @@
 
 #include "api/endpoints.h"
 #include "base/status.h"
-#include "cli/http_client.h"
+#include "http/http_client.h"
 
 namespace archil {
 

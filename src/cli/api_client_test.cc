@@ -57,5 +57,13 @@ TEST(ApiReplyTest, AnythingElseIsAnError) {
   EXPECT_NE(r.status().message().find("HTTP 200"), std::string::npos) << r.status().ToString();
 }
 
+TEST(ApiClientTest, HttpStatusesMapBack) {
+  EXPECT_EQ(CodeForHttpStatus(200), Status::Code::kOk);
+  EXPECT_EQ(CodeForHttpStatus(409), Status::Code::kAlreadyExists);
+  EXPECT_EQ(CodeForHttpStatus(413), Status::Code::kTooLarge);
+  EXPECT_EQ(CodeForHttpStatus(503), Status::Code::kUnavailable);
+  EXPECT_EQ(CodeForHttpStatus(500), Status::Code::kInternal);
+}
+
 }  // namespace
 }  // namespace archil

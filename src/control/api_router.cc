@@ -80,8 +80,13 @@ class Dispatch {
  public:
   Dispatch(ControlService* service, const ApiRequest& r,
            const std::vector<std::pair<std::string, ApiRouter::HealthPart>>& health,
-           const std::vector<std::pair<std::string, ApiRouter::DiskPart>>& disk_parts)
-      : s_(service), r_(r), health_(health), disk_parts_(disk_parts) {}
+           const std::vector<std::pair<std::string, ApiRouter::DiskPart>>& disk_parts,
+           const std::string& mount_address)
+      : s_(service),
+        r_(r),
+        health_(health),
+        disk_parts_(disk_parts),
+        mount_address_(mount_address) {}
 
   ApiResponse Run() {
     std::vector<std::string_view> parts = Split(r_.path, '/');
@@ -100,6 +105,14 @@ class Dispatch {
         if (Status h = part(&detail); !h.ok()) return ErrorResponse(h);
         body[name] = std::move(detail);
       }
+      return Ok(200, body);
+    }
+    // Where this region's disk server listens: what a client that knows only the API's address
+    // mounts from. Public, as the API's own address is.
+    if (p.size() == 1 && p[0] == "region") {
+      if (m != "GET") return NoMethod("GET");
+      json body = {{"region", s_->region()}};
+      if (!mount_address_.empty()) body["mount"] = mount_address_;
       return Ok(200, body);
     }
     Result<ApiKey> key = s_->Authenticate(r_.authorization);
@@ -298,6 +311,7 @@ class Dispatch {
   const ApiRequest& r_;
   const std::vector<std::pair<std::string, ApiRouter::HealthPart>>& health_;
   const std::vector<std::pair<std::string, ApiRouter::DiskPart>>& disk_parts_;
+  const std::string& mount_address_;
 };
 
 }  // namespace
@@ -311,7 +325,7 @@ ApiResponse ErrorResponse(const Status& status) {
 }
 
 ApiResponse ApiRouter::Handle(const ApiRequest& request) const {
-  ApiResponse response = Dispatch(service_, request, health_parts_, disk_parts_).Run();
+  ApiResponse response = Dispatch(service_, request, health_parts_, disk_parts_, mount_address_).Run();
   if (response.status >= 500) {
     // The server's own failures are logged at the default level, with what the client was told.
     ARCHIL_LOG(kWarn) << request.method << " " << request.path << " -> " << response.status << " "

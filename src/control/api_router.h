@@ -53,11 +53,15 @@ class ApiRouter {
   void AddDiskPart(std::string name, DiskPart part) {
     disk_parts_.emplace_back(std::move(name), std::move(part));
   }
+  // The disk server's "host:port", answered by GET /api/region (a wildcard host means: the host
+  // the client reached the API at). REQUIRES: before the first Handle.
+  void SetMountAddress(std::string address) { mount_address_ = std::move(address); }
 
  private:
   ControlService* const service_;
   std::vector<std::pair<std::string, HealthPart>> health_parts_;
   std::vector<std::pair<std::string, DiskPart>> disk_parts_;
+  std::string mount_address_;
 };
 
 // The envelope for an error that happened outside the router (413 from the HTTP layer, ...).

@@ -1,4 +1,4 @@
-#include "cli/http_client.h"
+#include "http/http_client.h"
 
 #include <netdb.h>
 #include <netinet/in.h>

@@ -1,4 +1,4 @@
-// A small HTTP/1.1 client for the CLI: one request per connection, plain TCP or TLS (OpenSSL,
+// A small HTTP/1.1 client for the CLI and the mount helper: one request per connection, plain TCP or TLS (OpenSSL,
 // linked statically), bounded in time and size.
 //
 // Why not cpp-httplib's client: Debian ships it only as a shared library that pulls in dynamic

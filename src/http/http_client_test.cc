@@ -1,11 +1,10 @@
-#include "cli/http_client.h"
+#include "http/http_client.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "base/test_seed.h"
-#include "cli/api_client.h"
 
 namespace archil {
 namespace {
@@ -121,14 +120,6 @@ TEST(HttpClientTest, ConnectionRefusedIsUnavailable) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kUnavailable);
   EXPECT_NE(r.status().message().find("127.0.0.1:1"), std::string::npos);
-}
-
-TEST(ApiClientTest, HttpStatusesMapBack) {
-  EXPECT_EQ(CodeForHttpStatus(200), Status::Code::kOk);
-  EXPECT_EQ(CodeForHttpStatus(409), Status::Code::kAlreadyExists);
-  EXPECT_EQ(CodeForHttpStatus(413), Status::Code::kTooLarge);
-  EXPECT_EQ(CodeForHttpStatus(503), Status::Code::kUnavailable);
-  EXPECT_EQ(CodeForHttpStatus(500), Status::Code::kInternal);
 }
 
 TEST(UrlEncodeTest, KeepsUnreserved) {

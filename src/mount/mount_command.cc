@@ -19,12 +19,15 @@
 #include "api/mount_table.h"
 #include "base/owner_watch.h"
 #include "mount/daemon.h"
+#include "mount/discover.h"
 #include "mount/mount_args.h"
 
 namespace archil::mount {
 namespace {
 
 constexpr int kReadyTimeoutMs = 30000;
+// How long the API may take to say where its disk server is.
+constexpr int kDiscoverTimeoutMs = 10000;
 
 // The disk token: ARCHIL_MOUNT_TOKEN, else the token file (--token-file, else
 // /etc/archil/<DISK>.token if it exists). Never a flag's value: a long-running process's command
@@ -119,12 +122,14 @@ Status Prepare(const MountArgs& a, DaemonOptions* o) {
   ResolveOptions r = ResolveOptionsFromEnv();
   if (!a.region.empty()) r.region = a.region;
   ARCHIL_ASSIGN_OR_RETURN(Endpoints e, ResolveEndpoints(r));
+  if (const char* ca = std::getenv("ARCHIL_CA_FILE"); ca && *ca) o->ca_file = ca;
   if (e.mount_addr.empty()) {
-    return Status::Unavailable("region " + e.region + " (" + e.api_url +
-                               ") advertises no disk server to mount from");
+    // Only the API's address is known (--endpoint, or a regions entry without "mount"): it
+    // says where its disk server is.
+    ARCHIL_ASSIGN_OR_RETURN(e.mount_addr,
+                            DiscoverMountAddress(e.api_url, o->ca_file, kDiscoverTimeoutMs));
   }
   o->server = e.mount_addr;
-  if (const char* ca = std::getenv("ARCHIL_CA_FILE"); ca && *ca) o->ca_file = ca;
   ARCHIL_ASSIGN_OR_RETURN(o->token, ReadToken(a, o->disk));
   return Status::Ok();
 }
