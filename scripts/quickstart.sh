@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# One command from a fresh machine to a usable disk: installs and builds (scripts/setup.sh),
-# starts `archil server` with embedded defaults in the background, creates disk `demo`, keeps a
-# token for it in /etc/archil/demo.token (0600), and mounts it at /mnt/demo (ARCHIL_MNT).
+# One command from a fresh machine to a usable disk: installs the packages the binaries need,
+# builds the three binaries and installs them in /usr/local/bin (scripts/setup.sh --binaries;
+# ARCHIL_PREFIX moves them), starts `archil server` with embedded defaults in the background,
+# creates disk `demo`, keeps a token for it in /etc/archil/demo.token (0600), and mounts it at
+# /mnt/demo (ARCHIL_MNT). It prints how long each step took.
 #
 #   scripts/quickstart.sh          start (idempotent: reuses a running server, the disk, the mount)
 #   scripts/quickstart.sh --stop   unmount /mnt/demo (forced if it does not let go within 15 s)
@@ -14,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 data=${ARCHIL_DATA_DIR:-/var/lib/archil}
-bin="$root/build/release/bin"
+bin="${ARCHIL_PREFIX:-/usr/local}/bin"
 pidfile="$data/server.pid"
 mnt=${ARCHIL_MNT:-/mnt/demo}
 
@@ -72,7 +74,9 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 2
 fi
 
-scripts/setup.sh --preset release
+t0=$SECONDS
+scripts/setup.sh --binaries
+echo "quickstart: packages, build and install took $((SECONDS - t0)) s"
 
 # What this run started, stopped again if the run fails or is interrupted before its end.
 started_pid='' mounted_here=0
@@ -124,9 +128,6 @@ if [ -z "$token_id" ] || ! "$bin/archil" --json users list demo |
   (umask 077 && "$bin/archil" --json users add demo --nickname quickstart | jq -r .token \
     > /etc/archil/demo.token.new && mv /etc/archil/demo.token.new /etc/archil/demo.token)
 fi
-# mount -t archil and fstab lines run /sbin/mount.archil.
-ln -sf "$bin/archil-mount" /sbin/mount.archil
-
 mkdir -p "$mnt"
 if mounted; then
   echo "disk demo already mounted at $mnt"
@@ -137,13 +138,14 @@ fi
 
 cat <<TXT
 
-Disk demo is mounted at $mnt: every local user can use it by their own permissions.
+Disk demo is mounted at $mnt ($((SECONDS - t0)) s from the start): every local user can use it by
+their own permissions.
   cd $mnt && echo hello > hello.txt
-  $bin/archil status
-  $bin/archil unmount $mnt          # and: $bin/archil mount demo $mnt
+  archil status
+  archil unmount $mnt          # and: archil mount demo $mnt
 In /etc/fstab:  demo $mnt archil _netdev,token_file=/etc/archil/demo.token 0 0
 The control plane runs at $(jq -r .api /run/archil/local.json) (region local).
-  $bin/archil disks list
+  archil disks list
   curl -H "Authorization: Bearer \$(cat $data/admin-api-key)" $(jq -r .api /run/archil/local.json)/api/disks
 Stop everything with: scripts/quickstart.sh --stop
 TXT
