@@ -36,7 +36,7 @@ BUILD_PACKAGES=(
   libssl-dev libsqlite3-dev librocksdb-dev libfuse3-dev fuse3 libasio-dev libcpp-httplib-dev
   libboost-dev  # Boost.Beast/Asio, header-only: the API server (docs/adr/0016-event-driven-api-server.md)
   nlohmann-json3-dev libprotobuf-dev protobuf-compiler libcli11-dev libspdlog-dev
-  libcurl4-openssl-dev libpugixml-dev libsystemd-dev
+  libcurl4-openssl-dev libpugixml-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   curl jq openssl
 )
@@ -47,6 +47,7 @@ TEST_PACKAGES=(
   fio hyperfine
   strace valgrind  # measurements.md §9: syscalls and instructions per engine write
   iproute2         # tests/netns_tls_test.cc: a mount from another network namespace
+  systemd          # tests/systemd_units_test.sh: systemd-analyze verify and the fstab generator
   time             # bench/control_plane.sh: page faults of one `archil version` (/usr/bin/time)
   rclone           # bench/mount.sh: the peer rows (rclone's VFS mount over s3rver)
 )
@@ -85,7 +86,10 @@ if [ "$binaries" -eq 1 ]; then
   $SUDO cmake --install build/release --prefix "$prefix" >/dev/null
   # mount -t archil and fstab lines run /sbin/mount.archil.
   $SUDO ln -sf "$prefix/bin/archil-mount" /sbin/mount.archil
-  echo "setup: installed archil, archil-server and archil-mount in $prefix/bin"
+  # The server's unit went to $prefix/lib/systemd/system (docs/operations.md).
+  if [ -d /run/systemd/system ]; then $SUDO systemctl daemon-reload || true; fi
+  echo "setup: installed archil, archil-server and archil-mount in $prefix/bin," \
+    "archil-server.service in $prefix/lib/systemd/system"
 elif [ "$build" -eq 1 ]; then
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset"

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -448,6 +449,48 @@ TEST_F(CliTest, DiskServerRidesThroughKill9AndDiskDelete) {
   Status after = fs.GetAttr(posix::kRootIno).status();
   EXPECT_EQ(ErrnoFor(after), EIO) << after.ToString();  // the disk is gone for the client
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+}
+
+
+// Under systemd (Type=notify, WatchdogSec=): the server says READY=1 once it serves, feeds the
+// watchdog at half its interval while the catalog answers, and says STOPPING=1 on SIGTERM. The
+// test plays systemd's part with a datagram socket.
+TEST_F(CliTest, TheServerTalksToItsServiceManager) {
+  const std::string path = (dir_ / "notify.sock").string();
+  const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  auto receive = [&] {
+    char buf[4096];
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    return n < 0 ? std::string() : std::string(buf, static_cast<size_t>(n));
+  };
+  env_["NOTIFY_SOCKET"] = path;
+  env_["WATCHDOG_USEC"] = "400000";  // pings every 200 ms
+  StartServer();
+  const std::string ready = receive();
+  EXPECT_EQ(ready.rfind("READY=1\nSTATUS=region test-1, API http://", 0), 0u) << ready;
+  const auto start = std::chrono::steady_clock::now();
+  int pings = 0;
+  while (pings < 3 && std::chrono::steady_clock::now() - start < std::chrono::seconds(20)) {
+    const std::string m = receive();
+    if (m == "WATCHDOG=1") ++pings;
+  }
+  EXPECT_EQ(pings, 3);
+  EXPECT_EQ(StopServer(), 0);
+  std::string last;
+  while (last != "STOPPING=1") {
+    const std::string m = receive();
+    if (m.empty()) break;  // 10 s without a message
+    last = m;
+  }
+  EXPECT_EQ(last, "STOPPING=1");
+  close(fd);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/owner_watch.h"
+#include "base/service_notify.h"
 #include "base/strings.h"
 #include "catalog/events.h"
 #include "catalog/sqlite_catalog.h"
@@ -306,6 +307,7 @@ Status RunServer(const ServerOptions& o) {
   std::atomic<bool> serve_returned{false};
   std::thread signal_thread = StartSignalThread(signals, [&](int sig) {
     ARCHIL_LOG(kInfo) << "signal " << sig << ": shutting down";
+    (void)NotifyServiceManager("STOPPING=1");
     // A stop before the listener runs would be lost: wait until it runs (or has given up).
     while (!server->running() && !serve_returned) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -314,8 +316,17 @@ Status RunServer(const ServerOptions& o) {
   });
   ARCHIL_LOG(kInfo) << "archil server: region " << o.region << ", control plane " << server->url()
                     << ", mounts " << disk_server->address() << ", data " << o.data_dir;
+  // Under systemd (Type=notify): ready once the API and the disk server listen and the local
+  // advertisement is written; the watchdog is fed only while the catalog answers.
+  if (Status n = NotifyServiceManager("READY=1\nSTATUS=region " + o.region + ", API " +
+                                      server->url() + ", mounts " + disk_server->address());
+      !n.ok()) {
+    ARCHIL_LOG(kWarn) << n.ToString();
+  }
+  ServiceWatchdog watchdog([&service] { return service.Health(); });
   Status served = server->Serve();
   serve_returned = true;
+  watchdog.Stop();
 
   // Serve() also returns on a listener error; wake the signal thread so it can be joined.
   // NOLINTNEXTLINE(bugprone-bad-signal-to-kill-thread): it sigwait()s, SIGTERM only wakes it.
