@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <fstream>
+#include <sstream>
+#include <regex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -491,6 +493,73 @@ TEST_F(CliTest, TheServerTalksToItsServiceManager) {
   }
   EXPECT_EQ(last, "STOPPING=1");
   close(fd);
+}
+
+// GET /metrics (--metrics-listen): the exposition format, and the counters move with the work:
+// an API call, disk protocol requests and the bytes they wrote, the engine's commits, the
+// catalog's size.
+TEST_F(CliTest, TheServersMetricsAreScrapedAndMove) {
+  const std::string mount = FreeLoopbackAddress();
+  const std::string metrics = FreeLoopbackAddress();
+  StartServer({"--mount-listen", mount, "--metrics-listen", metrics});
+  auto scrape = [&] {
+    Result<net::Fd> c = net::Connect(metrics, 5000);
+    if (!c.ok()) return std::string();
+    const std::string req = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+    (void)!::send(c->get(), req.data(), req.size(), MSG_NOSIGNAL);
+    std::string out;
+    char buf[8192];
+    for (ssize_t n; (n = ::recv(c->get(), buf, sizeof buf, 0)) > 0;) out.append(buf, size_t(n));
+    const size_t body = out.find("\r\n\r\n");
+    return body == std::string::npos ? std::string() : out.substr(body + 4);
+  };
+  // The value of the sample line that starts with `series` (name and labels), or -1.
+  auto value = [](const std::string& text, const std::string& series) {
+    const size_t at = text.find("\n" + series + " ");
+    if (at == std::string::npos) return -1.0;
+    return std::stod(text.substr(at + series.size() + 2));
+  };
+  const std::string before = scrape();
+  ASSERT_FALSE(before.empty());
+  // Every line is a comment or "name{labels} value" (the format's rules: src/metrics).
+  std::istringstream lines(before);
+  for (std::string line; std::getline(lines, line);) {
+    ASSERT_TRUE(line.rfind("# HELP archil_", 0) == 0 || line.rfind("# TYPE archil_", 0) == 0 ||
+                std::regex_match(line, std::regex(R"(archil_[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? -?[0-9][0-9.e+-]*)")))
+        << line;
+  }
+  EXPECT_EQ(value(before, "archil_catalog_disks"), 0);
+
+  Ran created = Archil({"--json", "disks", "create", "metered"});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  const std::string token =
+      json::parse(created.out)["authorizedUsers"][0].value("token", std::string());
+  client::DiskClientOptions o;
+  o.address = mount;
+  o.token = token;
+  auto c = client::DiskClient::Connect(o);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  client::RemoteFs fs(c->get());
+  auto f = fs.Mknod(posix::kRootIno, "f", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(f.ok());
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(fs.Write(f->ino, uint64_t(i) * 4096, std::string(4096, 'm')).ok());
+  // An operation that fails: a second file of the same name (EEXIST).
+  EXPECT_FALSE(fs.Mknod(posix::kRootIno, "f", S_IFREG | 0644, 0, {}).ok());
+
+  const std::string after = scrape();
+  EXPECT_EQ(value(after, "archil_catalog_disks"), 1);
+  EXPECT_GE(value(after, R"(archil_api_requests_total{method="POST",route="/api/disks",code="201"})"), 1);
+  EXPECT_EQ(value(after, R"(archil_disk_requests_total{op="WRITE"})"), 10);
+  EXPECT_EQ(value(after, R"(archil_disk_request_seconds_count{op="WRITE"})"), 10);
+  EXPECT_EQ(value(after, R"(archil_disk_request_seconds_bucket{op="WRITE",le="+Inf"})"), 10);
+  EXPECT_EQ(value(after, R"(archil_disk_request_errors_total{op="MKNOD",status="EXISTS"})"), 1)
+      << after;
+  EXPECT_EQ(value(after, "archil_disk_written_bytes_total"), 40960);
+  EXPECT_EQ(value(after, "archil_disk_sessions"), 1);
+  EXPECT_GE(value(after, "archil_engine_mutations_total"),
+            value(before, "archil_engine_mutations_total") + 11);
+  EXPECT_GE(value(after, "archil_engine_wal_syncs_total"),
+            value(before, "archil_engine_wal_syncs_total") + 1);
 }
 
 }  // namespace

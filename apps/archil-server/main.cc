@@ -30,9 +30,11 @@ int main(int argc, char** argv) {
   app.add_option("--api-listen", o.api_listen,
                  "Control-plane HTTP address (host:port; port 0 picks one)")
       ->capture_default_str();
-  app.add_option("--mount-listen", o.mount_listen,
-                 "Disk-server address for mounts (reserved: the data path is not built yet)")
+  app.add_option("--mount-listen", o.mount_listen, "Disk-server address for mounts")
       ->capture_default_str();
+  app.add_option("--metrics-listen", o.metrics_listen,
+                 "Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9842; "
+                 "unauthenticated: loopback or a private network)");
   app.add_option("--object-store", o.object_store,
                  "Keep every disk in this bucket too: dir://PATH or "
                  "s3://BUCKET[/PREFIX][?endpoint=URL&region=R] (default: none, disks live on "

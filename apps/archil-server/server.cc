@@ -33,6 +33,9 @@
 #include "engine/engine.h"
 #include "io/atomic_file.h"
 #include "io/posix_env.h"
+#include "metrics/metrics_server.h"
+#include "metrics/registry.h"
+#include "server_metrics.h"
 #include "server/disk_server.h"
 #include "store/store_uri.h"
 #include "tier_service.h"
@@ -255,9 +258,12 @@ Status RunServer(const ServerOptions& o) {
                       << " admin API key written to " << o.data_dir << "/admin-api-key";
   }
 
+  // What the server counts, for --metrics-listen (docs/operations.md lists every metric).
+  metrics::Registry registry;
   // The disk server first: the API tells clients where it listens (GET /api/region).
   CatalogAuthority authority(catalog.get(), engine.get());
   server::DiskServerOptions dso;
+  dso.metrics = &registry;
   dso.listen = o.mount_listen;
   dso.software = "archil-server";
   if (!o.tls_cert_file.empty()) {
@@ -282,6 +288,7 @@ Status RunServer(const ServerOptions& o) {
   http.threads = o.http_threads;
   ApiRouter router(&service);
   router.SetMountAddress(disk_server->address());
+  router.SetMetrics(&registry);
   if (tier) {
     router.AddHealthPart("tier", [t = tier.get()](nlohmann::json* d) { return t->Health(d); });
     router.AddDiskPart("tier", [t = tier.get()](const DiskId& id, nlohmann::json* d) {
@@ -301,6 +308,14 @@ Status RunServer(const ServerOptions& o) {
   umask(077);
   if (!advertised.ok()) {
     ARCHIL_LOG(kWarn) << "local CLIs will need --endpoint: " << advertised.ToString();
+  }
+
+  AddServerCollectors(&registry, engine.get(), disk_server.get(), catalog.get(), tier.get());
+  std::unique_ptr<metrics::MetricsServer> metrics_server;
+  if (!o.metrics_listen.empty()) {
+    ARCHIL_ASSIGN_OR_RETURN(metrics_server,
+                            metrics::MetricsServer::Start(o.metrics_listen,
+                                                          [&registry] { return registry.Render(); }));
   }
 
   purger.Start();
@@ -332,6 +347,7 @@ Status RunServer(const ServerOptions& o) {
   // NOLINTNEXTLINE(bugprone-bad-signal-to-kill-thread): it sigwait()s, SIGTERM only wakes it.
   pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
+  if (metrics_server) metrics_server->Stop();
   purger.Stop();
   engine_disks.set_server(nullptr);
   disk_server->Stop();

@@ -17,6 +17,7 @@ struct ServerOptions {
   std::string region = "local";
   std::string api_listen = "127.0.0.1:8420";
   std::string mount_listen = "127.0.0.1:8421";
+  std::string metrics_listen;  // empty: no scrape endpoint (docs/operations.md, Metrics)
   // dir://PATH or s3://BUCKET[/PREFIX]?...: the tier (docs/tiering.md). Empty: no tier, the disks
   // live on this server's disk only.
   std::string object_store;

@@ -71,6 +71,14 @@ class Catalog {
   // of the API.
   virtual Status DeleteApiKey(std::string_view id) = 0;
   virtual Result<int64_t> CountApiKeys() = 0;
+  // How many rows of each kind the catalog holds (what the server's metrics report).
+  struct Counts {
+    int64_t disks = 0;           // available
+    int64_t deleting_disks = 0;  // deleted, their data not yet purged (the purge backlog)
+    int64_t disk_tokens = 0;
+    int64_t api_keys = 0;
+  };
+  virtual Result<Counts> Count() = 0;
 
   // How long the operation the catalog is busy with has run, in nanoseconds (0 when idle): how a
   // stalled disk under the catalog shows. Catalogs that cannot tell answer 0.

@@ -695,6 +695,19 @@ Result<int64_t> SqliteCatalog::CountApiKeys() {
   return row ? s.Int(0) : 0;
 }
 
+Result<Catalog::Counts> SqliteCatalog::Count() {
+  Held lock(this);
+  Stmt s(this,
+         "SELECT (SELECT count(*) FROM disks WHERE state = 'available'),"
+         " (SELECT count(*) FROM disks WHERE state = 'deleting'),"
+         " (SELECT count(*) FROM disk_users), (SELECT count(*) FROM api_keys)");
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
+  Counts c;
+  if (row) c = {s.Int(0), s.Int(1), s.Int(2), s.Int(3)};
+  return c;
+}
+
 Result<std::string> SqliteCatalog::Pragma(std::string_view name) {
   if (name != "synchronous" && name != "journal_mode") {
     return Status::InvalidArgument("not a durability pragma: " + std::string(name));

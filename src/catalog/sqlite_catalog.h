@@ -45,6 +45,7 @@ class SqliteCatalog final : public Catalog {
   Result<Page<ApiKey>> ListApiKeys(const PageRequest& page) override;
   Status DeleteApiKey(std::string_view id) override;
   Result<int64_t> CountApiKeys() override;
+  Result<Counts> Count() override;
 
   // How long the operation now holding the catalog has run (0 when none does): a commit that
   // waits seconds for its fsync is a stalled disk, which /api/health reports.

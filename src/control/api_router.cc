@@ -1,5 +1,8 @@
 #include "control/api_router.h"
 
+#include <algorithm>
+#include <chrono>
+
 #include <vector>
 
 #include "api/wire.h"
@@ -324,8 +327,57 @@ ApiResponse ErrorResponse(const Status& status) {
   return ErrorResponse(HttpStatusFor(status.code()), CodeName(status.code()), status.message());
 }
 
+std::string RouteLabel(std::string_view path) {
+  static constexpr std::string_view kWords[] = {"api",         "disks",    "tokens", "users",
+                                                "checkpoints", "branches", "health", "region"};
+  static constexpr std::string_view kCollections[] = {"disks", "tokens", "users", "checkpoints",
+                                                      "branches"};
+  std::vector<std::string_view> parts = Split(path, '/');
+  if (parts.size() > 2 && parts.back().empty()) parts.pop_back();
+  if (parts.size() < 3 || !parts[0].empty() || parts[1] != "api" || parts.size() > 6) {
+    return "other";
+  }
+  std::string route;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const bool variable =
+        std::find(std::begin(kCollections), std::end(kCollections), parts[i - 1]) !=
+        std::end(kCollections);
+    if (variable) {
+      route += "/{id}";
+    } else if (std::find(std::begin(kWords), std::end(kWords), parts[i]) != std::end(kWords)) {
+      route += "/" + std::string(parts[i]);
+    } else {
+      return "other";
+    }
+  }
+  return route;
+}
+
+void ApiRouter::SetMetrics(metrics::Registry* registry) {
+  requests_ = registry->AddCounter("archil_api_requests_total",
+                                   "Control-plane API requests answered, by method, route and "
+                                   "HTTP status.",
+                                   {"method", "route", "code"});
+  seconds_ = registry->AddHistogram("archil_api_request_seconds",
+                                    "Control-plane API requests: seconds in the router (the "
+                                    "catalog's commit included), by route.",
+                                    {"route"}, metrics::DefaultLatencyBounds());
+}
+
 ApiResponse ApiRouter::Handle(const ApiRequest& request) const {
+  const auto start = std::chrono::steady_clock::now();
   ApiResponse response = Dispatch(service_, request, health_parts_, disk_parts_, mount_address_).Run();
+  if (requests_ != nullptr) {
+    const std::string route = RouteLabel(request.path);
+    const std::string method =
+        request.method == "GET" || request.method == "POST" || request.method == "DELETE" ||
+                request.method == "PUT" || request.method == "HEAD"
+            ? request.method
+            : "other";
+    requests_->With({method, route, std::to_string(response.status)})->Add();
+    seconds_->With({route})->Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
   if (response.status >= 500) {
     // The server's own failures are logged at the default level, with what the client was told.
     ARCHIL_LOG(kWarn) << request.method << " " << request.path << " -> " << response.status << " "

@@ -16,6 +16,7 @@
 
 #include "base/status.h"
 #include "control/service.h"
+#include "metrics/registry.h"
 
 namespace archil {
 
@@ -56,13 +57,22 @@ class ApiRouter {
   // The disk server's "host:port", answered by GET /api/region (a wildcard host means: the host
   // the client reached the API at). REQUIRES: before the first Handle.
   void SetMountAddress(std::string address) { mount_address_ = std::move(address); }
+  // Counts requests in `registry` (archil_api_* in docs/operations.md). REQUIRES: before the
+  // first Handle; `registry` outlives the router.
+  void SetMetrics(metrics::Registry* registry);
 
  private:
   ControlService* const service_;
   std::vector<std::pair<std::string, HealthPart>> health_parts_;
   std::vector<std::pair<std::string, DiskPart>> disk_parts_;
   std::string mount_address_;
+  metrics::CounterFamily* requests_ = nullptr;
+  metrics::HistogramFamily* seconds_ = nullptr;
 };
+
+// The route of `path` for a metric's label: ids and names replaced ("/api/disks/{id}/users"),
+// "other" for what no route matches (so a scanner cannot grow the label set).
+std::string RouteLabel(std::string_view path);
 
 // The envelope for an error that happened outside the router (413 from the HTTP layer, ...).
 ApiResponse ErrorResponse(const Status& status);

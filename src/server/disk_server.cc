@@ -66,6 +66,7 @@ Result<std::unique_ptr<DiskServer>> DiskServer::Start(const DiskServerOptions& o
   std::unique_ptr<DiskServer> s(new DiskServer(options, engine, authority, clock));
   ARCHIL_ASSIGN_OR_RETURN(s->listener_, net::Listen(options.listen));
   ARCHIL_ASSIGN_OR_RETURN(s->address_, net::LocalAddress(s->listener_.get()));
+  s->RegisterMetrics();
   s->server_id_.resize(16);
   ARCHIL_RETURN_IF_ERROR(SecureRandomBytes(s->server_id_.data(), s->server_id_.size()));
   s->epoll_ = net::Fd(::epoll_create1(EPOLL_CLOEXEC));
@@ -542,8 +543,49 @@ bool DiskServer::OnFrame(const ConnPtr& c, proto::Frame frame, Charge* charge) {
   return true;
 }
 
+void DiskServer::RegisterMetrics() {
+  metrics::Registry* reg = options_.metrics;
+  if (reg == nullptr) return;
+  metrics::CounterFamily* answered = reg->AddCounter(
+      "archil_disk_requests_total", "Disk protocol requests answered, by message type.", {"op"});
+  metrics::HistogramFamily* seconds = reg->AddHistogram(
+      "archil_disk_request_seconds",
+      "Disk protocol requests: seconds from the start of their execution to their reply.", {"op"},
+      metrics::DefaultLatencyBounds());
+  for (const proto::MessageType& t : proto::MessageTypes()) {
+    const std::string op(t.name);
+    op_metrics_[t.code] = {answered->With({op}), seconds->With({op})};
+  }
+  errors_ = reg->AddCounter("archil_disk_request_errors_total",
+                            "Disk protocol requests answered with a status other than OK.",
+                            {"op", "status"});
+  bytes_written_ = reg->AddCounter("archil_disk_written_bytes_total",
+                                   "File data received in write requests, in bytes.", {})
+                       ->With({});
+  bytes_read_ = reg->AddCounter("archil_disk_read_bytes_total",
+                                "File data sent in read replies, in bytes.", {})
+                    ->With({});
+}
+
+void DiskServer::Count(uint16_t type, const Response& r, uint64_t bytes_in, int64_t start_ns) {
+  if (options_.metrics == nullptr) return;
+  auto it = op_metrics_.find(type);
+  const std::string op =
+      it == op_metrics_.end() ? "unknown" : std::string(proto::FindMessageType(type)->name);
+  if (it != op_metrics_.end()) {
+    it->second.answered->Add();
+    it->second.seconds->Observe(static_cast<double>(clock_->MonotonicNanos() - start_ns) / 1e9);
+  }
+  if (r.status != WireStatus::kOk) {
+    errors_->With({op, std::string(proto::WireStatusName(r.status))})->Add();
+  }
+  if (type == proto::kTypeWrite && r.status == WireStatus::kOk) bytes_written_->Add(bytes_in);
+  bytes_read_->Add(r.payload.size());
+}
+
 void DiskServer::Work(const ConnPtr& c, const proto::Frame& frame, const proto::Message* m,
                       WireStatus parsed, Charge charge) {
+  const int64_t start_ns = clock_->MonotonicNanos();
   const proto::FrameHeader& h = frame.header;
   Response r;
   std::string why;
@@ -575,6 +617,8 @@ void DiskServer::Work(const ConnPtr& c, const proto::Frame& frame, const proto::
   } else {
     r = Execute(*session, h.type, *m, frame.payload);
   }
+  // Counted before the reply leaves: a client that has its answer finds it counted.
+  Count(h.type, r, frame.payload.size(), start_ns);
   c->Reply(h, r.status, r.body, r.payload, r.replayed ? proto::kFlagReplayed : 0);
   c->Answered(h.request_id);
   c->inflight_bytes -= charge.bytes;

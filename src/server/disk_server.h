@@ -38,6 +38,7 @@
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "engine/engine.h"
+#include "metrics/registry.h"
 #include "net/socket.h"
 #include "net/tls.h"
 #include "proto/messages.h"
@@ -47,6 +48,8 @@
 #include "server/session_registry.h"
 
 namespace archil::server {
+
+struct Response;  // requests.h
 
 struct DiskServerOptions {
   std::string listen = "127.0.0.1:8421";  // port 0: any free port (tests)
@@ -79,6 +82,9 @@ struct DiskServerOptions {
   // unless allow_cleartext (the operator's --insecure).
   std::shared_ptr<net::TlsContext> tls;
   bool allow_cleartext = false;
+  // Where the server counts its requests (archil_disk_* in docs/operations.md); null: nowhere.
+  // REQUIRES: outlives the server.
+  metrics::Registry* metrics = nullptr;
 };
 
 class DiskServer {
@@ -180,8 +186,20 @@ class DiskServer {
   void Error(const ConnPtr& c, const proto::FrameHeader& h, proto::WireStatus status,
              std::string_view message);
 
+  // Per message type, made at Start (read-only after, so looked up without a lock).
+  struct OpMetrics {
+    metrics::Counter* answered = nullptr;
+    metrics::Histogram* seconds = nullptr;
+  };
+  void RegisterMetrics();
+  void Count(uint16_t type, const Response& r, uint64_t bytes_in, int64_t start_ns);
+
   const DiskServerOptions options_;
   engine::Engine* const engine_;
+  std::map<uint16_t, OpMetrics> op_metrics_;
+  metrics::CounterFamily* errors_ = nullptr;
+  metrics::Counter* bytes_written_ = nullptr;
+  metrics::Counter* bytes_read_ = nullptr;
   Authority* const authority_;
   const Clock* const clock_;
   SessionRegistry registry_;
