@@ -30,6 +30,17 @@ std::string Reply(int status, std::string_view reason, std::string_view type,
   return r;
 }
 
+// recv() of what arrives before `deadline`; 0 at the deadline, at the end of the stream or on an
+// error.
+size_t RecvBefore(int fd, char* buf, size_t n, std::chrono::steady_clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  pollfd p{fd, POLLIN, 0};
+  if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) return 0;
+  const ssize_t got = ::recv(fd, buf, n, 0);
+  return got > 0 ? static_cast<size_t>(got) : 0;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& address,
@@ -70,14 +81,10 @@ void MetricsServer::Serve(int fd) {
   std::string req;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kReadMs);
   while (req.find("\r\n\r\n") == std::string::npos && req.size() < kMaxRequest) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    pollfd p{fd, POLLIN, 0};
-    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) return;
     char buf[2048];
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) return;
-    req.append(buf, static_cast<size_t>(n));
+    const size_t n = RecvBefore(fd, buf, sizeof buf, deadline);
+    if (n == 0) return;
+    req.append(buf, n);
   }
   std::string reply;
   const size_t line_end = req.find("\r\n");
@@ -110,15 +117,9 @@ void MetricsServer::Serve(int fd) {
   // peer could lose the reply. Read what is left (up to 64 KiB, 200 ms) after saying we are done.
   ::shutdown(fd, SHUT_WR);
   const auto linger = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-  for (size_t drained = 0; drained < (64u << 10);) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        linger - std::chrono::steady_clock::now());
-    pollfd p{fd, POLLIN, 0};
-    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) return;
-    char buf[4096];
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) return;
-    drained += static_cast<size_t>(n);
+  char buf[4096];
+  for (size_t drained = 0, n = 1; n > 0 && drained < (64u << 10); drained += n) {
+    n = RecvBefore(fd, buf, sizeof buf, linger);
   }
 }
 
