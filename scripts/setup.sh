@@ -66,8 +66,10 @@ if [ "$binaries" -eq 0 ] && { ! command -v node >/dev/null || ! command -v npm >
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
+  apt_start=$SECONDS
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "setup: packages installed in $((SECONDS - apt_start)) s"
 fi
 
 # npm packages used by tests (package.json); reinstalled only when the lock file changed.
@@ -80,8 +82,10 @@ fi
 if [ "$binaries" -eq 1 ]; then
   # The release build of the three binaries only (a few minutes on 2 cores; every test, fuzzer
   # and benchmark is another ten), installed where the shell and mount(8) find them.
+  build_start=$SECONDS
   cmake --preset release >/dev/null
   cmake --build --preset release --target archil archil-server archil-mount
+  echo "setup: the three binaries built in $((SECONDS - build_start)) s"
   prefix=${ARCHIL_PREFIX:-/usr/local}
   $SUDO cmake --install build/release --prefix "$prefix" >/dev/null
   # mount -t archil and fstab lines run /sbin/mount.archil.
