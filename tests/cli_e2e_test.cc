@@ -10,9 +10,9 @@
 
 #include <atomic>
 #include <fstream>
-#include <sstream>
-#include <regex>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
 #include <thread>
 
 #include "cli_harness.h"
@@ -453,7 +453,6 @@ TEST_F(CliTest, DiskServerRidesThroughKill9AndDiskDelete) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
 }
 
-
 // Under systemd (Type=notify, WatchdogSec=): the server says READY=1 once it serves, feeds the
 // watchdog at half its interval while the catalog answers, and says STOPPING=1 on SIGTERM. The
 // test plays systemd's part with a datagram socket.
@@ -524,8 +523,12 @@ TEST_F(CliTest, TheServersMetricsAreScrapedAndMove) {
   // Every line is a comment or "name{labels} value" (the format's rules: src/metrics).
   std::istringstream lines(before);
   for (std::string line; std::getline(lines, line);) {
-    ASSERT_TRUE(line.rfind("# HELP archil_", 0) == 0 || line.rfind("# TYPE archil_", 0) == 0 ||
-                std::regex_match(line, std::regex(R"(archil_[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? -?[0-9][0-9.e+-]*)")))
+    ASSERT_TRUE(
+        line.rfind("# HELP archil_", 0) == 0 || line.rfind("# TYPE archil_", 0) == 0 ||
+        std::regex_match(
+            line,
+            std::regex(
+                R"(archil_[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? -?[0-9][0-9.e+-]*)")))
         << line;
   }
   EXPECT_EQ(value(before, "archil_catalog_disks"), 0);
@@ -542,13 +545,15 @@ TEST_F(CliTest, TheServersMetricsAreScrapedAndMove) {
   client::RemoteFs fs(c->get());
   auto f = fs.Mknod(posix::kRootIno, "f", S_IFREG | 0644, 0, {});
   ASSERT_TRUE(f.ok());
-  for (int i = 0; i < 10; ++i) ASSERT_TRUE(fs.Write(f->ino, uint64_t(i) * 4096, std::string(4096, 'm')).ok());
+  for (int i = 0; i < 10; ++i)
+    ASSERT_TRUE(fs.Write(f->ino, uint64_t(i) * 4096, std::string(4096, 'm')).ok());
   // An operation that fails: a second file of the same name (EEXIST).
   EXPECT_FALSE(fs.Mknod(posix::kRootIno, "f", S_IFREG | 0644, 0, {}).ok());
 
   const std::string after = scrape();
   EXPECT_EQ(value(after, "archil_catalog_disks"), 1);
-  EXPECT_GE(value(after, R"(archil_api_requests_total{method="POST",route="/api/disks",code="201"})"), 1);
+  EXPECT_GE(
+      value(after, R"(archil_api_requests_total{method="POST",route="/api/disks",code="201"})"), 1);
   EXPECT_EQ(value(after, R"(archil_disk_requests_total{op="WRITE"})"), 10);
   EXPECT_EQ(value(after, R"(archil_disk_request_seconds_count{op="WRITE"})"), 10);
   EXPECT_EQ(value(after, R"(archil_disk_request_seconds_bucket{op="WRITE",le="+Inf"})"), 10);

@@ -35,8 +35,8 @@
 #include "io/posix_env.h"
 #include "metrics/metrics_server.h"
 #include "metrics/registry.h"
-#include "server_metrics.h"
 #include "server/disk_server.h"
+#include "server_metrics.h"
 #include "store/store_uri.h"
 #include "tier_service.h"
 
@@ -313,9 +313,9 @@ Status RunServer(const ServerOptions& o) {
   AddServerCollectors(&registry, engine.get(), disk_server.get(), catalog.get(), tier.get());
   std::unique_ptr<metrics::MetricsServer> metrics_server;
   if (!o.metrics_listen.empty()) {
-    ARCHIL_ASSIGN_OR_RETURN(metrics_server,
-                            metrics::MetricsServer::Start(o.metrics_listen,
-                                                          [&registry] { return registry.Render(); }));
+    ARCHIL_ASSIGN_OR_RETURN(
+        metrics_server,
+        metrics::MetricsServer::Start(o.metrics_listen, [&registry] { return registry.Render(); }));
   }
 
   purger.Start();

@@ -38,8 +38,7 @@ void AddServerCollectors(metrics::Registry* registry, engine::Engine* engine,
     }
     s.Gauge("archil_catalog_disks", "Disks in the catalog (root disks; branches are the engine's).",
             {}, static_cast<double>(c->disks));
-    s.Gauge("archil_catalog_purge_backlog_disks",
-            "Deleted disks whose data is not yet purged.", {},
+    s.Gauge("archil_catalog_purge_backlog_disks", "Deleted disks whose data is not yet purged.", {},
             static_cast<double>(c->deleting_disks));
     s.Gauge("archil_catalog_disk_tokens", "Disk tokens in the catalog.", {},
             static_cast<double>(c->disk_tokens));
@@ -77,12 +76,11 @@ void AddServerCollectors(metrics::Registry* registry, engine::Engine* engine,
     s.Family("archil_tier_failed_passes_total",
              "Passes of a tier component that failed (an object-store error, most often).",
              metrics::Type::kCounter);
-    const std::pair<const char*, uint64_t> failed[] = {
-        {"upload", t.uploads.failed_passes},
-        {"ship", t.shipping.failed_passes},
-        {"snapshot", t.snapshots.failed_passes},
-        {"collect", t.collection.failed_passes},
-        {"catalog", t.catalog.failed_passes}};
+    const std::pair<const char*, uint64_t> failed[] = {{"upload", t.uploads.failed_passes},
+                                                       {"ship", t.shipping.failed_passes},
+                                                       {"snapshot", t.snapshots.failed_passes},
+                                                       {"collect", t.collection.failed_passes},
+                                                       {"catalog", t.catalog.failed_passes}};
     for (const auto& [what, n] : failed) {
       s.Sample("archil_tier_failed_passes_total", {{"component", what}}, static_cast<double>(n));
     }

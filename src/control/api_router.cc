@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-
 #include <vector>
 
 #include "api/wire.h"
@@ -339,9 +338,8 @@ std::string RouteLabel(std::string_view path) {
   }
   std::string route;
   for (size_t i = 1; i < parts.size(); ++i) {
-    const bool variable =
-        std::find(std::begin(kCollections), std::end(kCollections), parts[i - 1]) !=
-        std::end(kCollections);
+    const bool variable = std::find(std::begin(kCollections), std::end(kCollections),
+                                    parts[i - 1]) != std::end(kCollections);
     if (variable) {
       route += "/{id}";
     } else if (std::find(std::begin(kWords), std::end(kWords), parts[i]) != std::end(kWords)) {
@@ -366,14 +364,15 @@ void ApiRouter::SetMetrics(metrics::Registry* registry) {
 
 ApiResponse ApiRouter::Handle(const ApiRequest& request) const {
   const auto start = std::chrono::steady_clock::now();
-  ApiResponse response = Dispatch(service_, request, health_parts_, disk_parts_, mount_address_).Run();
+  ApiResponse response =
+      Dispatch(service_, request, health_parts_, disk_parts_, mount_address_).Run();
   if (requests_ != nullptr) {
     const std::string route = RouteLabel(request.path);
-    const std::string method =
-        request.method == "GET" || request.method == "POST" || request.method == "DELETE" ||
-                request.method == "PUT" || request.method == "HEAD"
-            ? request.method
-            : "other";
+    const std::string method = request.method == "GET" || request.method == "POST" ||
+                                       request.method == "DELETE" || request.method == "PUT" ||
+                                       request.method == "HEAD"
+                                   ? request.method
+                                   : "other";
     requests_->With({method, route, std::to_string(response.status)})->Add();
     seconds_->With({route})->Observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

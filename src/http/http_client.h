@@ -1,5 +1,5 @@
-// A small HTTP/1.1 client for the CLI and the mount helper: one request per connection, plain TCP or TLS (OpenSSL,
-// linked statically), bounded in time and size.
+// A small HTTP/1.1 client for the CLI and the mount helper: one request per connection, plain TCP
+// or TLS (OpenSSL, linked statically), bounded in time and size.
 //
 // Why not cpp-httplib's client: Debian ships it only as a shared library that pulls in dynamic
 // OpenSSL, brotli and zlib, which alone costs the CLI ~8 ms of start-up (docs/adr/0001). This

@@ -73,7 +73,9 @@ void TextWriter::Family(std::string_view name, std::string_view help, Type type)
   Escape(help, /*quote=*/false, &out_);
   out_ += "\n# TYPE ";
   out_ += name;
-  out_ += type == Type::kCounter ? " counter\n" : type == Type::kGauge ? " gauge\n" : " histogram\n";
+  out_ += type == Type::kCounter ? " counter\n"
+          : type == Type::kGauge ? " gauge\n"
+                                 : " histogram\n";
 }
 
 void TextWriter::Sample(std::string_view name, const LabelPairs& labels, double value) {

@@ -11,9 +11,10 @@ TEST(Exposition, NamesFollowTheFormatsRules) {
   for (const char* ok : {"a", "archil_disk_requests_total", "_x", "ns:sub_name", "A9"}) {
     EXPECT_TRUE(IsValidMetricName(ok)) << ok;
   }
-  for (const char* bad : {"", "9a", "a-b", "a b", "é", "a{"}) EXPECT_FALSE(IsValidMetricName(bad)) << bad;
+  for (const char* bad : {"", "9a", "a-b", "a b", "é", "a{"})
+    EXPECT_FALSE(IsValidMetricName(bad)) << bad;
   EXPECT_TRUE(IsValidLabelName("op"));
-  EXPECT_FALSE(IsValidLabelName("a:b"));  // colons are for metric names only
+  EXPECT_FALSE(IsValidLabelName("a:b"));       // colons are for metric names only
   EXPECT_FALSE(IsValidLabelName("__name__"));  // reserved
   EXPECT_FALSE(IsValidLabelName("1x"));
 }
@@ -48,9 +49,9 @@ TEST(Exposition, AFamilyOnceAndSamplesOnlyUnderTheirOwnFamily) {
   w.Sample("h_bucket", {{"le", "+Inf"}}, 1);
   w.Sample("h_sum", {}, 0.5);
   w.Sample("h_count", {}, 1);
-  w.Sample("other", {}, 1);               // not this family's: skipped
+  w.Sample("other", {}, 1);                   // not this family's: skipped
   w.Sample("h_sum", {{"bad-name", "x"}}, 1);  // an invalid label name: skipped
-  w.Family("h", "again", Type::kGauge);   // a second family of one name: skipped with its samples
+  w.Family("h", "again", Type::kGauge);  // a second family of one name: skipped with its samples
   w.Sample("h", {}, 7);
   w.Family("9bad", "invalid", Type::kGauge);
   w.Sample("9bad", {}, 1);

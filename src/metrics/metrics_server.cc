@@ -18,8 +18,8 @@ constexpr size_t kMaxRequest = 8 << 10;
 constexpr int kReadMs = 2000;
 constexpr int kWriteMs = 5000;
 
-std::string Reply(int status, std::string_view reason, std::string_view type,
-                  std::string_view body, bool head) {
+std::string Reply(int status, std::string_view reason, std::string_view type, std::string_view body,
+                  bool head) {
   std::string r = "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason) +
                   "\r\nContent-Type: " + std::string(type) +
                   "\r\nContent-Length: " + std::to_string(body.size()) +

@@ -34,7 +34,8 @@ TEST(MetricsServer, AnswersGetMetricsWithTheFormatsContentType) {
   const std::string addr = (*s)->address();
   const std::string r = Exchange(addr, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(r.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << r;
-  EXPECT_NE(r.find("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"), std::string::npos);
+  EXPECT_NE(r.find("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"),
+            std::string::npos);
   EXPECT_NE(r.find("\r\n\r\n# HELP x_total X.\n"), std::string::npos) << r;
   EXPECT_EQ(scrapes, 1);
   const std::string head = Exchange(addr, "HEAD /metrics?x=1 HTTP/1.0\r\n\r\n");

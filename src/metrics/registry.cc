@@ -10,8 +10,8 @@ Histogram::Histogram(std::vector<double> bounds)
       counts_(std::make_unique<std::atomic<uint64_t>[]>(bounds_.size() + 1)) {}
 
 void Histogram::Observe(double v) {
-  const size_t i = static_cast<size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), v) -
-                                       bounds_.begin());
+  const size_t i =
+      static_cast<size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), v) - bounds_.begin());
   counts_[i].fetch_add(1, std::memory_order_relaxed);
   if (v > 0 && std::isfinite(v)) {
     sum_nanos_.fetch_add(static_cast<uint64_t>(std::llround(v * 1e9)), std::memory_order_relaxed);
@@ -31,8 +31,8 @@ Histogram::Snapshot Histogram::Read() const {
 }
 
 std::vector<double> DefaultLatencyBounds() {
-  return {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-          0.025,   0.05,   0.1,     0.25,   0.5,   1,      2.5,    5,     10};
+  return {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+          0.05,    0.1,    0.25,    0.5,    1,     2.5,    5,     10};
 }
 
 void Sink::Gauge(const std::string& name, const std::string& help, const LabelPairs& labels,

@@ -54,7 +54,7 @@ class Histogram {
  private:
   const std::vector<double> bounds_;
   std::unique_ptr<std::atomic<uint64_t>[]> counts_;  // bounds_.size() + 1 (the last: above all)
-  std::atomic<uint64_t> sum_nanos_{0};              // sum in units of 1e-9
+  std::atomic<uint64_t> sum_nanos_{0};               // sum in units of 1e-9
 };
 
 // 50 µs to 10 s, for latencies in seconds.

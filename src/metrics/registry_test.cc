@@ -35,21 +35,22 @@ TEST(Registry, CountersRenderPerLabelSet) {
 
 TEST(Registry, HistogramBucketsAreCumulativeAndEndWithInfEqualToTheCount) {
   Registry r;
-  HistogramFamily* f = r.AddHistogram("archil_test_seconds", "Latency.", {"op"}, {0.001, 0.01, 0.1});
+  HistogramFamily* f =
+      r.AddHistogram("archil_test_seconds", "Latency.", {"op"}, {0.001, 0.01, 0.1});
   Histogram* h = f->With({"write"});
   for (double v : {0.0005, 0.001, 0.002, 0.05, 3.0}) h->Observe(v);
   const std::string text = r.Render();
   EXPECT_EQ(Lines(text, "archil_test_seconds_bucket"),
-            (std::vector<std::string>{
-                "archil_test_seconds_bucket{op=\"write\",le=\"0.001\"} 2",
-                "archil_test_seconds_bucket{op=\"write\",le=\"0.01\"} 3",
-                "archil_test_seconds_bucket{op=\"write\",le=\"0.1\"} 4",
-                "archil_test_seconds_bucket{op=\"write\",le=\"+Inf\"} 5"}));
+            (std::vector<std::string>{"archil_test_seconds_bucket{op=\"write\",le=\"0.001\"} 2",
+                                      "archil_test_seconds_bucket{op=\"write\",le=\"0.01\"} 3",
+                                      "archil_test_seconds_bucket{op=\"write\",le=\"0.1\"} 4",
+                                      "archil_test_seconds_bucket{op=\"write\",le=\"+Inf\"} 5"}));
   EXPECT_EQ(Lines(text, "archil_test_seconds_count"),
             std::vector<std::string>{"archil_test_seconds_count{op=\"write\"} 5"});
   EXPECT_EQ(Lines(text, "archil_test_seconds_sum"),
             std::vector<std::string>{"archil_test_seconds_sum{op=\"write\"} 3.0535"});
-  EXPECT_EQ(Lines(text, "# TYPE"), std::vector<std::string>{"# TYPE archil_test_seconds histogram"});
+  EXPECT_EQ(Lines(text, "# TYPE"),
+            std::vector<std::string>{"# TYPE archil_test_seconds histogram"});
 }
 
 TEST(Registry, CollectorsReportAtScrapeTime) {

@@ -1,14 +1,13 @@
 #include "store/s3_store.h"
 
 #include <fcntl.h>
+#include <openssl/evp.h>
+#include <openssl/md5.h>
 #include <unistd.h>
 
 #include <ctime>
 #include <mutex>
 #include <thread>
-
-#include <openssl/evp.h>
-#include <openssl/md5.h>
 
 #include "base/random.h"
 #include "base/strings.h"

@@ -320,9 +320,9 @@ TEST_F(SegmentUploaderTest, SeveralSegmentsUploadAtOnceAndTheShipperIsToldAfter)
   EXPECT_LE(slow.most(), 4);
   // The overlap itself is what most() counts; the time only reports it (a sanitized or busy run
   // stretches it past the serial 800 ms).
-  std::printf("8 uploads of 100 ms, 4 at a time: %lld ms\n",
-              static_cast<long long>(
-                  std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+  std::printf(
+      "8 uploads of 100 ms, 4 at a time: %lld ms\n",
+      static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
   EXPECT_EQ(told, 1);
   EXPECT_TRUE(up.Pass().ok());
   EXPECT_EQ(told, 1) << "told after a pass that uploaded nothing";
