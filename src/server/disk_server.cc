@@ -570,17 +570,19 @@ void DiskServer::RegisterMetrics() {
 void DiskServer::Count(uint16_t type, const Response& r, uint64_t bytes_in, int64_t start_ns) {
   if (options_.metrics == nullptr) return;
   auto it = op_metrics_.find(type);
-  const std::string op =
-      it == op_metrics_.end() ? "unknown" : std::string(proto::FindMessageType(type)->name);
   if (it != op_metrics_.end()) {
     it->second.answered->Add();
     it->second.seconds->Observe(static_cast<double>(clock_->MonotonicNanos() - start_ns) / 1e9);
   }
-  if (r.status != WireStatus::kOk) {
-    errors_->With({op, std::string(proto::WireStatusName(r.status))})->Add();
+  if (r.status != WireStatus::kOk) {  // the label strings are made for failures only
+    const proto::MessageType* t = proto::FindMessageType(type);
+    errors_
+        ->With({t ? std::string(t->name) : "unknown", std::string(proto::WireStatusName(r.status))})
+        ->Add();
+  } else if (type == proto::kTypeWrite) {
+    bytes_written_->Add(bytes_in);
   }
-  if (type == proto::kTypeWrite && r.status == WireStatus::kOk) bytes_written_->Add(bytes_in);
-  bytes_read_->Add(r.payload.size());
+  if (!r.payload.empty()) bytes_read_->Add(r.payload.size());
 }
 
 void DiskServer::Work(const ConnPtr& c, const proto::Frame& frame, const proto::Message* m,
