@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <optional>
 #include <thread>
 
@@ -446,10 +447,15 @@ TEST(DiskServer, PipelinedWritesOfOneFileApplyInTheOrderSent) {
   // engine's queue, so the file's writes share groups and syncs (ADR 0015).
   // At least the writes: the session's own commit can be counted inside the window, since its
   // reply goes out before the commit's epilogue updates the stats (seen under TSan).
+  // How many share depends on the commit thread's timing: idle, a few groups; under TSan on a
+  // loaded machine each 1 MiB write and the 4 KiB one behind it share one (20-22 groups seen).
+  // One at a time would be 40 or more.
   const engine::CommitStats after = h.engine().commit_stats();
   EXPECT_GE(after.ops - before.ops, uint64_t{kWrites});
-  EXPECT_LT(after.groups - before.groups, uint64_t{kWrites} / 2)
+  EXPECT_LT(after.groups - before.groups, uint64_t{kWrites} * 3 / 4)
       << "the writes of one file were committed one by one";
+  std::printf("%d pipelined writes committed in %llu groups\n", kWrites,
+              static_cast<unsigned long long>(after.groups - before.groups));
 }
 
 // Many clients sending 1 MiB writes at once to a server that may hold only 4 MiB of requests in
