@@ -181,7 +181,7 @@ TEST(DiskServer, RandomOperationsThroughFaultsMatchTheModel) {
   posix::ModelFs model(&SystemClock::Instance());
   posix::FsOpGenerator gen(seed);
   std::vector<posix::Ino> remote_handles, model_handles;
-  const int ops = TsanScaled(1500);
+  const int ops = SanitizerScaled(1500);
   for (int i = 0; i < ops; ++i) {
     const posix::FsOp op = gen.Next(&model, model_handles.size());
     // POSIX ACLs are refused (EOPNOTSUPP) until the server enforces them (docs/semantics.md).

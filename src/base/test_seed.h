@@ -22,10 +22,26 @@ inline constexpr bool kThreadSanitizer = false;
 inline constexpr bool kThreadSanitizer = false;
 #endif
 
-// How many operations (rounds, power cuts) a randomized test runs: `n`, or a fifth of it in a
-// ThreadSanitizer build, which runs them 20-100 times slower and looks for races between
-// threads, not in the count of operations (docs/ci.md). Never less than 1.
-inline int TsanScaled(int n) { return kThreadSanitizer ? (n >= 5 ? n / 5 : 1) : n; }
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
+// How many operations (rounds, power cuts) a randomized test runs: `n` in a plain build, a fifth
+// of it under ThreadSanitizer (20-100 times slower, and looking for races between threads, not
+// in the count of operations) and half under AddressSanitizer (3-5 times slower; the release
+// build runs the full count): docs/ci.md. Never less than 1.
+inline int SanitizerScaled(int n) {
+  const int divisor = kThreadSanitizer ? 5 : kAddressSanitizer ? 2 : 1;
+  return n >= divisor ? n / divisor : 1;
+}
 
 inline unsigned TestSeed() {
   unsigned seed = kDefaultTestSeed;

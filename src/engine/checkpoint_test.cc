@@ -316,7 +316,7 @@ TEST_F(CheckpointTest, EveryViewAgreesWithTheModel) {
                              << ": " << same.message();
     }
   };
-  const int kOps = TsanScaled(2500);
+  const int kOps = SanitizerScaled(2500);
   for (int i = 0; i < kOps; ++i) {
     const int dice = static_cast<int>(rng() % 1000);
     Head& h = heads[rng() % heads.size()];

@@ -194,7 +194,7 @@ void RocksOnSim::RandomPowerLoss(uint64_t seed) {
   std::map<std::string, std::string> written;  // every write ever attempted
   uint64_t next_key = 0;
   int crashes_mid_work = 0, crashes_in_sst = 0, crashes_in_manifest = 0;
-  const int rounds = TsanScaled(200);
+  const int rounds = SanitizerScaled(200);
   for (int round = 0; round < rounds; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     rocksdb::DB* raw = nullptr;
