@@ -665,6 +665,49 @@ double SyncedWriteP50(RemoteFs& fs, posix::Ino ino, int n) {
   return ms[ms.size() / 2];
 }
 
+// A disk whose requests take more than its share of the server's CPU while another disk works
+// has its requests held (not refused: every one is answered); once the other disk has been quiet
+// for the share's window, it is alone again and nothing of it is held. The share is made tiny
+// (0.01 CPU) so that a few hundred listings overspend it.
+TEST(DiskServer, ADiskOverItsCpuShareIsHeldOnlyWhileAnotherDiskWorks) {
+  server::DiskServerOptions so;
+  so.share_cpus = 0.01;
+  ServerHarness h(so);
+  auto hog = Connect(Options(h.address(), kToken));
+  auto other = Connect(Options(h.address(), kOtherToken));
+  ASSERT_TRUE(hog && other);
+  RemoteFs hog_fs(hog.get()), other_fs(other.get());
+  for (int i = 0; i < 64; ++i) {
+    ASSERT_TRUE(hog_fs.Mknod(kRootIno, "f" + std::to_string(i), S_IFREG | 0644, 0, {}).ok());
+  }
+  std::atomic<bool> done{false};
+  std::atomic<int> other_failures{0};
+  std::thread light([&] {
+    while (!done) {
+      if (!other_fs.GetAttr(kRootIno).ok()) ++other_failures;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  int listings = 0;
+  while (h.server().held() == 0 && std::chrono::steady_clock::now() < deadline) {
+    ASSERT_TRUE(hog_fs.ReadDir(kRootIno, 0, 100).ok());
+    ++listings;
+  }
+  done = true;
+  light.join();
+  EXPECT_GT(h.server().held(), 0u) << listings << " listings were never held";
+  EXPECT_EQ(other_failures.load(), 0);
+  std::printf("the hog's request was first held after %d listings\n", listings);
+
+  // Alone again after the window (200 ms): nothing held, however much it spends.
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  ASSERT_TRUE(hog_fs.ReadDir(kRootIno, 0, 100).ok());
+  const uint64_t held = h.server().held();
+  for (int i = 0; i < 300; ++i) ASSERT_TRUE(hog_fs.ReadDir(kRootIno, 0, 100).ok());
+  EXPECT_EQ(h.server().held(), held) << "a disk alone was held";
+}
+
 // The stall attack: connections of one disk each send a WRITE header declaring 4 MiB and then
 // all of it but one byte. That disk's share of the request budget fills and its frames wait;
 // another disk's writes and listings go on as before; the frames that never complete are closed

@@ -58,7 +58,12 @@ DiskServer::DiskServer(const DiskServerOptions& options, engine::Engine* engine,
       registry_(engine),
       budget_({.total = options.max_buffered_bytes_total,
                .per_disk = options.max_buffered_bytes_per_disk,
-               .per_connection = options.max_inflight_bytes_per_connection}) {}
+               .per_connection = options.max_inflight_bytes_per_connection}) {
+  if (options.share_cpus >= 0) {
+    share_ = std::make_unique<CpuShare>(CpuShare::Options{
+        .cpus = options.share_cpus > 0 ? options.share_cpus : CpuShare::AvailableCpus()});
+  }
+}
 
 Result<std::unique_ptr<DiskServer>> DiskServer::Start(const DiskServerOptions& options,
                                                       engine::Engine* engine, Authority* authority,
@@ -120,28 +125,38 @@ void DiskServer::Wake() {
 
 void DiskServer::Run() {
   while (true) {
-    std::function<void()> job;
+    Job job;
     {
       MutexLock lock(&lf_mu_);
-      while (!stop_ && jobs_.empty() && leading_) lf_cv_.Wait(&lf_mu_);
-      if (!jobs_.empty()) {
-        job = std::move(jobs_.front());
-        jobs_.pop_front();
-      } else if (stop_) {
-        return;
-      } else {
-        leading_ = true;
+      while (true) {
+        ReleaseHeld(clock_->MonotonicNanos());
+        if (!jobs_.empty()) {
+          job = std::move(jobs_.front());
+          jobs_.pop_front();
+          break;
+        }
+        if (stop_) return;
+        if (!leading_) {
+          leading_ = true;
+          break;
+        }
+        if (held_.empty()) {
+          lf_cv_.Wait(&lf_mu_);
+        } else {
+          const int64_t until = held_.begin()->first - clock_->MonotonicNanos();
+          lf_cv_.WaitFor(&lf_mu_, std::chrono::nanoseconds(std::max<int64_t>(until, 0)));
+        }
       }
     }
-    if (job) {
-      job();
+    if (job.run) {
+      RunOrHold(std::move(job));
       continue;
     }
     // This thread leads: it reads sockets until some request is ready, hands the lead to another
     // thread, and runs the first request itself; the others go to the followers.
-    std::vector<std::function<void()>> ready;
+    std::vector<Job> ready;
     while (ready.empty() && !stop_) ready = Lead();
-    std::function<void()> mine;
+    Job mine;
     {
       MutexLock lock(&lf_mu_);
       leading_ = false;
@@ -149,11 +164,37 @@ void DiskServer::Run() {
       for (size_t i = 1; i < ready.size(); ++i) jobs_.push_back(std::move(ready[i]));
       for (size_t i = 0; i < std::max<size_t>(ready.size(), 1); ++i) lf_cv_.Signal();
     }
-    if (mine) mine();
+    if (mine.run) RunOrHold(std::move(mine));
   }
 }
 
-std::vector<std::function<void()>> DiskServer::Lead() {
+void DiskServer::RunOrHold(Job job) {
+  if (share_ && job.disk != 0 && !stop_) {
+    const int64_t now = clock_->MonotonicNanos();
+    const int64_t release = share_->ReleaseTime(job.disk, now);
+    if (release > now) {
+      ++held_count_;
+      MutexLock lock(&lf_mu_);
+      held_.emplace(release, std::move(job));
+      lf_cv_.Signal();  // a follower waits for the earliest release
+      return;
+    }
+  }
+  const int64_t cpu_before = share_ ? CpuShare::ThreadCpuNanos() : 0;
+  job.run();
+  if (share_ && job.disk != 0) {
+    share_->Charge(job.disk, CpuShare::ThreadCpuNanos() - cpu_before, clock_->MonotonicNanos());
+  }
+}
+
+void DiskServer::ReleaseHeld(int64_t now_ns) {
+  while (!held_.empty() && (stop_ || held_.begin()->first <= now_ns)) {
+    jobs_.push_back(std::move(held_.begin()->second));
+    held_.erase(held_.begin());
+  }
+}
+
+std::vector<DiskServer::Job> DiskServer::Lead() {
   MutexLock io(&io_mu_);
   epoll_event events[64];
   // Connections whose stream holds received bytes back get no epoll event: read them first.
@@ -165,7 +206,7 @@ std::vector<std::function<void()>> DiskServer::Lead() {
   for (int i = 0; i < n; ++i) {
     const int fd = events[i].data.fd;
     if (fd == listener_.get()) {
-      AcceptAll();
+      AcceptSome();
     } else if (fd == wake_.get()) {
       uint64_t v;
       (void)!::read(wake_.get(), &v, sizeof v);
@@ -197,8 +238,11 @@ std::vector<std::function<void()>> DiskServer::Lead() {
   return std::exchange(ready_, {});
 }
 
-void DiskServer::AcceptAll() {
-  while (true) {
+void DiskServer::AcceptSome() {
+  // A bounded batch per round (the listener is level-triggered: the rest come next round), so
+  // that a flood of connections neither holds the lead while others' requests wait, nor evicts
+  // a newcomer (a mount in its handshake) before the round that would read its first bytes.
+  for (int accepted = 0; accepted < kAcceptsPerRound; ++accepted) {
     net::Fd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!fd.valid()) {
       if (errno == EINTR) continue;
@@ -356,7 +400,9 @@ void DiskServer::Close(const ConnPtr& c) {
   c->stash.shrink_to_fit();
   {
     MutexLock lock(&resume_mu_);
-    auto drop = [&](std::vector<ConnPtr>& v) { std::erase(v, c); };
+    auto drop = [&](std::deque<Starved>& q) {
+      std::erase_if(q, [&](const Starved& w) { return w.conn == c; });
+    };
     drop(starved_for_total_);
     if (auto s = starved_by_disk_.find(c->budget_disk); s != starved_by_disk_.end()) {
       drop(s->second);
@@ -369,7 +415,9 @@ void DiskServer::Close(const ConnPtr& c) {
 
 void DiskServer::ReadFrom(const ConnPtr& c) {
   // First what a frame waiting for admission left: its header is read, its bytes stashed.
-  if (c->reader.awaiting_admission() || !c->stash.empty()) {
+  // A frame still refused leaves its stash where it is (no copy per try).
+  if (c->reader.awaiting_admission() && !AdmitFrame(c)) return;
+  if (!c->stash.empty()) {
     const std::string stashed = std::exchange(c->stash, {});
     if (!Drain(c, stashed) || c->reading_paused) return;
   }
@@ -444,7 +492,7 @@ bool DiskServer::AdmitFrame(const ConnPtr& c) {
   const uint64_t seen = budget_.discharges();
   const RequestBudget::Verdict v = budget_.TryCharge(c->budget_disk, c->inflight_bytes, bytes);
   if (v != RequestBudget::Verdict::kAdmitted) {
-    Starve(c, v, seen);
+    Starve(c, v, bytes, seen);
     return false;
   }
   if (budget_.total() > (uint64_t{64} << 20)) trim_after_peak_ = true;
@@ -515,17 +563,18 @@ bool DiskServer::OnFrame(const ConnPtr& c, proto::Frame frame, Charge* charge) {
   const bool mutating = parsed == WireStatus::kOk && type != nullptr && type->mutating;
   auto f = std::make_shared<proto::Frame>(std::move(frame));
   if (!mutating) {
-    ready_.emplace_back([this, c, f, m, parsed, held] { Work(c, *f, m->get(), parsed, held); });
+    ready_.push_back(Job{c->budget_disk,
+                         [this, c, f, m, parsed, held] { Work(c, *f, m->get(), parsed, held); }});
     return true;
   }
   InodeOrder::TicketPtr ticket = InodeOrder::NewTicket(MutationKeys(h.type, **m));
-  auto run = [this, c, f, m, ticket, held, type = h.type] {
-    auto finish = [this, c, ticket] {
+  auto run = [this, c, f, m, ticket, held, type = h.type, disk = c->budget_disk] {
+    auto finish = [this, c, ticket, disk] {
       std::vector<std::function<void()>> next = c->order.Finish(ticket);
       if (next.empty()) return;
       MutexLock lock(&lf_mu_);
       for (auto& n : next) {
-        jobs_.push_back(std::move(n));
+        jobs_.push_back(Job{disk, std::move(n)});
         lf_cv_.Signal();
       }
     };
@@ -539,7 +588,9 @@ bool DiskServer::OnFrame(const ConnPtr& c, proto::Frame frame, Charge* charge) {
     finish();
   };
   // The work holds its ticket until it is taken out to run (TakeRun), which breaks the cycle.
-  if (c->order.Arrive(ticket, std::move(run))) ready_.push_back(InodeOrder::TakeRun(ticket));
+  if (c->order.Arrive(ticket, std::move(run))) {
+    ready_.push_back(Job{c->budget_disk, InodeOrder::TakeRun(ticket)});
+  }
   return true;
 }
 
@@ -635,20 +686,30 @@ const v1::Mut* DiskServer::MutationOf(uint16_t type, const proto::Message& m) {
 void DiskServer::Discharge(Charge charge) {
   if (charge.bytes == 0) return;
   budget_.Discharge(charge.disk, charge.bytes);
-  const bool under_total = budget_.total() < options_.max_buffered_bytes_total;
   MutexLock lock(&resume_mu_);
   bool woke = false;
   if (auto it = starved_by_disk_.find(charge.disk); it != starved_by_disk_.end()) {
-    for (ConnPtr& c : it->second) resume_.push_back(std::move(c));
-    starved_by_disk_.erase(it);
-    woke = true;
+    const uint64_t room = budget_.Room(charge.disk);
+    // A disk that holds nothing gets its next frame in whatever its size (request_budget.h).
+    woke |= ResumeWhatFits(&it->second, room == UINT64_MAX ? budget_.limits().per_disk : room,
+                           room == UINT64_MAX);
+    if (it->second.empty()) starved_by_disk_.erase(it);
   }
-  if (under_total && !starved_for_total_.empty()) {
-    for (ConnPtr& c : starved_for_total_) resume_.push_back(std::move(c));
-    starved_for_total_.clear();
-    woke = true;
+  if (!starved_for_total_.empty()) {
+    woke |= ResumeWhatFits(&starved_for_total_, budget_.TotalRoom(), false);
   }
   if (woke) Wake();
+}
+
+bool DiskServer::ResumeWhatFits(std::deque<Starved>* q, uint64_t room, bool first_regardless) {
+  bool moved = false;
+  while (!q->empty() && (q->front().bytes <= room || (first_regardless && !moved))) {
+    room -= std::min(room, q->front().bytes);
+    resume_.push_back(std::move(q->front().conn));
+    q->pop_front();
+    moved = true;
+  }
+  return moved;
 }
 
 void DiskServer::PauseReading(const ConnPtr& c) {
@@ -659,7 +720,8 @@ void DiskServer::PauseReading(const ConnPtr& c) {
   ::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, c->fd(), &ev);
 }
 
-void DiskServer::Starve(const ConnPtr& c, RequestBudget::Verdict verdict, uint64_t seen) {
+void DiskServer::Starve(const ConnPtr& c, RequestBudget::Verdict verdict, uint64_t bytes,
+                        uint64_t seen) {
   PauseReading(c);
   ++starved_count_;
   MutexLock lock(&resume_mu_);
@@ -670,9 +732,9 @@ void DiskServer::Starve(const ConnPtr& c, RequestBudget::Verdict verdict, uint64
     return;
   }
   if (verdict == RequestBudget::Verdict::kOverTotal) {
-    starved_for_total_.push_back(c);
+    starved_for_total_.push_back(Starved{c, bytes});
   } else {
-    starved_by_disk_[c->budget_disk].push_back(c);
+    starved_by_disk_[c->budget_disk].push_back(Starved{c, bytes});
   }
 }
 

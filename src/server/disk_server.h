@@ -20,8 +20,10 @@
 // authenticated connections silent for 3 leases are closed; a connection's queued request
 // payload is capped (reading pauses beyond it), and so are the request bytes held for all
 // connections together (reading stops beyond it); a peer that does not read its replies for
-// send_timeout_ms is disconnected. So garbage, slow senders, idle sockets and clients that
-// never read cannot stall anyone else or grow memory without bound.
+// send_timeout_ms is disconnected; while several disks want the CPU, a disk that spends more than
+// its share of it has its requests held until it has earned that back (cpu_share.h). So garbage,
+// slow senders, idle sockets, expensive requests and clients that never read cannot stall anyone
+// else or grow memory without bound.
 //
 // Thread-safety: safe for concurrent use. Destroy before the engine and the authority.
 #pragma once
@@ -44,6 +46,7 @@
 #include "proto/messages.h"
 #include "server/authority.h"
 #include "server/connection.h"
+#include "server/cpu_share.h"
 #include "server/request_budget.h"
 #include "server/session_registry.h"
 
@@ -82,6 +85,9 @@ struct DiskServerOptions {
   // unless allow_cleartext (the operator's --insecure).
   std::shared_ptr<net::TlsContext> tls;
   bool allow_cleartext = false;
+  // The CPUs whose time requests share by disk while several disks want it (server/cpu_share.h):
+  // 0, those this process may run on; negative, no sharing (a hog's requests are never held).
+  double share_cpus = 0;
   // Where the server counts its requests (archil_disk_* in docs/operations.md); null: nowhere.
   // REQUIRES: outlives the server.
   metrics::Registry* metrics = nullptr;
@@ -109,6 +115,8 @@ class DiskServer {
   uint64_t buffered_bytes() const { return budget_.total(); }
   uint64_t peak_buffered_bytes() const { return budget_.peak(); }
   uint64_t starved() const { return starved_count_.load(); }
+  // Requests held because their disk was over its CPU share (server/cpu_share.h).
+  uint64_t held() const { return held_count_.load(); }
   // Unauthenticated connections closed to make room for new ones.
   uint64_t evicted() const { return evicted_count_.load(); }
   // Stops accepting, closes every connection, waits for running requests. Idempotent.
@@ -118,13 +126,25 @@ class DiskServer {
   DiskServer(const DiskServerOptions& options, engine::Engine* engine, Authority* authority,
              const Clock* clock);
   using ConnPtr = std::shared_ptr<Connection>;
+  // A request ready to run, and the budget key of its disk (whose CPU share it spends).
+  struct Job {
+    uint64_t disk = 0;
+    std::function<void()> run;
+  };
 
   // A pool thread: leads, or runs queued requests, until Stop.
   void Run() ARCHIL_EXCLUDES(lf_mu_, io_mu_);
+  // Runs `job` now and charges its CPU time to its disk, or, while its disk is over its CPU
+  // share, holds it until its release time (a pool thread runs it then).
+  void RunOrHold(Job job) ARCHIL_EXCLUDES(lf_mu_, io_mu_);
+  // Moves the held jobs whose time has come (all of them once stopping) to jobs_.
+  void ReleaseHeld(int64_t now_ns) ARCHIL_REQUIRES(lf_mu_);
   // One round of the leader: epoll, accept, read; returns the requests that became complete.
-  std::vector<std::function<void()>> Lead() ARCHIL_EXCLUDES(io_mu_);
+  std::vector<Job> Lead() ARCHIL_EXCLUDES(io_mu_);
   // The rest runs for the leader (under io_mu_), except Work and Error.
-  void AcceptAll() ARCHIL_REQUIRES(io_mu_);
+  // Accepts up to kAcceptsPerRound waiting connections.
+  static constexpr int kAcceptsPerRound = 32;
+  void AcceptSome() ARCHIL_REQUIRES(io_mu_);
   // A new connection's first byte has arrived (or it closed): it becomes a Connection over a
   // TLS or cleartext stream, or is closed.
   struct Pending {
@@ -165,13 +185,24 @@ class DiskServer {
   void ResumeReading(const ConnPtr& c) ARCHIL_REQUIRES(io_mu_);
   // Stops reading c (epoll reports only its close) until ResumeReading.
   void PauseReading(const ConnPtr& c) ARCHIL_REQUIRES(io_mu_);
-  // Pauses c, whose next frame did not fit (`verdict`), until a discharge may let it in: one of
-  // its disk's (kOverShare) or one that brings the total under its cap (kOverTotal). `seen` is
-  // the budget's discharges() read before the refused TryCharge.
-  void Starve(const ConnPtr& c, RequestBudget::Verdict verdict, uint64_t seen)
+  // Pauses c, whose next frame of `bytes` did not fit (`verdict`), until a discharge may let it
+  // in: one of its disk's (kOverShare) or one that makes room under the total (kOverTotal).
+  // `seen` is the budget's discharges() read before the refused TryCharge.
+  void Starve(const ConnPtr& c, RequestBudget::Verdict verdict, uint64_t bytes, uint64_t seen)
       ARCHIL_REQUIRES(io_mu_) ARCHIL_EXCLUDES(resume_mu_);
-  // Returns a frame's charge; resumes the connections it may let in.
+  // Returns a frame's charge; resumes the connections whose waiting frames the room it leaves
+  // can take, first come first served (not every waiting one: a herd of 192 connections tried
+  // again on every discharge took most of the server's CPU, docs/measurements.md §19).
   void Discharge(Charge charge) ARCHIL_EXCLUDES(resume_mu_);
+  // A connection paused for the budget, and the size of the frame it waits to have admitted.
+  struct Starved {
+    ConnPtr conn;
+    uint64_t bytes = 0;
+  };
+  // Moves to resume_, from the front of `q`, the connections whose frames fit in `room` together
+  // (and the first one whatever its size if `first_regardless`). True if it moved any.
+  bool ResumeWhatFits(std::deque<Starved>* q, uint64_t room, bool first_regardless)
+      ARCHIL_REQUIRES(resume_mu_);
   void Wake();
 
   // The connection and session messages (§5.2), run by the leader.
@@ -228,7 +259,7 @@ class DiskServer {
   };
   // Authentication failures per net::AddressKey of the peer.
   std::map<std::string, Failures> failures_ ARCHIL_GUARDED_BY(io_mu_);
-  std::vector<std::function<void()>> ready_ ARCHIL_GUARDED_BY(io_mu_);  // this round's requests
+  std::vector<Job> ready_ ARCHIL_GUARDED_BY(io_mu_);  // this round's requests
   int64_t last_sweep_ns_ ARCHIL_GUARDED_BY(io_mu_) = 0;
   // Connections to read again although epoll will not report them (their stream holds bytes).
   std::vector<ConnPtr> again_ ARCHIL_GUARDED_BY(io_mu_);
@@ -237,7 +268,10 @@ class DiskServer {
   Mutex lf_mu_;
   CondVar lf_cv_{&lf_mu_};
   bool leading_ ARCHIL_GUARDED_BY(lf_mu_) = false;
-  std::deque<std::function<void()>> jobs_ ARCHIL_GUARDED_BY(lf_mu_);
+  std::deque<Job> jobs_ ARCHIL_GUARDED_BY(lf_mu_);
+  // Jobs of disks over their CPU share, by the time they may run.
+  std::multimap<int64_t, Job> held_ ARCHIL_GUARDED_BY(lf_mu_);
+  std::unique_ptr<CpuShare> share_;  // null: no sharing
 
   // Orders checkpoint deletes against new mounts of a checkpoint (DeleteCheckpoint).
   std::mutex checkpoint_mu_;
@@ -245,10 +279,11 @@ class DiskServer {
   Mutex resume_mu_;
   std::vector<ConnPtr> resume_ ARCHIL_GUARDED_BY(resume_mu_);
   // Paused until their disk discharges (by budget key), or until the total drops below its cap.
-  std::map<uint64_t, std::vector<ConnPtr>> starved_by_disk_ ARCHIL_GUARDED_BY(resume_mu_);
-  std::vector<ConnPtr> starved_for_total_ ARCHIL_GUARDED_BY(resume_mu_);
+  std::map<uint64_t, std::deque<Starved>> starved_by_disk_ ARCHIL_GUARDED_BY(resume_mu_);
+  std::deque<Starved> starved_for_total_ ARCHIL_GUARDED_BY(resume_mu_);
   RequestBudget budget_;
   std::atomic<uint64_t> starved_count_{0};
+  std::atomic<uint64_t> held_count_{0};
   std::atomic<uint64_t> evicted_count_{0};
   // Set when the budget held much: the next quiet sweep returns freed frame memory to the system.
   bool trim_after_peak_ ARCHIL_GUARDED_BY(io_mu_) = false;

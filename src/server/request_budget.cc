@@ -38,6 +38,20 @@ void RequestBudget::Discharge(uint64_t disk, uint64_t bytes) {
   if (it->second == 0) disks_.erase(it);
 }
 
+uint64_t RequestBudget::Room(uint64_t disk) const {
+  MutexLock lock(&mu_);
+  auto it = disks_.find(disk);
+  if (it == disks_.end()) return UINT64_MAX;
+  const uint64_t by_disk = limits_.per_disk - std::min(limits_.per_disk, it->second);
+  const uint64_t by_total = limits_.total - std::min(limits_.total, total_);
+  return std::min(by_disk, by_total);
+}
+
+uint64_t RequestBudget::TotalRoom() const {
+  MutexLock lock(&mu_);
+  return limits_.total - std::min(limits_.total, total_);
+}
+
 uint64_t RequestBudget::total() const {
   MutexLock lock(&mu_);
   return total_;

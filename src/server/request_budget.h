@@ -45,6 +45,13 @@ class RequestBudget {
   // registering to be woken by the next discharge has missed none.
   uint64_t discharges() const ARCHIL_EXCLUDES(mu_);
 
+  // How many more bytes frames of `disk` could be admitted for now (by its share and the
+  // total; a connection's own share aside): what a discharge lets the waiting frames have.
+  // UINT64_MAX while the disk holds nothing (its next frame is admitted whatever its size).
+  uint64_t Room(uint64_t disk) const ARCHIL_EXCLUDES(mu_);
+  // How many more bytes fit under the total.
+  uint64_t TotalRoom() const ARCHIL_EXCLUDES(mu_);
+
   uint64_t total() const ARCHIL_EXCLUDES(mu_);
   uint64_t peak() const ARCHIL_EXCLUDES(mu_);
   uint64_t of_disk(uint64_t disk) const ARCHIL_EXCLUDES(mu_);

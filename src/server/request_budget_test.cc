@@ -60,5 +60,21 @@ TEST(RequestBudget, UnboundConnectionsAreCountedNotGated) {
   EXPECT_EQ(b.total(), 0u);
 }
 
+TEST(RequestBudget, RoomIsWhatTheDisksShareAndTheTotalLeave) {
+  RequestBudget b({.total = 16 * kMiB, .per_disk = 8 * kMiB, .per_connection = 8 * kMiB});
+  EXPECT_EQ(b.Room(1), UINT64_MAX) << "a disk holding nothing gets its next frame in";
+  EXPECT_EQ(b.TryCharge(1, 0, 3 * kMiB), kOk);
+  EXPECT_EQ(b.Room(1), 5 * kMiB) << "its share";
+  EXPECT_EQ(b.TryCharge(2, 0, 8 * kMiB), kOk);
+  EXPECT_EQ(b.TryCharge(3, 0, 4 * kMiB), kOk);
+  EXPECT_EQ(b.TotalRoom(), 1 * kMiB);
+  EXPECT_EQ(b.Room(1), 1 * kMiB) << "the total";
+  EXPECT_EQ(b.Room(2), 0u);
+  EXPECT_EQ(b.TryCharge(1, 0, 1 * kMiB + 1), RequestBudget::Verdict::kOverTotal);
+  EXPECT_EQ(b.TryCharge(1, 0, 1 * kMiB), kOk) << "what Room said fits does";
+  EXPECT_EQ(b.Room(1), 0u);
+  EXPECT_EQ(b.TotalRoom(), 0u);
+}
+
 }  // namespace
 }  // namespace archil::server

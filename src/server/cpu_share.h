@@ -1,0 +1,59 @@
+// CpuShare: the server's CPU time, shared between disks while more than one wants it, so that a
+// token holder whose requests are expensive (listing a file's 64 KiB of xattr names thousands of
+// times a second) cannot make another disk's requests wait for a CPU (docs/protocol.md §12).
+//
+// Each request's CPU time (its thread's) is charged to its disk. A disk is active while it has
+// had a request within `window_ns`. Alone, a disk may use every CPU. While n > 1 disks are
+// active, each earns CPU time at cpus / (n + 1) of wall time (one share left free, so that a
+// disk whose request arrives finds a CPU) into a bucket of at most `burst_ns`; a disk whose
+// bucket is empty has its next requests held until it has earned back what it overspent. A disk
+// that uses less than its share is never held: only what a disk takes beyond it waits.
+//
+// Thread-safety: safe for concurrent use (the leader asks, workers charge).
+#pragma once
+
+#include <cstdint>
+#include <map>
+
+#include "base/mutex.h"
+
+namespace archil::server {
+
+class CpuShare {
+ public:
+  struct Options {
+    double cpus = 1;                  // the CPUs the server may use (> 0)
+    int64_t window_ns = 200'000'000;  // how long after its last request a disk counts as active
+    int64_t burst_ns = 10'000'000;    // CPU time a disk may spend at once beyond its rate
+  };
+  explicit CpuShare(Options options);
+
+  // A request of `disk` arrived at `now_ns`: the time at which it may run (now_ns, or later
+  // while the disk is over its share).
+  int64_t ReleaseTime(uint64_t disk, int64_t now_ns) ARCHIL_EXCLUDES(mu_);
+  // A request of `disk` that ended at `now_ns` used `cpu_ns` of CPU.
+  void Charge(uint64_t disk, int64_t cpu_ns, int64_t now_ns) ARCHIL_EXCLUDES(mu_);
+
+  // The CPU time of the calling thread so far (CLOCK_THREAD_CPUTIME_ID), in nanoseconds.
+  static int64_t ThreadCpuNanos();
+  // The CPUs this process may run on (its affinity mask), at least 1.
+  static double AvailableCpus();
+
+ private:
+  struct Account {
+    int64_t last_seen_ns = 0;
+    int64_t refilled_ns = 0;
+    double tokens_ns = 0;  // CPU time earned and not spent; negative: overspent
+  };
+  // Disks active at now_ns (forgetting the others); refills every account to now_ns.
+  size_t Refill(int64_t now_ns) ARCHIL_REQUIRES(mu_);
+  Account& Of(uint64_t disk, int64_t now_ns) ARCHIL_REQUIRES(mu_);
+  // The CPU time each of `active` (> 1) disks earns per unit of wall time.
+  double SharedRate(size_t active) const;
+
+  const Options options_;
+  Mutex mu_;
+  std::map<uint64_t, Account> accounts_ ARCHIL_GUARDED_BY(mu_);
+};
+
+}  // namespace archil::server
