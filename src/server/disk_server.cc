@@ -750,6 +750,7 @@ void DiskServer::ResumeReading(const ConnPtr& c) {
     return;
   }
   c->reading_paused = false;
+  ++resumed_count_;
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLRDHUP;
   ev.data.fd = c->fd();

@@ -115,6 +115,8 @@ class DiskServer {
   uint64_t buffered_bytes() const { return budget_.total(); }
   uint64_t peak_buffered_bytes() const { return budget_.peak(); }
   uint64_t starved() const { return starved_count_.load(); }
+  // Paused connections resumed (tried again) since the start.
+  uint64_t resumed() const { return resumed_count_.load(); }
   // Requests held because their disk was over its CPU share (server/cpu_share.h).
   uint64_t held() const { return held_count_.load(); }
   // Unauthenticated connections closed to make room for new ones.
@@ -284,6 +286,7 @@ class DiskServer {
   RequestBudget budget_;
   std::atomic<uint64_t> starved_count_{0};
   std::atomic<uint64_t> held_count_{0};
+  std::atomic<uint64_t> resumed_count_{0};
   std::atomic<uint64_t> evicted_count_{0};
   // Set when the budget held much: the next quiet sweep returns freed frame memory to the system.
   bool trim_after_peak_ ARCHIL_GUARDED_BY(io_mu_) = false;
