@@ -86,7 +86,7 @@ TEST_F(CliTest, VersionAndUsageErrors) {
   EXPECT_NE(help.out.find("archil disks"), std::string::npos) << help.out;
   Ran all = Archil({"--help"});
   for (const char* c : {"disks", "keys", "users", "server", "version", "mount", "unmount", "status",
-                        "checkpoints", "branches"}) {
+                        "checkpoints", "branches", "metrics"}) {
     EXPECT_NE(all.out.find("  " + std::string(c) + " "), std::string::npos) << c;
   }
 }

@@ -24,14 +24,14 @@ declare -A allowed=(
   [net]="net base"
   [metrics]="metrics net base"
   [server]="server metrics net proto engine posix io base"
-  [client]="client net proto posix base"
+  [client]="client metrics net proto posix base"
   [fs]="fs posix base"
   [fuse]="fuse fs posix base"
-  [mount]="mount fuse fs client http api net proto posix base"
+  [mount]="mount fuse fs client metrics http api net proto posix base"
 )
 # Libraries linked into the client binary, and the third-party headers they must never see
 # (docs/adr/0001-binary-split.md).
-client_libs=" base posix api http cli proto net client fs fuse mount "
+client_libs=" base posix api http cli proto net metrics client fs fuse mount "
 client_forbidden='^(httplib\.h|sqlite3\.h|rocksdb/|spdlog/)'
 
 failures=0

@@ -59,13 +59,19 @@ Status CheckpointFromAViewRefused(std::string_view mountpoint, std::string_view 
 }
 
 std::string EncodeControlRequest(const ControlRequest& r) {
-  return json{{"v", kMountControlVersion}, {"op", r.op}, {"name", r.name}}.dump() + "\n";
+  json j = {{"v", kMountControlVersion}, {"op", r.op}};
+  if (r.op == "metrics") {
+    j["format"] = r.format;
+  } else {
+    j["name"] = r.name;
+  }
+  return j.dump() + "\n";
 }
 
 Result<ControlRequest> DecodeControlRequest(std::string_view line) {
   if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
   ARCHIL_ASSIGN_OR_RETURN(json j, ParseJsonObject(line));
-  ARCHIL_RETURN_IF_ERROR(CheckKnownFields(j, {"v", "op", "name"}));
+  ARCHIL_RETURN_IF_ERROR(CheckKnownFields(j, {"v", "op", "name", "format"}));
   ARCHIL_ASSIGN_OR_RETURN(std::optional<uint64_t> v, OptionalUint(j, "v", UINT32_MAX));
   if (v != uint64_t{kMountControlVersion}) {
     return Status::InvalidArgument(
@@ -74,6 +80,14 @@ Result<ControlRequest> DecodeControlRequest(std::string_view line) {
   }
   ControlRequest r;
   ARCHIL_ASSIGN_OR_RETURN(r.op, RequiredString(j, "op"));
+  if (r.op == "metrics") {
+    ARCHIL_ASSIGN_OR_RETURN(r.format, RequiredString(j, "format"));
+    if (r.format != "text" && r.format != "json") {
+      return Status::InvalidArgument("metrics come as \"text\" or \"json\", not '" + r.format +
+                                     "'");
+    }
+    return r;
+  }
   if (r.op != "checkpoint_create") return Status::InvalidArgument("unknown op '" + r.op + "'");
   ARCHIL_ASSIGN_OR_RETURN(r.name, RequiredString(j, "name"));
   return r;
@@ -81,7 +95,9 @@ Result<ControlRequest> DecodeControlRequest(std::string_view line) {
 
 std::string EncodeControlReply(const ControlReply& r) {
   json j;
-  if (r.status.ok()) {
+  if (r.status.ok() && !r.metrics.empty()) {
+    j = {{"ok", true}, {"metrics", r.metrics}};
+  } else if (r.status.ok()) {
     j = {{"ok", true},
          {"checkpoint_name", r.checkpoint_name},
          {"status", r.checkpoint_status},
@@ -107,6 +123,11 @@ Result<ControlReply> DecodeControlReply(std::string_view line) {
     const int64_t e = j["errno"].get<int64_t>();
     r.status =
         Status::Errno(e > 0 && e < 4096 ? static_cast<int>(e) : EIO, j["error"].get<std::string>());
+    return r;
+  }
+  if (j.contains("metrics")) {
+    if (!j["metrics"].is_string() || j["metrics"].get_ref<const std::string&>().empty()) return bad;
+    r.metrics = j["metrics"].get<std::string>();
     return r;
   }
   if (!j.contains("checkpoint_name") || !j["checkpoint_name"].is_string() ||

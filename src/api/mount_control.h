@@ -24,7 +24,8 @@
 namespace archil {
 
 inline constexpr int kMountControlVersion = 1;
-inline constexpr size_t kMaxControlLine = 64 * 1024;
+inline constexpr size_t kMaxControlLine = 64 * 1024;         // a request
+inline constexpr size_t kMaxControlReply = 4 * 1024 * 1024;  // a reply (metrics are the longest)
 
 // The socket of the daemon serving `mountpoint` (absolute, normalized).
 std::string MountControlPath(const std::string& run_dir, const std::string& mountpoint);
@@ -47,8 +48,9 @@ class UnixAddress {
 };
 
 struct ControlRequest {
-  std::string op;    // "checkpoint_create"
-  std::string name;  // the checkpoint's name
+  std::string op;      // "checkpoint_create" or "metrics"
+  std::string name;    // checkpoint_create: the checkpoint's name
+  std::string format;  // metrics: "text" (the Prometheus exposition format) or "json"
 };
 
 struct ControlReply {
@@ -57,6 +59,8 @@ struct ControlReply {
   std::string checkpoint_status = "committed";
   int64_t created_at_ns = 0;
   uint64_t epoch = 0;
+  // metrics: the mount's metrics in the format asked (never empty in a metrics reply).
+  std::string metrics;
 };
 
 // The refusal of checkpoint_create on a mount of checkpoint `checkpoint` of `disk_id` (a

@@ -10,12 +10,12 @@ namespace {
 
 TEST(MountControlTest, RequestsAndRepliesRoundTrip) {
   Result<ControlRequest> req =
-      DecodeControlRequest(EncodeControlRequest({"checkpoint_create", "cp-1"}));
+      DecodeControlRequest(EncodeControlRequest({"checkpoint_create", "cp-1", ""}));
   ASSERT_TRUE(req.ok()) << req.status().ToString();
   EXPECT_EQ(req->op, "checkpoint_create");
   EXPECT_EQ(req->name, "cp-1");
 
-  ControlReply ok{Status::Ok(), "cp-1", "committed", 123, 7};
+  ControlReply ok{Status::Ok(), "cp-1", "committed", 123, 7, ""};
   Result<ControlReply> r = DecodeControlReply(EncodeControlReply(ok));
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->status.ok());
@@ -29,6 +29,29 @@ TEST(MountControlTest, RequestsAndRepliesRoundTrip) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(ErrnoFor(r->status), EEXIST);
   EXPECT_EQ(r->status.message(), "checkpoint 'cp-1' exists");
+}
+
+TEST(MountControlTest, MetricsRequestsAndRepliesRoundTrip) {
+  ControlRequest ask;
+  ask.op = "metrics";
+  ask.format = "json";
+  Result<ControlRequest> req = DecodeControlRequest(EncodeControlRequest(ask));
+  ASSERT_TRUE(req.ok()) << req.status().ToString();
+  EXPECT_EQ(req->op, "metrics");
+  EXPECT_EQ(req->format, "json");
+  ControlReply m;
+  m.metrics = "# TYPE a counter\na 1\n";
+  Result<ControlReply> r = DecodeControlReply(EncodeControlReply(m));
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->status.ok());
+  EXPECT_EQ(r->metrics, m.metrics);
+  for (const char* bad : {R"({"v":1,"op":"metrics"})", R"({"v":1,"op":"metrics","format":"xml"})",
+                          R"({"v":1,"op":"metrics","format":1})"}) {
+    EXPECT_EQ(DecodeControlRequest(bad).status().code(), Status::Code::kInvalidArgument) << bad;
+  }
+  for (const char* bad : {R"({"ok":true,"metrics":""})", R"({"ok":true,"metrics":3})"}) {
+    EXPECT_EQ(DecodeControlReply(bad).status().code(), Status::Code::kCorruption) << bad;
+  }
 }
 
 TEST(MountControlTest, BadInputIsRefused) {

@@ -25,6 +25,7 @@ constexpr CommandSet kCommands[] = {
     {{"version"}, AddVersionCommand},
     {{"mount", "unmount", "status"}, AddMountCommands},
     {{"checkpoints", "branches"}, AddLineageCommands},
+    {{"metrics"}, AddMetricsCommand},
 };
 
 // The word of the command line that names its command: the first that is neither one of `app`'s

@@ -19,6 +19,7 @@
 #include "base/random.h"
 #include "base/strings.h"
 #include "cli/commands.h"
+#include "cli/mount_exchange.h"
 #include "cli/output.h"
 
 namespace archil {
@@ -31,41 +32,6 @@ std::string BranchQuery(const std::string& branch) {
 }
 
 // ---- checkpoints create: through the mount's daemon ----
-
-Result<std::string> Exchange(const std::string& path, const std::string& request) {
-  ARCHIL_ASSIGN_OR_RETURN(UnixAddress addr, UnixAddress::For(path));
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Status::FromErrno(errno, "socket");
-  auto done = [fd](Status s) -> Result<std::string> {
-    close(fd);
-    return s;
-  };
-  if (connect(fd, addr.addr(), addr.size()) != 0) {
-    return done(Status::Unavailable("the mount's daemon does not answer on " + path + " (" +
-                                    std::strerror(errno) + "): is it an archil mount?"));
-  }
-  size_t off = 0;
-  while (off < request.size()) {
-    ssize_t n = send(fd, request.data() + off, request.size() - off, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return done(Status::FromErrno(errno, "send to the mount's daemon"));
-    off += static_cast<size_t>(n);
-  }
-  std::string reply;
-  char buf[4096];
-  while (reply.find('\n') == std::string::npos && reply.size() < kMaxControlLine) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 60000) <= 0) {
-      return done(Status::Unavailable("the mount's daemon did not answer within 60 s"));
-    }
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    reply.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return reply;
-}
 
 Status CreateCheckpoint(const CliContext& ctx, const std::string& mnt_arg,
                         const std::string& name) {
@@ -86,9 +52,9 @@ Status CreateCheckpoint(const CliContext& ctx, const std::string& mnt_arg,
   int err = errno;
   close(fd);
   if (rc != 0) return Status::FromErrno(err, "flush " + mnt + " before the checkpoint");
-  ARCHIL_ASSIGN_OR_RETURN(
-      std::string line,
-      Exchange(MountControlPath(run_dir, mnt), EncodeControlRequest({"checkpoint_create", name})));
+  ARCHIL_ASSIGN_OR_RETURN(std::string line,
+                          ExchangeWithMount(MountControlPath(run_dir, mnt),
+                                            EncodeControlRequest({"checkpoint_create", name, ""})));
   ARCHIL_ASSIGN_OR_RETURN(ControlReply reply, DecodeControlReply(line));
   ARCHIL_RETURN_IF_ERROR(reply.status);
   json data = {{"checkpoint_name", reply.checkpoint_name},

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "base/cancel.h"
+#include "client/call_metrics.h"
 #include "proto/wire_status.h"
 
 namespace archil::client {
@@ -82,8 +83,11 @@ Status DiskClient::StatusOf(const Reply& r) {
   return Status::Errno(proto::ErrnoForWire(r.status), message);
 }
 
+DiskClient::DiskClient(DiskClientOptions options) : options_(std::move(options)) {}
+
 Result<std::unique_ptr<DiskClient>> DiskClient::Connect(const DiskClientOptions& options) {
   std::unique_ptr<DiskClient> c(new DiskClient(options));
+  if (options.metrics != nullptr) c->metrics_ = std::make_unique<CallMetrics>(options.metrics);
   ARCHIL_ASSIGN_OR_RETURN(net::ServerAddress address, net::ParseServerAddress(options.address));
   c->host_port_ = address.host_port;
   c->security_.force_tls = address.tls;
@@ -276,18 +280,29 @@ void DiskClient::ReleaseSlot(uint32_t slot) {
 
 Result<Reply> DiskClient::Call(uint16_t type, proto::Message& request, v1::Mut* mut,
                                std::string_view payload) {
-  const Clock::time_point deadline =
-      options_.retry_for_ms > 0 ? Clock::now() + std::chrono::milliseconds(options_.retry_for_ms)
-                                : Clock::time_point::max();
-  return CallUntil(deadline, type, request, mut, payload);
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline = options_.retry_for_ms > 0
+                                         ? start + std::chrono::milliseconds(options_.retry_for_ms)
+                                         : Clock::time_point::max();
+  return Counted(type, payload.size(), start, CallUntil(deadline, type, request, mut, payload));
+}
+
+Result<Reply> DiskClient::Counted(uint16_t type, size_t payload_bytes, Clock::time_point start,
+                                  Result<Reply> reply) {
+  if (metrics_) {
+    metrics_->Count(type, reply, payload_bytes,
+                    std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  return reply;
 }
 
 Result<Reply> DiskClient::CallWithin(int budget_ms, uint16_t type, proto::Message& request) {
-  Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(budget_ms);
+  const Clock::time_point start = Clock::now();
+  Clock::time_point deadline = start + std::chrono::milliseconds(budget_ms);
   if (options_.retry_for_ms > 0) {
-    deadline = std::min(deadline, Clock::now() + std::chrono::milliseconds(options_.retry_for_ms));
+    deadline = std::min(deadline, start + std::chrono::milliseconds(options_.retry_for_ms));
   }
-  return CallUntil(deadline, type, request, nullptr, {});
+  return Counted(type, 0, start, CallUntil(deadline, type, request, nullptr, {}));
 }
 
 Status DiskClient::WaitDelay(uint32_t ms, Clock::time_point deadline, const std::string& why) {

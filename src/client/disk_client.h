@@ -32,7 +32,13 @@
 #include "client/channel.h"
 #include "proto/messages.h"
 
+namespace archil::metrics {
+class Registry;
+}
+
 namespace archil::client {
+
+class CallMetrics;  // call_metrics.h
 
 struct DiskClientOptions {
   // The disk server, "host:port". The connection is TLS when the server is on another machine
@@ -60,6 +66,9 @@ struct DiskClientOptions {
   // 0: forever (a hard mount, the mount daemon's default; `archil mount --timeout` bounds it).
   int retry_for_ms = 60000;
   std::string software = "archil-client";
+  // Where the client counts its calls (archil_client_* in docs/operations.md); null: nowhere.
+  // REQUIRES: outlives the client.
+  metrics::Registry* metrics = nullptr;
 };
 
 struct Reply {
@@ -132,7 +141,7 @@ class DiskClient {
   static Status StatusOf(const Reply& r);
 
  private:
-  explicit DiskClient(DiskClientOptions options) : options_(std::move(options)) {}
+  explicit DiskClient(DiskClientOptions options);
   // A working channel: the current one, or (if `broken` is it, or it is broken) a new one with
   // the session bound again, or a new session. Errors: a refusal, or Unavailable at `deadline`.
   Result<std::shared_ptr<Channel>> Ready(const std::shared_ptr<Channel>& broken,
@@ -143,6 +152,9 @@ class DiskClient {
                    const std::string& why) ARCHIL_EXCLUDES(mu_);
   // `ch` broke on a bad frame from the server: no reconnection before a backoff that doubles
   // from 10 ms to 5 s with each such break, reset by the next reply that reads well.
+  // Counts a call that began at `start` (metrics_), and returns its reply.
+  Result<Reply> Counted(uint16_t type, size_t payload_bytes,
+                        std::chrono::steady_clock::time_point start, Result<Reply> reply);
   void NoteBadFrame(const std::shared_ptr<Channel>& ch) ARCHIL_EXCLUDES(mu_);
   Result<Reply> CallUntil(std::chrono::steady_clock::time_point deadline, uint16_t type,
                           proto::Message& request, v1::Mut* mut, std::string_view payload)
@@ -188,6 +200,7 @@ class DiskClient {
   // and no reconnection is tried.
   std::string ended_ ARCHIL_GUARDED_BY(mu_);
   ClientStats stats_ ARCHIL_GUARDED_BY(mu_);
+  std::unique_ptr<CallMetrics> metrics_;  // set at Connect when options_.metrics is
   std::thread keepalive_;
 };
 

@@ -29,16 +29,28 @@ bool IsValidLabelName(std::string_view name);
 // The number as the format writes it.
 std::string FormatValue(double v);
 
-class TextWriter {
+// Where families and samples go as they are rendered: the exposition format (TextWriter) or
+// JSON (json_writer.h).
+class Writer {
+ public:
+  virtual ~Writer() = default;
+  virtual void Family(std::string_view name, std::string_view help, Type type) = 0;
+  virtual void Sample(std::string_view name, const LabelPairs& labels, double value) = 0;
+  // Everything written so far.
+  virtual std::string Finish() const = 0;
+};
+
+class TextWriter final : public Writer {
  public:
   // Starts family `name`. A name already written, or an invalid one, is skipped with all its
   // samples (a programming error must not make the whole scrape unreadable) and counted in
   // skipped().
-  void Family(std::string_view name, std::string_view help, Type type);
+  void Family(std::string_view name, std::string_view help, Type type) override;
   // A sample of the current family: `name` is the family's, or for a histogram its _bucket,
   // _sum or _count. Samples with an invalid label name are skipped and counted.
-  void Sample(std::string_view name, const LabelPairs& labels, double value);
+  void Sample(std::string_view name, const LabelPairs& labels, double value) override;
   const std::string& text() const { return out_; }
+  std::string Finish() const override { return out_; }
   int skipped() const { return skipped_; }
 
  private:

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "metrics/json_writer.h"
+
 namespace archil::metrics {
 
 Histogram::Histogram(std::vector<double> bounds)
@@ -74,6 +76,18 @@ void Registry::AddCollector(std::function<void(Sink&)> collect) {
 
 std::string Registry::Render() const {
   TextWriter w;
+  RenderTo(&w);
+  return w.Finish();
+}
+
+std::string Registry::RenderJson() const {
+  JsonWriter w;
+  RenderTo(&w);
+  return w.Finish();
+}
+
+void Registry::RenderTo(Writer* out) const {
+  Writer& w = *out;
   MutexLock lock(&mu_);
   for (const auto& f : counters_) {
     w.Family(f->name(), f->help(), Type::kCounter);
@@ -97,7 +111,6 @@ std::string Registry::Render() const {
   }
   Sink sink(&w);
   for (const auto& c : collectors_) c(sink);
-  return w.text();
 }
 
 }  // namespace archil::metrics

@@ -63,7 +63,7 @@ std::vector<double> DefaultLatencyBounds();
 // At scrape time: what a collector reports.
 class Sink {
  public:
-  explicit Sink(TextWriter* w) : w_(w) {}
+  explicit Sink(Writer* w) : w_(w) {}
   void Gauge(const std::string& name, const std::string& help, const LabelPairs& labels,
              double value);
   void Counter(const std::string& name, const std::string& help, const LabelPairs& labels,
@@ -77,7 +77,7 @@ class Sink {
   }
 
  private:
-  TextWriter* const w_;
+  Writer* const w_;
 };
 
 template <typename T>
@@ -133,8 +133,11 @@ class Registry {
   void AddCollector(std::function<void(Sink&)> collect) ARCHIL_EXCLUDES(mu_);
   // Everything, in the exposition format: the families in the order added, then the collectors'.
   std::string Render() const ARCHIL_EXCLUDES(mu_);
+  // The same as one JSON document (json_writer.h).
+  std::string RenderJson() const ARCHIL_EXCLUDES(mu_);
 
  private:
+  void RenderTo(Writer* w) const ARCHIL_EXCLUDES(mu_);
   mutable Mutex mu_;
   std::vector<std::unique_ptr<CounterFamily>> counters_ ARCHIL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<HistogramFamily>> histograms_ ARCHIL_GUARDED_BY(mu_);

@@ -33,8 +33,11 @@
 #include "client/remote_fs.h"
 #include "fs/mount_core.h"
 #include "fuse/fuse_adapter.h"
+#include "metrics/metrics_server.h"
+#include "metrics/registry.h"
 #include "mount/control_server.h"
 #include "mount/journal.h"
+#include "mount/mount_metrics.h"
 
 extern char** environ;
 
@@ -220,7 +223,11 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
     });
   }
 
+  // What the mount counts (`archil metrics`, --metrics-listen): declared before everything it
+  // reads, rendered only by servers declared after them (so stopped before they go).
+  metrics::Registry registry;
   client::DiskClientOptions co;
+  co.metrics = &registry;
   co.address = o.server;
   co.ca_file = o.ca_file;
   co.allow_cleartext = o.allow_cleartext;
@@ -261,6 +268,20 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   // Figures for `df` to fall back on while no server answers (client/remote_fs.h).
   (void)remote.Statfs();
   fuse::Adapter adapter(&core, ao);
+  AddMountCollectors(&registry, &adapter, &core, disk.get());
+  std::unique_ptr<metrics::MetricsServer> metrics_server;
+  if (!o.metrics_listen.empty()) {
+    Result<std::unique_ptr<metrics::MetricsServer>> started =
+        metrics::MetricsServer::Start(o.metrics_listen, [&registry] { return registry.Render(); });
+    if (!started.ok()) {
+      const int code = ExitCodeFor(started.status().code());
+      WriteReady(&ready_fd, ReadyErr(code, "--metrics-listen " + o.metrics_listen + ": " +
+                                               started.status().message()));
+      (void)disk->Goodbye();
+      return code;
+    }
+    metrics_server = std::move(started).value();
+  }
   std::unique_lock<std::mutex> mounting(mount_mu);
   if (Status s = adapter.Mount(o.mountpoint, o.read_only); !s.ok()) {
     journal.Error("mount at " + o.mountpoint + " failed: " + s.message());
@@ -363,6 +384,10 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   // mount of a checkpoint refuses it, whoever asks (the server refuses it on such a session too).
   ControlServer control(MountControlPath(o.run_dir, o.mountpoint), [&](const ControlRequest& r) {
     ControlReply reply;
+    if (r.op == "metrics") {
+      reply.metrics = r.format == "json" ? registry.RenderJson() : registry.Render();
+      return reply;
+    }
     if (!o.checkpoint.empty()) {
       reply.status = CheckpointFromAViewRefused(o.mountpoint, disk->disk_id(), o.checkpoint);
       return reply;

@@ -39,8 +39,9 @@ struct DaemonOptions {
   uint32_t read_ahead_kb = 1024;
   uint32_t max_cache_mb = 0;  // 0: the kernel's default bound on dirty pages
   int sync_interval_ms = 2000;
-  int timeout_s = 0;    // 0: requests wait for the server forever; else they fail (EIO) after it
-  pid_t owner_pid = 0;  // 0: none; else the process whose death ends the mount
+  int timeout_s = 0;  // 0: requests wait for the server forever; else they fail (EIO) after it
+  std::string metrics_listen;  // "": no HTTP endpoint (the control socket serves them anyway)
+  pid_t owner_pid = 0;         // 0: none; else the process whose death ends the mount
   std::string journal_socket = "/run/systemd/journal/socket";
   int64_t start_ns = 0;  // CLOCK_MONOTONIC at the command's start (for "Mounted disk in N ms")
 };

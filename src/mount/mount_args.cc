@@ -104,12 +104,15 @@ Result<MountArgs> ParseMountHelperArgs(const std::vector<std::string>& args) {
       ARCHIL_ASSIGN_OR_RETURN(m.max_cache_mb, Number(key, value, 1 << 24));
     } else if (key == "timeout") {
       ARCHIL_ASSIGN_OR_RETURN(m.timeout_s, Number(key, value, kMaxTimeoutS));
+    } else if (key == "metrics_listen" && !value.empty()) {
+      m.metrics_listen = value;
     } else if (key == "shared" && eq == std::string::npos) {
       m.shared = true;
     } else if (!sloppy) {
-      return Status::InvalidArgument("unknown mount option \"" + opt +
-                                     "\" (known: ro, rw, region=, token_file=, read_ahead=, "
-                                     "max_cache_mb=, timeout=, force, and mount(8)'s own)");
+      return Status::InvalidArgument(
+          "unknown mount option \"" + opt +
+          "\" (known: ro, rw, region=, token_file=, read_ahead=, "
+          "max_cache_mb=, timeout=, metrics_listen=, force, and mount(8)'s own)");
     }
   }
   m.quiet = true;

@@ -32,7 +32,8 @@ struct MountArgs {
   uint32_t max_cache_mb = 0;
   uint32_t timeout_s = 0;  // 0: wait for an unreachable server forever (NFS's hard mount)
   bool read_only = false;
-  std::string checkpoint;  // --checkpoint NAME: that checkpoint, read-only
+  std::string checkpoint;      // --checkpoint NAME: that checkpoint, read-only
+  std::string metrics_listen;  // --metrics-listen ADDR: serve the mount's metrics over HTTP
   bool no_fork = false;
   bool force = false;
   bool shared = false;

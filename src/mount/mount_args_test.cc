@@ -9,7 +9,8 @@ TEST(MountArgs, FstabLineMapsToFlags) {
   Result<MountArgs> a =
       ParseMountHelperArgs({"demo:/src", "/mnt/d", "-o",
                             "rw,_netdev,ro,region=eu-1,token_file=/etc/t,read_ahead=0,"
-                            "max-cache-mb=64,timeout=30,x-systemd.automount,noauto"});
+                            "max-cache-mb=64,timeout=30,metrics-listen=127.0.0.1:9843,"
+                            "x-systemd.automount,noauto"});
   ASSERT_TRUE(a.ok()) << a.status().message();
   EXPECT_EQ(a.value().disk_ref, "demo:/src");
   EXPECT_EQ(a.value().mountpoint, "/mnt/d");
@@ -19,6 +20,7 @@ TEST(MountArgs, FstabLineMapsToFlags) {
   EXPECT_EQ(a.value().read_ahead_kb, 0u);
   EXPECT_EQ(a.value().max_cache_mb, 64u);
   EXPECT_EQ(a.value().timeout_s, 30u);
+  EXPECT_EQ(a.value().metrics_listen, "127.0.0.1:9843");
   EXPECT_TRUE(a.value().quiet);
 }
 

@@ -107,6 +107,7 @@ Status Prepare(const MountArgs& a, DaemonOptions* o) {
   o->read_ahead_kb = a.read_ahead_kb;
   o->max_cache_mb = a.max_cache_mb;
   o->timeout_s = static_cast<int>(a.timeout_s);
+  o->metrics_listen = a.metrics_listen;
   ARCHIL_ASSIGN_OR_RETURN(o->owner_pid, OwnerFromEnv());
   if (const char* j = std::getenv("ARCHIL_JOURNAL_SOCKET"); j && *j) o->journal_socket = j;
 
@@ -241,6 +242,9 @@ int MountMain(int argc, char** argv) {
   app.add_option("--timeout", a.timeout_s,
                  "Fail requests (EIO) after SECONDS without a server (0: wait, the default)")
       ->check(CLI::Range(0u, kMaxTimeoutS));
+  app.add_option("--metrics-listen", a.metrics_listen,
+                 "Serve this mount's Prometheus metrics at http://ADDR/metrics "
+                 "(e.g. 127.0.0.1:9843; `archil metrics MOUNTPOINT` reads them without it)");
   app.add_flag("--read-only", a.read_only, "Mount read-only");
   app.add_option("--checkpoint", a.checkpoint,
                  "Mount this checkpoint of the disk, read-only (writes fail with EROFS)");

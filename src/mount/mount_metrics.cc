@@ -1,0 +1,55 @@
+#include "mount/mount_metrics.h"
+
+namespace archil::mount {
+
+void AddMountCollectors(metrics::Registry* registry, fuse::Adapter* adapter,
+                        const fs::MountCore* core, const client::DiskClient* disk) {
+  registry->AddCollector([adapter, core, disk](metrics::Sink& s) {
+    const fuse::AdapterStats& a = adapter->stats();
+    s.Counter("archil_mount_requests_total", "Requests the kernel sent to the mount.", {},
+              double(a.requests.load()));
+    s.Gauge("archil_mount_requests_in_flight", "Requests of the kernel being answered now.", {},
+            double(a.in_flight.load()));
+    s.Counter("archil_mount_errors_total",
+              "Requests answered EIO because the disk server could not be reached.", {},
+              double(a.errors.load()));
+    s.Counter("archil_mount_read_bytes_total", "File data read through the mount, in bytes.", {},
+              double(a.bytes_read.load()));
+    s.Counter("archil_mount_written_bytes_total", "File data written through the mount, in bytes.",
+              {}, double(a.bytes_written.load()));
+
+    const fs::CoreStats c = core->stats();
+    s.Gauge("archil_mount_open_files", "Files and directories the kernel holds open.", {},
+            double(c.open_files));
+    s.Gauge("archil_mount_held_orphans",
+            "Inodes held on the server because they are open after their last name went.", {},
+            double(c.held_orphans));
+    s.Counter("archil_mount_read_ahead_hits_total", "READs answered from read-ahead chunks.", {},
+              double(c.read_ahead.hits));
+    s.Counter("archil_mount_read_ahead_misses_total", "READs sent to the disk server directly.", {},
+              double(c.read_ahead.misses));
+    s.Gauge("archil_mount_read_ahead_bytes", "Bytes read ahead and held, in flight included.", {},
+            double(c.read_ahead.bytes_cached));
+
+    const client::ClientStats d = disk->stats();
+    s.Counter("archil_client_reconnects_total",
+              "Connections to the disk server opened after the first.", {}, double(d.reconnects));
+    s.Counter("archil_client_resent_requests_total", "Requests sent again after a lost connection.",
+              {}, double(d.retries));
+    s.Counter("archil_client_sessions_recreated_total",
+              "Sessions created again because the server had lost the old one.", {},
+              double(d.recreated));
+    s.Counter("archil_client_delayed_requests_total",
+              "Requests the server answered DELAY (sent again after a wait).", {},
+              double(d.delays));
+    s.Counter("archil_client_bad_frames_total",
+              "Connections broken by a frame from the server that failed its checks.", {},
+              double(d.bad_frames));
+    s.Gauge("archil_client_unreachable", "1 while no disk server answers a reconnection, else 0.",
+            {}, d.unreachable_since_ms != 0 ? 1 : 0);
+    s.Gauge("archil_client_waiting_requests",
+            "Requests waiting for a disk server to answer a reconnection.", {}, double(d.waiting));
+  });
+}
+
+}  // namespace archil::mount
