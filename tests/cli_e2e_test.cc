@@ -18,6 +18,7 @@
 #include "cli_harness.h"
 #include "client/disk_client.h"
 #include "client/remote_fs.h"
+#include "metrics_scrape.h"
 #include "net/socket.h"
 #include "scoped_tmpfs.h"
 
@@ -501,22 +502,9 @@ TEST_F(CliTest, TheServersMetricsAreScrapedAndMove) {
   const std::string mount = FreeLoopbackAddress();
   const std::string metrics = FreeLoopbackAddress();
   StartServer({"--mount-listen", mount, "--metrics-listen", metrics});
-  auto scrape = [&] {
-    Result<net::Fd> c = net::Connect(metrics, 5000);
-    if (!c.ok()) return std::string();
-    const std::string req = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
-    (void)!::send(c->get(), req.data(), req.size(), MSG_NOSIGNAL);
-    std::string out;
-    char buf[8192];
-    for (ssize_t n; (n = ::recv(c->get(), buf, sizeof buf, 0)) > 0;) out.append(buf, size_t(n));
-    const size_t body = out.find("\r\n\r\n");
-    return body == std::string::npos ? std::string() : out.substr(body + 4);
-  };
-  // The value of the sample line that starts with `series` (name and labels), or -1.
+  auto scrape = [&] { return ScrapeMetrics(metrics); };
   auto value = [](const std::string& text, const std::string& series) {
-    const size_t at = text.find("\n" + series + " ");
-    if (at == std::string::npos) return -1.0;
-    return std::stod(text.substr(at + series.size() + 2));
+    return MetricValue(text, series);
   };
   const std::string before = scrape();
   ASSERT_FALSE(before.empty());

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "metrics_scrape.h"
 #include "mount_harness.h"
 #include "net/socket.h"
 
@@ -605,13 +606,6 @@ TEST_F(MountTest, MountCyclesLeakNothing) {
 
 }  // namespace
 
-// The value of the sample line of `text` that starts with `series` (name and labels), or -1.
-double SampleValue(const std::string& text, const std::string& series) {
-  const size_t at = ("\n" + text).find("\n" + series + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(text.substr(at + series.size() + 1));
-}
-
 // A mount's metrics: `archil metrics MOUNTPOINT` (text), `archil --json metrics` (the only mount)
 // and the daemon's own --metrics-listen endpoint all show the counters moving with what the
 // mount did; a path that is no mount is refused.
@@ -626,7 +620,7 @@ TEST_F(MountTest, TheMountsMetricsAreReadAndMove) {
   Ran before = Archil({"metrics", mnt_});
   ASSERT_EQ(before.exit_code, 0) << before.err;
   const double writes_before =
-      SampleValue(before.out, R"(archil_client_requests_total{op="WRITE"})");
+      MetricValue(before.out, R"(archil_client_requests_total{op="WRITE"})");
   EXPECT_GE(writes_before, 0) << before.out;
 
   {
@@ -639,12 +633,12 @@ TEST_F(MountTest, TheMountsMetricsAreReadAndMove) {
   }
   Ran after = Archil({"metrics", mnt_});
   ASSERT_EQ(after.exit_code, 0) << after.err;
-  EXPECT_GT(SampleValue(after.out, R"(archil_client_requests_total{op="WRITE"})"), writes_before);
-  EXPECT_GT(SampleValue(after.out, R"(archil_client_request_seconds_count{op="WRITE"})"), 0);
-  EXPECT_GE(SampleValue(after.out, "archil_client_written_bytes_total"), 1 << 20);
-  EXPECT_GE(SampleValue(after.out, "archil_mount_written_bytes_total"), 1 << 20);
-  EXPECT_GT(SampleValue(after.out, "archil_mount_requests_total"), 0);
-  EXPECT_EQ(SampleValue(after.out, "archil_client_unreachable"), 0);
+  EXPECT_GT(MetricValue(after.out, R"(archil_client_requests_total{op="WRITE"})"), writes_before);
+  EXPECT_GT(MetricValue(after.out, R"(archil_client_request_seconds_count{op="WRITE"})"), 0);
+  EXPECT_GE(MetricValue(after.out, "archil_client_written_bytes_total"), 1 << 20);
+  EXPECT_GE(MetricValue(after.out, "archil_mount_written_bytes_total"), 1 << 20);
+  EXPECT_GT(MetricValue(after.out, "archil_mount_requests_total"), 0);
+  EXPECT_EQ(MetricValue(after.out, "archil_client_unreachable"), 0);
 
   // JSON, from the only mount of the machine.
   Ran j = Archil({"--json", "metrics"});
@@ -660,17 +654,10 @@ TEST_F(MountTest, TheMountsMetricsAreReadAndMove) {
   EXPECT_GT(requests, 0) << j.out;
 
   // The daemon's HTTP endpoint: the same counters.
-  Result<net::Fd> c = net::Connect(http, 5000);
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  const std::string req = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
-  ASSERT_EQ(::send(c->get(), req.data(), req.size(), MSG_NOSIGNAL), ssize_t(req.size()));
-  std::string got;
-  char buf[8192];
-  for (ssize_t n; (n = ::recv(c->get(), buf, sizeof buf, 0)) > 0;) got.append(buf, size_t(n));
-  ASSERT_NE(got.find("HTTP/1.1 200"), std::string::npos) << got.substr(0, 200);
-  EXPECT_GE(SampleValue(got.substr(got.find("\r\n\r\n") + 4),
-                        R"(archil_client_requests_total{op="WRITE"})"),
-            SampleValue(after.out, R"(archil_client_requests_total{op="WRITE"})"));
+  const std::string scraped = ScrapeMetrics(http);
+  ASSERT_FALSE(scraped.empty());
+  EXPECT_GE(MetricValue(scraped, R"(archil_client_requests_total{op="WRITE"})"),
+            MetricValue(after.out, R"(archil_client_requests_total{op="WRITE"})"));
 
   Ran none = Archil({"metrics", dir_.string()});
   EXPECT_NE(none.exit_code, 0);

@@ -22,7 +22,9 @@
 #include <random>
 #include <thread>
 
+#include "metrics_scrape.h"
 #include "mount_harness.h"
+#include "net/socket.h"
 #include "s3rver_process.h"
 
 namespace archil::testing {
@@ -70,6 +72,36 @@ class TierTest : public MountTest {
   std::unique_ptr<S3rverProcess> s3_;
   std::string store_;
 };
+
+// The server counts its object store's calls (archil_store_*): on a healthy s3rver, the lease
+// and the log's shipping are puts that end OK, with their bytes and seconds, and none errs.
+TEST_F(TierTest, TheObjectStoresCallsAreCounted) {
+  net::Fd port = net::Listen("127.0.0.1:0").value();
+  const std::string metrics = net::LocalAddress(port.get()).value();
+  port = net::Fd();
+  StartServer({"--object-store", store_, "--lease-seconds", "2", "--metrics-listen", metrics});
+  CreateDisk("counted");
+  ASSERT_EQ(Mount("counted").exit_code, 0);
+  ASSERT_TRUE(WriteFileSynced(mnt_ + "/f", std::string(1 << 20, 'c')));
+  const std::string puts = R"(archil_store_requests_total{kind="put",outcome="ok"})";
+  std::string text;
+  for (int i = 0; i < 100; ++i) {  // the log ships within a second or two
+    text = ScrapeMetrics(metrics);
+    if (MetricValue(text, puts) >= 3 && MetricValue(text, "archil_store_sent_bytes_total") > 0) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_GE(MetricValue(text, puts), 3) << text;
+  EXPECT_GT(MetricValue(text, "archil_store_sent_bytes_total"), 0);
+  EXPECT_GT(MetricValue(text, R"(archil_store_request_seconds_total{kind="put"})"), 0);
+  for (const char* kind : {"put", "put_file", "get", "head", "list", "delete"}) {
+    EXPECT_EQ(MetricValue(text, std::string(R"(archil_store_requests_total{kind=")") + kind +
+                                    R"(",outcome="error"})"),
+              0)
+        << kind;
+  }
+}
 
 TEST_F(TierTest, AFreshServerRecoversItsDisksFromTheBucketAndMountsThemWithTheirTokens) {
   StartTiered();

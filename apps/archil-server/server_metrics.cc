@@ -47,6 +47,37 @@ void AddServerCollectors(metrics::Registry* registry, engine::Engine* engine,
   });
   if (tier == nullptr) return;
   registry->AddCollector([tier](metrics::Sink& s) {
+    const store::CountingStore& calls = tier->store_calls();
+    s.Family("archil_store_requests_total",
+             "Object store calls ended, by kind and outcome "
+             "(after the store's own retries; not_found and refused are answers, not faults).",
+             metrics::Type::kCounter);
+    for (size_t k = 0; k < store::kStoreCallKinds; ++k) {
+      const auto kind = static_cast<store::StoreCall>(k);
+      for (size_t o = 0; o < store::kStoreOutcomes; ++o) {
+        s.Sample("archil_store_requests_total",
+                 {{"kind", store::StoreCallName(kind)},
+                  {"outcome", store::StoreOutcomeName(static_cast<store::StoreOutcome>(o))}},
+                 static_cast<double>(calls.counts(kind).ended[o].load()));
+      }
+    }
+    s.Family("archil_store_request_seconds_total", "Seconds spent in object store calls, by kind.",
+             metrics::Type::kCounter);
+    for (size_t k = 0; k < store::kStoreCallKinds; ++k) {
+      const auto kind = static_cast<store::StoreCall>(k);
+      s.Sample("archil_store_request_seconds_total", {{"kind", store::StoreCallName(kind)}},
+               static_cast<double>(calls.counts(kind).nanos.load()) / 1e9);
+    }
+    uint64_t sent = 0, received = 0;
+    for (size_t k = 0; k < store::kStoreCallKinds; ++k) {
+      sent += calls.counts(static_cast<store::StoreCall>(k)).bytes_sent.load();
+      received += calls.counts(static_cast<store::StoreCall>(k)).bytes_received.load();
+    }
+    s.Counter("archil_store_sent_bytes_total", "Object data stored by puts, in bytes.", {},
+              static_cast<double>(sent));
+    s.Counter("archil_store_received_bytes_total", "Object data read by gets, in bytes.", {},
+              static_cast<double>(received));
+
     const TierStatus t = tier->Report();
     s.Gauge("archil_tier_lease_held", "1 while this server holds its bucket's lease.", {},
             t.lease_valid ? 1 : 0);

@@ -87,7 +87,11 @@ void TierService::SetKick(tier::SegmentUploader* u) const {
 
 Result<std::unique_ptr<TierService>> TierService::Open(const TierServiceOptions& o) {
   std::unique_ptr<TierService> t(new TierService(o));
-  ARCHIL_ASSIGN_OR_RETURN(t->store_, store::OpenObjectStore(o.store_uri, store::ProcessEnv()));
+  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<store::ObjectStore> opened,
+                          store::OpenObjectStore(o.store_uri, store::ProcessEnv()));
+  auto counting = std::make_unique<store::CountingStore>(std::move(opened));
+  t->counting_ = counting.get();
+  t->store_ = std::move(counting);
   ARCHIL_LOG(kInfo) << "tier: object store " << t->store_->Describe();
   if (!t->store_->EnforcesConditions()) {
     ARCHIL_LOG(kWarn) << "tier: " << t->store_->Describe()

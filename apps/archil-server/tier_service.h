@@ -41,6 +41,7 @@
 #include "base/status.h"
 #include "catalog/sqlite_catalog.h"
 #include "engine/engine.h"
+#include "store/counting_store.h"
 #include "store/object_store.h"
 #include "tier/catalog_shipper.h"
 #include "tier/collector.h"
@@ -118,6 +119,8 @@ class TierService {
   // generation, what waits for the bucket and how old the oldest of it is. Unavailable once
   // fenced (the health check fails: the server must not serve writes).
   Status Health(nlohmann::json* detail) const;
+  // The object store's calls so far, by kind (archil_store_* in docs/operations.md).
+  const store::CountingStore& store_calls() const { return *counting_; }
 
  private:
   explicit TierService(const TierServiceOptions& options) : options_(options) {}
@@ -133,7 +136,8 @@ class TierService {
 
   const TierServiceOptions options_;
   std::shared_ptr<SealKick> kick_ = std::make_shared<SealKick>();
-  std::unique_ptr<store::ObjectStore> store_;
+  std::unique_ptr<store::ObjectStore> store_;  // a CountingStore over the one opened
+  const store::CountingStore* counting_ = nullptr;
   std::unique_ptr<tier::BucketLease> lease_;
   engine::Engine* engine_ = nullptr;
   std::unique_ptr<tier::SegmentUploader> uploader_;
