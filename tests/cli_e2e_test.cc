@@ -41,10 +41,20 @@ TEST_F(CliTest, HelpOnEveryCommand) {
                                        {"users", "list", "--help"},
                                        {"users", "remove", "--help"},
                                        {"server", "--help"},
-                                       {"version", "--help"}}) {
+                                       {"version", "--help"},
+                                       {"mount", "--help"},
+                                       {"unmount", "--help"},
+                                       {"status", "--help"},
+                                       {"checkpoints", "--help"},
+                                       {"checkpoints", "create", "--help"},
+                                       {"branches", "create", "--help"},
+                                       {"metrics", "--help"},
+                                       {"completion", "--help"}}) {
     Ran r = Archil(cmd);
     EXPECT_EQ(r.exit_code, 0) << cmd[0] << " " << r.err;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd[0] << ": " << r.out;
+    // Every command's help shows how it is used.
+    EXPECT_NE(r.out.find("Examples:"), std::string::npos) << cmd[0] << ": " << r.out;
   }
 }
 
@@ -90,6 +100,33 @@ TEST_F(CliTest, VersionAndUsageErrors) {
                         "checkpoints", "branches", "metrics"}) {
     EXPECT_NE(all.out.find("  " + std::string(c) + " "), std::string::npos) << c;
   }
+}
+
+// `archil completion bash` is made from the CLI's own commands: sourced into bash, it completes
+// commands, subcommands and their options (global ones too), and only those.
+TEST_F(CliTest, BashCompletionComesFromTheCommandsThemselves) {
+  Ran script = Archil({"completion", "bash"});
+  ASSERT_EQ(script.exit_code, 0) << script.err;
+  const std::string file = (dir_ / "archil.bash").string();
+  std::ofstream(file) << script.out;
+  const std::string probe =
+      "source " + file +
+      "; for line in 'archil di' 'archil disks c' 'archil disks create --u' "
+      "'archil --json checkpoints list --b' 'archil disks get mydisk --js' 'archil nosuch --x'; "
+      "do read -ra COMP_WORDS <<< \"$line\"; COMP_CWORD=$((${#COMP_WORDS[@]}-1)); _archil; "
+      "echo \"$line -> ${COMPREPLY[*]}\"; done";
+  Ran bash = RunCommand({"/bin/bash", "-c", probe}, {});
+  ASSERT_EQ(bash.exit_code, 0) << bash.err;
+  EXPECT_EQ(bash.out,
+            "archil di -> disks\n"
+            "archil disks c -> create\n"
+            "archil disks create --u -> --uid\n"
+            "archil --json checkpoints list --b -> --branch\n"
+            "archil disks get mydisk --js -> --json\n"
+            "archil nosuch --x -> \n");
+  Ran zsh = Archil({"completion", "zsh"});
+  EXPECT_EQ(zsh.exit_code, 2) << zsh.err;
+  EXPECT_NE(zsh.err.find("bash"), std::string::npos) << zsh.err;
 }
 
 // A server whose replies have the wrong shape ("data" of the wrong type) gets a clear error from

@@ -24,6 +24,14 @@ int main(int argc, char** argv) {
   std::string log_level = "info";
   CLI::App app{"Run the archil control plane and disk server with embedded defaults.",
                "archil server"};
+  app.footer(
+      "Examples:\n"
+      "  archil server                             /var/lib/archil, API 127.0.0.1:8420, mounts "
+      ":8421\n"
+      "  archil server --object-store s3://bucket/archil?region=eu-west-1\n"
+      "  archil server --api-listen 0.0.0.0:8420 --mount-listen 0.0.0.0:8421 \\\n"
+      "      --tls-cert /etc/archil/cert.pem --tls-key /etc/archil/key.pem\n"
+      "  archil server --metrics-listen 127.0.0.1:9842");
   app.add_option("--data-dir", o.data_dir, "Where the catalog, keys and disk data live")
       ->capture_default_str();
   app.add_option("--region", o.region, "Region name this server serves")->capture_default_str();

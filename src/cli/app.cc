@@ -26,6 +26,7 @@ constexpr CommandSet kCommands[] = {
     {{"mount", "unmount", "status"}, AddMountCommands},
     {{"checkpoints", "branches"}, AddLineageCommands},
     {{"metrics"}, AddMetricsCommand},
+    {{"completion"}, AddCompletionCommand},  // last: it describes the others
 };
 
 // The word of the command line that names its command: the first that is neither one of `app`'s
@@ -73,6 +74,14 @@ int RunCli(int argc, char** argv) {
   app.add_flag("--json", g.json, "Print JSON for scripts instead of tables");
   app.add_flag("-q,--quiet", g.quiet, "Print only what was asked for, and errors");
   app.add_flag("-v,--verbose", g.verbose, "Log debug messages");
+  app.footer(
+      "Examples:\n"
+      "  archil server &                           a server with embedded defaults\n"
+      "  archil disks create data                  prints the disk's token\n"
+      "  ARCHIL_MOUNT_TOKEN=... archil mount data /mnt/data\n"
+      "  archil checkpoints create /mnt/data cp-1\n"
+      "  archil status\n"
+      "Every command takes --help, with examples of its own.");
 
   // Only the chosen command's tree is built: building all of them is most of a short command's
   // start-up (measurements.md §5). Help and errors without a known command get every command.
@@ -80,9 +89,17 @@ int RunCli(int argc, char** argv) {
   auto names = [&chosen](const CommandSet& c) {
     return !chosen.empty() && std::find(c.names.begin(), c.names.end(), chosen) != c.names.end();
   };
-  const bool known = std::any_of(std::begin(kCommands), std::end(kCommands), names);
+  // The completion script describes every command, so it needs them all.
+  const bool all =
+      chosen == "completion" || !std::any_of(std::begin(kCommands), std::end(kCommands), names);
   for (const CommandSet& c : kCommands) {
-    if (!known || names(c)) c.add(app, &ctx);
+    if (all || names(c)) c.add(app, &ctx);
+  }
+  // A group's examples show in its subcommands' help too, unless they have their own.
+  for (CLI::App* group : app.get_subcommands({})) {
+    for (CLI::App* sub : group->get_subcommands({})) {
+      if (sub->get_footer().empty()) sub->footer(group->get_footer());
+    }
   }
 
   try {

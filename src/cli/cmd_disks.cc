@@ -163,6 +163,12 @@ Result<std::string> DiskIdOf(const ApiClient& api, const std::string& ref) {
 void AddDisksCommand(CLI::App& app, CliContext* ctx) {
   CLI::App* disks = app.add_subcommand("disks", "Create, list, inspect and delete disks");
   disks->require_subcommand(1);
+  disks->footer(
+      "Examples:\n"
+      "  archil disks create data                  a disk; prints its token once\n"
+      "  archil disks list --json | jq -r '.[].name'\n"
+      "  archil disks get data                     its id, state, size and tier\n"
+      "  archil disks delete data");
 
   auto create_args = std::make_shared<CreateArgs>();
   CLI::App* create = disks->add_subcommand("create", "Create a disk (idempotent by name)");

@@ -62,6 +62,11 @@ Status Delete(const CliContext& ctx, const std::string& id) {
 void AddKeysCommand(CLI::App& app, CliContext* ctx) {
   CLI::App* keys = app.add_subcommand("keys", "Manage control-plane API keys");
   keys->require_subcommand(1);
+  keys->footer(
+      "Examples:\n"
+      "  export ARCHIL_API_KEY=$(archil keys create ci -q --description 'CI jobs')\n"
+      "  archil keys list\n"
+      "  archil keys delete key-...");
 
   auto name = std::make_shared<std::string>();
   auto description = std::make_shared<std::string>();

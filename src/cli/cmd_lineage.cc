@@ -180,6 +180,11 @@ Status DeleteBranch(const CliContext& ctx, const std::string& ref, const std::st
 void AddLineageCommands(CLI::App& app, CliContext* ctx) {
   CLI::App* cps = app.add_subcommand("checkpoints", "Take, list and delete checkpoints");
   cps->require_subcommand(1);
+  cps->footer(
+      "Examples:\n"
+      "  archil checkpoints create /mnt/data before-upgrade   through the mount, after a sync\n"
+      "  archil checkpoints list data\n"
+      "  archil checkpoints delete data before-upgrade");
   auto mnt = std::make_shared<std::string>();
   auto name = std::make_shared<std::string>();
   auto disk = std::make_shared<std::string>();
@@ -210,6 +215,12 @@ void AddLineageCommands(CLI::App& app, CliContext* ctx) {
 
   CLI::App* brs = app.add_subcommand("branches", "Make, list and delete branches");
   brs->require_subcommand(1);
+  brs->footer(
+      "Examples:\n"
+      "  archil branches create data try-1 --from-checkpoint before-upgrade   prints its disk id\n"
+      "  archil mount dsk-... /mnt/try-1          a branch mounts by its id\n"
+      "  archil branches list data\n"
+      "  archil branches delete data try-1");
   auto args = std::make_shared<BranchArgs>();
   CLI::App* bc = brs->add_subcommand("create", "Make a writable branch from a checkpoint");
   bc->add_option("DISK", args->disk, "Disk id or name")->required();

@@ -213,6 +213,10 @@ void AddMountCommands(CLI::App& app, CliContext* ctx) {
   });
 
   auto* unmount = app.add_subcommand("unmount", "Unmount a disk");
+  unmount->footer(
+      "Examples:\n"
+      "  archil unmount /mnt/data                  waits for the last writes (10 s at most)\n"
+      "  archil unmount -f /mnt/data               at once, whatever the daemon or server does");
   auto path = std::make_shared<std::string>();
   auto force = std::make_shared<bool>(false);
   unmount->add_option("mountpoint", *path, "Where the disk is mounted")->required();
@@ -223,6 +227,10 @@ void AddMountCommands(CLI::App& app, CliContext* ctx) {
       [ctx, path, force] { ctx->action = [path, force] { return Unmount(*path, *force); }; });
 
   auto* status = app.add_subcommand("status", "Show this machine's mounts");
+  status->footer(
+      "Examples:\n"
+      "  archil status\n"
+      "  archil --json status /mnt/data");
   auto status_path = std::make_shared<std::string>();
   status->add_option("mountpoint", *status_path, "One mount (default: all)");
   status->callback([ctx, status_path] {

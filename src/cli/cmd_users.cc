@@ -63,6 +63,11 @@ Status Remove(const CliContext& ctx, const std::string& disk, const std::string&
 void AddUsersCommand(CLI::App& app, CliContext* ctx) {
   CLI::App* users = app.add_subcommand("users", "Manage a disk's tokens (who may mount it)");
   users->require_subcommand(1);
+  users->footer(
+      "Examples:\n"
+      "  archil users add data --nickname laptop -q > data.token   a new token for disk 'data'\n"
+      "  archil users list data\n"
+      "  archil users remove data tok-...          revoke it; its mounts end at once");
   auto disk = std::make_shared<std::string>();
   auto nickname = std::make_shared<std::string>("cli");
   auto identifier = std::make_shared<std::string>();

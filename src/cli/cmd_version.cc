@@ -15,6 +15,7 @@ namespace archil {
 
 void AddVersionCommand(CLI::App& app, CliContext* ctx) {
   CLI::App* version = app.add_subcommand("version", "Print the version");
+  version->footer("Examples:\n  archil version\n  archil --json version");
   version->callback([ctx] {
     ctx->action = [ctx] {
       if (ctx->options.json) {

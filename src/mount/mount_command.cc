@@ -226,6 +226,13 @@ int MountMain(int argc, char** argv) {
   }
   MountArgs a;
   CLI::App app{"Mount a disk: archil mount DISK[:/SUBDIR] MOUNTPOINT", "archil mount"};
+  app.footer(
+      "Examples:\n"
+      "  archil mount data /mnt/data               the token from ARCHIL_MOUNT_TOKEN or\n"
+      "                                            /etc/archil/data.token\n"
+      "  archil mount data:/src /mnt/src --read-only\n"
+      "  archil mount data /mnt/before --checkpoint before-upgrade\n"
+      "  fstab: data /mnt/data archil _netdev,x-systemd.automount,timeout=30 0 0");
   app.add_option("disk", a.disk_ref, "Disk id or name, optionally :/SUBDIR")->required();
   app.add_option("mountpoint", a.mountpoint, "An existing directory")->required();
   app.add_option("--region", a.region,
