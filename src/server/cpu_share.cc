@@ -25,28 +25,43 @@ double CpuShare::AvailableCpus() {
 
 double CpuShare::SharedRate(size_t active) const { return options_.cpus / double(active + 1); }
 
-size_t CpuShare::Refill(int64_t now_ns) {
+size_t CpuShare::Active(int64_t now_ns) {
+  if (counted_ns_ != 0 && now_ns - counted_ns_ < kRecountNs) return active_;
+  // At most once per kRecountNs, not per request: a server with many disks walks them rarely.
+  const double rate = active_ > 1 ? SharedRate(active_) : options_.cpus;
   size_t active = 0;
   for (auto it = accounts_.begin(); it != accounts_.end();) {
-    Account& a = it->second;
-    if (now_ns - a.last_seen_ns > options_.window_ns && a.tokens_ns >= 0) {
+    const Account& a = it->second;
+    const bool recent = now_ns - a.last_seen_ns <= options_.window_ns;
+    const double projected =
+        a.tokens_ns + rate * double(std::max<int64_t>(0, now_ns - a.refilled_ns));
+    if (!recent && projected >= 0) {
       it = accounts_.erase(it);  // idle and owing nothing: forgotten
       continue;
     }
-    if (now_ns - a.last_seen_ns <= options_.window_ns) ++active;
+    if (recent) ++active;
     ++it;
   }
-  // The rate while `active` disks share; alone, a disk's bucket is simply full.
-  const double rate = active > 1 ? SharedRate(active) : options_.cpus;
-  for (auto& [disk, a] : accounts_) {
-    const int64_t elapsed = std::max<int64_t>(0, now_ns - a.refilled_ns);
-    a.tokens_ns = std::min(double(options_.burst_ns), a.tokens_ns + rate * double(elapsed));
-    if (active <= 1 && now_ns - a.last_seen_ns <= options_.window_ns) {
-      a.tokens_ns = double(options_.burst_ns);
-    }
-    a.refilled_ns = now_ns;
-  }
+  active_ = active;
+  counted_ns_ = now_ns;
   return active;
+}
+
+void CpuShare::Refill(Account* a, size_t active, int64_t now_ns) {
+  if (active <= 1) {
+    a->tokens_ns = double(options_.burst_ns);  // alone, a disk's bucket is simply full
+  } else {
+    const int64_t elapsed = std::max<int64_t>(0, now_ns - a->refilled_ns);
+    a->tokens_ns =
+        std::min(double(options_.burst_ns), a->tokens_ns + SharedRate(active) * double(elapsed));
+  }
+  a->refilled_ns = now_ns;
+}
+
+void CpuShare::MarkSeen(Account* a, int64_t now_ns) {
+  // A disk that becomes active counts at once (one that goes quiet, at the next recount).
+  if (a->last_seen_ns == 0 || now_ns - a->last_seen_ns > options_.window_ns) ++active_;
+  a->last_seen_ns = std::max(a->last_seen_ns, now_ns);
 }
 
 CpuShare::Account& CpuShare::Of(uint64_t disk, int64_t now_ns) {
@@ -60,9 +75,10 @@ CpuShare::Account& CpuShare::Of(uint64_t disk, int64_t now_ns) {
 
 int64_t CpuShare::ReleaseTime(uint64_t disk, int64_t now_ns) {
   MutexLock lock(&mu_);
-  Of(disk, now_ns).last_seen_ns = now_ns;
-  const size_t active = Refill(now_ns);
-  const Account& a = accounts_.at(disk);
+  Account& a = Of(disk, now_ns);
+  MarkSeen(&a, now_ns);
+  const size_t active = Active(now_ns);
+  Refill(&a, active, now_ns);
   if (active <= 1 || a.tokens_ns >= 0) return now_ns;
   return now_ns + int64_t(std::ceil(-a.tokens_ns / SharedRate(active)));
 }
@@ -70,8 +86,8 @@ int64_t CpuShare::ReleaseTime(uint64_t disk, int64_t now_ns) {
 void CpuShare::Charge(uint64_t disk, int64_t cpu_ns, int64_t now_ns) {
   MutexLock lock(&mu_);
   Account& a = Of(disk, now_ns);
-  a.last_seen_ns = std::max(a.last_seen_ns, now_ns);
-  Refill(now_ns);
+  MarkSeen(&a, now_ns);
+  Refill(&a, Active(now_ns), now_ns);
   a.tokens_ns -= double(std::max<int64_t>(0, cpu_ns));
 }
 

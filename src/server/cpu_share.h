@@ -45,8 +45,14 @@ class CpuShare {
     int64_t refilled_ns = 0;
     double tokens_ns = 0;  // CPU time earned and not spent; negative: overspent
   };
-  // Disks active at now_ns (forgetting the others); refills every account to now_ns.
-  size_t Refill(int64_t now_ns) ARCHIL_REQUIRES(mu_);
+  // How many disks are active at now_ns: counted again (forgetting idle disks that owe nothing)
+  // at most every kRecountNs, so that a request costs O(log disks), not a walk of them all.
+  static constexpr int64_t kRecountNs = 10'000'000;
+  size_t Active(int64_t now_ns) ARCHIL_REQUIRES(mu_);
+  // Records a request of `a`'s disk at now_ns.
+  void MarkSeen(Account* a, int64_t now_ns) ARCHIL_REQUIRES(mu_);
+  // Brings `a`'s bucket to now_ns at the rate `active` disks earn (full while alone).
+  void Refill(Account* a, size_t active, int64_t now_ns) ARCHIL_REQUIRES(mu_);
   Account& Of(uint64_t disk, int64_t now_ns) ARCHIL_REQUIRES(mu_);
   // The CPU time each of `active` (> 1) disks earns per unit of wall time.
   double SharedRate(size_t active) const;
@@ -54,6 +60,8 @@ class CpuShare {
   const Options options_;
   Mutex mu_;
   std::map<uint64_t, Account> accounts_ ARCHIL_GUARDED_BY(mu_);
+  size_t active_ ARCHIL_GUARDED_BY(mu_) = 0;
+  int64_t counted_ns_ ARCHIL_GUARDED_BY(mu_) = 0;  // when active_ was counted; 0: never
 };
 
 }  // namespace archil::server
