@@ -316,9 +316,25 @@ TEST_F(MountTest, KilledDaemonDoesNotWedgeTheMountPoint) {
     ASSERT_EQ(fsync(fd), 0);
     close(fd);
   }
-  // Written and closed but not fsynced: the daemon's sync timer sends it within its 2-s bound.
+  // Written and closed but not fsynced: the close's flush (or else the daemon's sync timer, every
+  // 2 s) sends it. The test waits for the event, the bytes answered by the server, not for a
+  // guessed time: on a loaded machine either can come late.
+  auto written = [&] {
+    Ran m = Archil({"metrics", mnt_});
+    return m.exit_code == 0 ? MetricValue(m.out, "archil_client_written_bytes_total") : -1.0;
+  };
+  const double written_before = written();
+  ASSERT_GE(written_before, 7) << "the synced file's bytes are not counted";
+  const auto closed = std::chrono::steady_clock::now();
   std::ofstream(mnt_ + "/unsynced") << "soon durable";
-  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  while (written() < written_before + 12 &&
+         std::chrono::steady_clock::now() - closed < std::chrono::seconds(60)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GE(written(), written_before + 12) << "the timer did not send the closed file in 60 s";
+  std::printf("a closed, unsynced file reached the server after %.0f ms\n",
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - closed)
+                  .count());
   pid_t daemon = DaemonPid(mnt_);
   ASSERT_GT(daemon, 0);
   ASSERT_EQ(kill(daemon, SIGKILL), 0);

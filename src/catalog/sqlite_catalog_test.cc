@@ -171,7 +171,11 @@ TEST_F(SqliteCatalogTest, LookupsDoNotWaitBehindAStalledWrite) {
     (void)catalog_->AddApiKey({Hex16(2), "ci", "", "efgh", std::string(64, 'b'), 2});
     written = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The waiting write shows once it has waited (bounded: the writer thread may start late on a
+  // loaded machine).
+  for (int i = 0; i < 1000 && catalog_->BusyNs() <= 200'000'000; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   EXPECT_FALSE(written);
   EXPECT_GT(catalog_->BusyNs(), 200'000'000) << "the waiting write does not show";
   const auto start = std::chrono::steady_clock::now();

@@ -39,7 +39,10 @@ TEST(HealthTest, AStalledCatalogIs503) {
   std::thread writer([&] {
     (void)(*catalog)->AddApiKey({"00000000000000aa", "k", "", "abcd", std::string(64, 'a'), 1});
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Stalled once the write has waited 100 ms (bounded: the writer may start late under load).
+  for (int i = 0; i < 1000 && service.Health(/*stalled_after_ms=*/100).ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   EXPECT_EQ(service.Health(/*stalled_after_ms=*/100).code(), Status::Code::kUnavailable);
   EXPECT_TRUE(service.Health(/*stalled_after_ms=*/60'000).ok());
   ASSERT_EQ(sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);

@@ -181,12 +181,13 @@ WireStatus Data(const FrameHeader& h, const Message& m, std::string_view payload
     case kTypeFallocate: {
       const auto& r = static_cast<const v1::Fallocate&>(m);
       ARCHIL_CHECK(CheckIno(r.ino(), "ino", why));
+      // Linux's order (vfs_fallocate): the range before the mode.
+      if (r.length() == 0) return Fail(WireStatus::kInvalid, "fallocate of length 0", why);
       const uint32_t mode = r.mode();
       const bool known = mode == 0 || mode == kFallocKeepSize ||
                          mode == (kFallocPunchHole | kFallocKeepSize) || mode == kFallocZeroRange ||
                          mode == (kFallocZeroRange | kFallocKeepSize);
       if (!known) return Fail(WireStatus::kNotSupported, "fallocate mode not supported", why);
-      if (r.length() == 0) return Fail(WireStatus::kInvalid, "fallocate of length 0", why);
       return CheckRange(r.offset(), r.length(), why);
     }
     case kTypeLseek: {

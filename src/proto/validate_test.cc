@@ -149,6 +149,12 @@ TEST(Validate, DataRequests) {
     f.set_mode(mode);
     EXPECT_EQ(Check(kTypeFallocate, f), WireStatus::kNotSupported) << mode;
   }
+  // Linux checks the range before the mode: a length of 0 is EINVAL whatever the mode.
+  f.set_length(0);
+  for (uint32_t mode : {0x00u, 0x02u, 0x08u}) {
+    f.set_mode(mode);
+    EXPECT_EQ(Check(kTypeFallocate, f), WireStatus::kInvalid) << mode;
+  }
 
   v1::Lseek l;
   l.set_ino(5);
