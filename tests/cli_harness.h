@@ -153,6 +153,7 @@ class CliTest : public ::testing::Test {
                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "run");
+    data_dir_ = dir_ / "data";
     // Every ARCHIL_* variable of the caller is dropped (Environment()); servers advertise here,
     // and what the test starts ends with it.
     env_ = {{"ARCHIL_RUN_DIR", (dir_ / "run").string()},
@@ -178,7 +179,7 @@ class CliTest : public ::testing::Test {
                    const std::vector<std::string>& wrapper = {}) {
     std::vector<std::string> argv = wrapper;
     for (const std::string& a : {kBin + "/archil", std::string("server"), std::string("--data-dir"),
-                                 (dir_ / "data").string(), std::string("--api-listen"), api_listen_,
+                                 data_dir_.string(), std::string("--api-listen"), api_listen_,
                                  std::string("--region"), std::string("test-1")}) {
       argv.push_back(a);
     }
@@ -244,6 +245,7 @@ class CliTest : public ::testing::Test {
   }
 
   fs::path dir_;
+  fs::path data_dir_;  // the next StartServer's --data-dir (dir_/data unless a test moves it)
   std::map<std::string, std::string> env_;
   std::string api_listen_ = "127.0.0.1:0";
   pid_t server_ = 0;

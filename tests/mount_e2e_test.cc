@@ -332,9 +332,9 @@ TEST_F(MountTest, KilledDaemonDoesNotWedgeTheMountPoint) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_GE(written(), written_before + 12) << "the timer did not send the closed file in 60 s";
-  std::printf("a closed, unsynced file reached the server after %.0f ms\n",
-              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - closed)
-                  .count());
+  std::printf(
+      "a closed, unsynced file reached the server after %.0f ms\n",
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - closed).count());
   pid_t daemon = DaemonPid(mnt_);
   ASSERT_GT(daemon, 0);
   ASSERT_EQ(kill(daemon, SIGKILL), 0);

@@ -7,6 +7,8 @@
 //  - kill -9 in the middle of fsynced writes, then a fresh server on the bucket as the kill left
 //    it: what it serves is a prefix of what was acknowledged, and holds everything acknowledged
 //    well before the kill (the recovery point, docs/tiering.md §7).
+//  - An owner paused while another server takes its bucket over: once resumed it acknowledges
+//    nothing, and nothing it writes is read by the new owner or a later recovery.
 //  - The object store unreachable (s3rver stopped) under fsynced writes: the writers wait while
 //    the lease has lapsed and never fail, the API says so per disk, and once the store answers
 //    again writes and uploads resume by themselves; nothing acknowledged is lost.
@@ -25,6 +27,7 @@
 #include "metrics_scrape.h"
 #include "mount_harness.h"
 #include "net/socket.h"
+#include "s3_fake.h"
 #include "s3rver_process.h"
 
 namespace archil::testing {
@@ -51,7 +54,7 @@ class TierTest : public MountTest {
   // The data directory is lost: what the server had is only in the bucket now.
   void WipeData() {
     std::error_code ec;
-    fs::remove_all(dir_ / "data", ec);
+    fs::remove_all(data_dir_, ec);
     ASSERT_FALSE(ec) << ec.message();
   }
   // "relative path -> bytes" of every file under `root`.
@@ -70,6 +73,7 @@ class TierTest : public MountTest {
     return close(fd) == 0 && ok;
   }
   std::unique_ptr<S3rverProcess> s3_;
+  std::unique_ptr<S3Fake> fake_;  // the strict fake, for the tests that need S3's conditions
   std::string store_;
 };
 
@@ -201,6 +205,106 @@ TEST_F(TierTest, AKilledServersBucketRecoversAPrefixWithEverythingAcknowledgedWe
               acked - phase_a);
   // And the recovered disk takes writes.
   EXPECT_TRUE(WriteFileSynced(mnt_ + "/after", "x"));
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+}
+
+// The old owner paused (SIGSTOP) while a new server takes its bucket over, then resumed: it
+// acknowledges nothing more (its lease lapsed while it was stopped, and its renewal finds the
+// bucket taken), and nothing it writes is read by the new owner or by a later recovery. On the
+// strict fake, which enforces conditional writes as S3 does (s3rver ignores them: tiering.md §5).
+TEST_F(TierTest, AServerPausedWhileAnotherTakesItsBucketOverWritesNothingTheNewOneReads) {
+  Result<std::unique_ptr<S3Fake>> fake = S3Fake::Start({});
+  ASSERT_TRUE(fake.ok()) << fake.status().ToString();
+  fake_ = std::move(*fake);  // a member: it outlives the servers TearDown stops
+  store_ = "s3://archil/takeover?endpoint=" + fake_->endpoint() + "&region=us-east-1";
+  env_["AWS_ACCESS_KEY_ID"] = "archil-test";
+  env_["AWS_SECRET_ACCESS_KEY"] = "archil-test-secret";
+  auto free_address = [] {
+    net::Fd port = net::Listen("127.0.0.1:0").value();
+    return net::LocalAddress(port.get()).value();
+  };
+  const std::string metrics_a = free_address();
+  StartServer({"--object-store", store_, "--lease-seconds", "2", "--metrics-listen", metrics_a});
+  CreateDisk("owned");
+  ASSERT_EQ(Mount("owned").exit_code, 0);
+  ASSERT_TRUE(WriteFileSynced(mnt_ + "/a-before", "written while A owned the bucket"));
+  // The new server needs the catalog (the disk, its token) in the bucket: wait for A's copy.
+  auto sample = [](const std::string& address, const std::string& series) {
+    return MetricValue(ScrapeMetrics(address), series);
+  };
+  for (int i = 0; i < 600 && sample(metrics_a, "archil_tier_catalog_copies_total") < 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_GE(sample(metrics_a, "archil_tier_catalog_copies_total"), 1);
+
+  // A pauses. Whatever happens below, it is killed at the end (SIGKILL ends a stopped process).
+  const pid_t a = server_;
+  server_ = 0;
+  struct Reaper {
+    pid_t pid;
+    ~Reaper() {
+      kill(pid, SIGKILL);
+      int status = 0;
+      WaitChild(pid, 10000, &status);
+    }
+  } reap_a{a};
+  ASSERT_EQ(kill(a, SIGSTOP), 0);
+
+  // B starts on the bucket from an empty data directory: it waits for A's lease to lapse,
+  // takes the bucket over, recovers the disk and serves it with its old token.
+  data_dir_ = dir_ / "data-b";
+  StartTiered();
+  const std::string mnt_b = mnt_ + "2";
+  fs::create_directories(mnt_b);
+  Ran mb = Archil({"mount", "-q", "owned", mnt_b});
+  ASSERT_EQ(mb.exit_code, 0) << mb.err;
+  ASSERT_TRUE(WriteFileSynced(mnt_b + "/b-file", "written by the new owner"));
+
+  // A resumes. A write through its mount is refused (any errno), never acknowledged. It runs in
+  // a child process, so that a wait past the bound can be ended.
+  ASSERT_EQ(kill(a, SIGCONT), 0);
+  const std::string late = mnt_ + "/a-late";
+  const pid_t writer = fork();
+  ASSERT_GE(writer, 0);
+  if (writer == 0) {
+    const int fd = open(late.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) _exit(1);
+    const bool ok = write(fd, "the old owner's late write", 26) == 26 && fsync(fd) == 0;
+    _exit(close(fd) == 0 && ok ? 0 : 2);
+  }
+  int status = 0;
+  const auto resumed = std::chrono::steady_clock::now();
+  const bool ended = WaitChild(writer, 60000, &status);
+  std::printf("the old owner's write ended with %d after %.0f ms\n",
+              WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - resumed)
+                  .count());
+  if (!ended) {
+    kill(writer, SIGKILL);
+    WaitChild(writer, 10000, &status);
+  }
+  EXPECT_TRUE(ended) << "the old owner neither acknowledged nor refused a write in 60 s";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0)
+      << "the old owner acknowledged a write after the takeover";
+  double fenced = -1;
+  for (int i = 0; i < 300 && (fenced = sample(metrics_a, "archil_tier_fenced")) != 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(fenced, 1) << "A does not say it was fenced";
+
+  // The new owner never sees A's late write; a recovery from the bucket after B's clean stop
+  // holds B's write and not A's.
+  EXPECT_FALSE(fs::exists(mnt_b + "/a-late"));
+  EXPECT_EQ(Slurp(mnt_b + "/b-file"), "written by the new owner");
+  ASSERT_EQ(Archil({"unmount", mnt_b}).exit_code, 0);
+  Archil({"unmount", "-f", mnt_}, {}, 10000);
+  EXPECT_EQ(StopServer(), 0);  // B drains to the bucket
+  kill(a, SIGKILL);
+  data_dir_ = dir_ / "data-c";
+  StartTiered();
+  ASSERT_EQ(Mount("owned").exit_code, 0);
+  EXPECT_EQ(Slurp(mnt_ + "/b-file"), "written by the new owner");
+  EXPECT_FALSE(fs::exists(mnt_ + "/a-late")) << "a recovery read the fenced owner's write";
   ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
 }
 

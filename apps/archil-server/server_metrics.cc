@@ -104,6 +104,8 @@ void AddServerCollectors(metrics::Registry* registry, engine::Engine* engine,
               static_cast<double>(t.shipping.shipped_records));
     s.Gauge("archil_tier_records_to_ship", "Log records not yet in the bucket.", {},
             static_cast<double>(t.shipping.waiting_records));
+    s.Counter("archil_tier_catalog_copies_total", "Copies of the catalog stored in the bucket.", {},
+              static_cast<double>(t.catalog.copies));
     s.Family("archil_tier_failed_passes_total",
              "Passes of a tier component that failed (an object-store error, most often).",
              metrics::Type::kCounter);
