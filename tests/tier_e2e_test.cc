@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <functional>
@@ -260,17 +261,17 @@ TEST_F(TierTest, AServerPausedWhileAnotherTakesItsBucketOverWritesNothingTheNewO
   ASSERT_EQ(mb.exit_code, 0) << mb.err;
   ASSERT_TRUE(WriteFileSynced(mnt_b + "/b-file", "written by the new owner"));
 
-  // A resumes. A write through its mount is refused (any errno), never acknowledged. It runs in
+  // A resumes. A write through its mount is refused (EROFS), never acknowledged. It runs in
   // a child process, so that a wait past the bound can be ended.
   ASSERT_EQ(kill(a, SIGCONT), 0);
   const std::string late = mnt_ + "/a-late";
   const pid_t writer = fork();
   ASSERT_GE(writer, 0);
-  if (writer == 0) {
+  if (writer == 0) {  // exits with the errno of the first call that fails, 0 if none does
     const int fd = open(late.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) _exit(1);
-    const bool ok = write(fd, "the old owner's late write", 26) == 26 && fsync(fd) == 0;
-    _exit(close(fd) == 0 && ok ? 0 : 2);
+    if (fd < 0) _exit(errno);
+    if (write(fd, "the old owner's late write", 26) != 26 || fsync(fd) != 0) _exit(errno);
+    _exit(close(fd) == 0 ? 0 : errno);
   }
   int status = 0;
   const auto resumed = std::chrono::steady_clock::now();
@@ -284,8 +285,9 @@ TEST_F(TierTest, AServerPausedWhileAnotherTakesItsBucketOverWritesNothingTheNewO
     WaitChild(writer, 10000, &status);
   }
   EXPECT_TRUE(ended) << "the old owner neither acknowledged nor refused a write in 60 s";
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0)
-      << "the old owner acknowledged a write after the takeover";
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_NE(WEXITSTATUS(status), 0) << "the old owner acknowledged a write after the takeover";
+  EXPECT_EQ(WEXITSTATUS(status), EROFS) << "a fenced server's disk is read-only to its mounts";
   double fenced = -1;
   for (int i = 0; i < 300 && (fenced = sample(metrics_a, "archil_tier_fenced")) != 1; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -6,8 +6,10 @@ namespace archil::tier {
 
 Status AdmitWrite(const WriteGateState& s, const WriteGateOptions& o) {
   if (s.fenced) {
-    return Status::PermissionDenied("this server was fenced: its bucket now belongs to " +
-                                    s.fenced_by + "; stop it");
+    // EROFS: to the applications on its mounts the disk has become read-only, as a local file
+    // system does when it can no longer write (ext4's errors=remount-ro).
+    return Status::Errno(
+        EROFS, "this server was fenced: its bucket now belongs to " + s.fenced_by + "; stop it");
   }
   if (!s.stopped.empty()) {
     return Status::Errno(
