@@ -311,7 +311,7 @@ TEST_F(TierTest, AServerPausedWhileAnotherTakesItsBucketOverWritesNothingTheNewO
 }
 
 TEST_F(TierTest, AnUnreachableBucketSlowsWritersWithoutFailingThemAndTheyResumeByThemselves) {
-  // Not in CI yet: in many runs (release: 9 of 16 on 2026-12-05, TSan alike) the
+  // Not in CI yet: in many runs (release: 25 of 35 on 2026-12-05, TSan alike) the
   // `archil disks get` this test runs while s3rver is stopped did not return within 120 s,
   // although the server's API threads were idle. What was seen of that `archil` process: state R
   // for 30 s and more, `ps` unable to read its command line or wait channel, its /proc entries
