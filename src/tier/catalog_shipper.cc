@@ -70,8 +70,11 @@ CatalogShipper::CatalogShipper(const CatalogShipperOptions& options)
     : options_(options), loop_("catalog copies", options.interval_ms, [this] { return Pass(); }) {}
 
 CatalogShipperStats CatalogShipper::stats() const {
+  const uint64_t now = options_.version();  // before mu_: it asks the catalog
   MutexLock lock(&mu_);
-  return stats_;
+  CatalogShipperStats out = stats_;
+  out.behind = out.copies == 0 || out.copied_version != now;
+  return out;
 }
 
 Status CatalogShipper::Ship() {
@@ -106,6 +109,7 @@ Status CatalogShipper::Ship() {
   }
   MutexLock lock(&mu_);
   ++stats_.copies;
+  stats_.copied_version = version;
   stats_.bytes += p.size;
   stats_.deleted += deleted;
   return Status::Ok();

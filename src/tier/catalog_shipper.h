@@ -47,6 +47,9 @@ struct CatalogShipperStats {
   uint64_t deleted = 0;
   uint64_t failed_passes = 0;
   std::string last_error;
+  uint64_t copied_version = 0;  // options.version() of the newest copy stored
+  // Filled by stats(): the catalog has changed since the newest copy, or none is stored yet.
+  bool behind = true;
 };
 
 class CatalogShipper {

@@ -54,6 +54,10 @@ TEST_F(CatalogShipperTest, CopiesOnlyChangesKeepsTheNewestAndRestoresTheLatest) 
   ASSERT_TRUE(shipper.Pass().ok());
   ASSERT_TRUE(shipper.Pass().ok());  // unchanged: nothing stored
   EXPECT_EQ(shipper.stats().copies, 1u);
+  EXPECT_FALSE(shipper.stats().behind) << "the copy holds every change";
+  ++version_;
+  EXPECT_TRUE(shipper.stats().behind) << "a change no copy holds";
+  --version_;
   for (int i = 0; i < 3; ++i) {
     ++version_;
     clock_.Advance(1000);
