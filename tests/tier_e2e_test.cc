@@ -27,7 +27,6 @@
 
 #include "metrics_scrape.h"
 #include "mount_harness.h"
-#include "net/socket.h"
 #include "s3_fake.h"
 #include "s3rver_process.h"
 
@@ -52,6 +51,12 @@ class TierTest : public MountTest {
   }
   // A short lease: a server that starts on a killed one's bucket waits for it to lapse.
   void StartTiered() { StartServer({"--object-store", store_, "--lease-seconds", "2"}); }
+  // The same, serving its metrics; returns their address.
+  std::string StartTieredWithMetrics() {
+    const std::string metrics = "127.0.0.1:" + std::to_string(FreePort());
+    StartServer({"--object-store", store_, "--lease-seconds", "2", "--metrics-listen", metrics});
+    return metrics;
+  }
   // The data directory is lost: what the server had is only in the bucket now.
   void WipeData() {
     std::error_code ec;
@@ -81,10 +86,7 @@ class TierTest : public MountTest {
 // The server counts its object store's calls (archil_store_*): on a healthy s3rver, the lease
 // and the log's shipping are puts that end OK, with their bytes and seconds, and none errs.
 TEST_F(TierTest, TheObjectStoresCallsAreCounted) {
-  net::Fd port = net::Listen("127.0.0.1:0").value();
-  const std::string metrics = net::LocalAddress(port.get()).value();
-  port = net::Fd();
-  StartServer({"--object-store", store_, "--lease-seconds", "2", "--metrics-listen", metrics});
+  const std::string metrics = StartTieredWithMetrics();
   CreateDisk("counted");
   ASSERT_EQ(Mount("counted").exit_code, 0);
   ASSERT_TRUE(WriteFileSynced(mnt_ + "/f", std::string(1 << 20, 'c')));
@@ -157,10 +159,7 @@ TEST_F(TierTest, AFreshServerRecoversItsDisksFromTheBucketAndMountsThemWithTheir
 }
 
 TEST_F(TierTest, AKilledServersBucketRecoversAPrefixWithEverythingAcknowledgedWellBefore) {
-  net::Fd port = net::Listen("127.0.0.1:0").value();
-  const std::string metrics = net::LocalAddress(port.get()).value();
-  port = net::Fd();
-  StartServer({"--object-store", store_, "--lease-seconds", "2", "--metrics-listen", metrics});
+  const std::string metrics = StartTieredWithMetrics();
   CreateDisk("kdisk");
   ASSERT_EQ(Mount("kdisk").exit_code, 0);
   auto content = [](int i) { return std::string(1000 + i * 37, static_cast<char>('a' + i % 26)); };
@@ -220,12 +219,7 @@ TEST_F(TierTest, AServerPausedWhileAnotherTakesItsBucketOverWritesNothingTheNewO
   store_ = "s3://archil/takeover?endpoint=" + fake_->endpoint() + "&region=us-east-1";
   env_["AWS_ACCESS_KEY_ID"] = "archil-test";
   env_["AWS_SECRET_ACCESS_KEY"] = "archil-test-secret";
-  auto free_address = [] {
-    net::Fd port = net::Listen("127.0.0.1:0").value();
-    return net::LocalAddress(port.get()).value();
-  };
-  const std::string metrics_a = free_address();
-  StartServer({"--object-store", store_, "--lease-seconds", "2", "--metrics-listen", metrics_a});
+  const std::string metrics_a = StartTieredWithMetrics();
   CreateDisk("owned");
   ASSERT_EQ(Mount("owned").exit_code, 0);
   ASSERT_TRUE(WriteFileSynced(mnt_ + "/a-before", "written while A owned the bucket"));

@@ -108,7 +108,7 @@ void AddServerCollectors(metrics::Registry* registry, engine::Engine* engine,
               static_cast<double>(t.catalog.copies));
     s.Gauge("archil_tier_catalog_behind",
             "1 while the catalog has changes that no copy in the bucket holds yet.", {},
-            t.catalog.behind ? 1 : 0);
+            tier->CatalogBehind() ? 1 : 0);
     s.Family("archil_tier_failed_passes_total",
              "Passes of a tier component that failed (an object-store error, most often).",
              metrics::Type::kCounter);

@@ -309,6 +309,8 @@ DiskTierStatus TierService::DiskReport(engine::DiskNo disk) const {
   return d;
 }
 
+bool TierService::CatalogBehind() const { return catalog_ && catalog_->Behind(); }
+
 Status TierService::Health(nlohmann::json* detail) const {
   const TierStatus t = Report();
   const char* lease = t.fenced ? "fenced" : (t.lease_valid ? "held" : "lapsed");

@@ -114,6 +114,9 @@ class TierService {
   void Drain(int bound_ms);
   Status AdmitMutation(engine::DiskNo disk) const;
   TierStatus Report() const;
+  // The catalog has changes no copy in the bucket holds (false once the copies stopped). Waits for
+  // the catalog, so it is kept out of Report(), which /api/health reads.
+  bool CatalogBehind() const;
   DiskTierStatus DiskReport(engine::DiskNo disk) const;
   // What /api/health says of the tier (no credential, no bucket name): the lease, the
   // generation, what waits for the bucket and how old the oldest of it is. Unavailable once

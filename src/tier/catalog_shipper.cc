@@ -70,11 +70,14 @@ CatalogShipper::CatalogShipper(const CatalogShipperOptions& options)
     : options_(options), loop_("catalog copies", options.interval_ms, [this] { return Pass(); }) {}
 
 CatalogShipperStats CatalogShipper::stats() const {
+  MutexLock lock(&mu_);
+  return stats_;
+}
+
+bool CatalogShipper::Behind() const {
   const uint64_t now = options_.version();  // before mu_: it asks the catalog
   MutexLock lock(&mu_);
-  CatalogShipperStats out = stats_;
-  out.behind = out.copies == 0 || out.copied_version != now;
-  return out;
+  return stats_.copies == 0 || stats_.copied_version != now;
 }
 
 Status CatalogShipper::Ship() {

@@ -48,8 +48,6 @@ struct CatalogShipperStats {
   uint64_t failed_passes = 0;
   std::string last_error;
   uint64_t copied_version = 0;  // options.version() of the newest copy stored
-  // Filled by stats(): the catalog has changed since the newest copy, or none is stored yet.
-  bool behind = true;
 };
 
 class CatalogShipper {
@@ -62,6 +60,9 @@ class CatalogShipper {
   void Start() { loop_.Start(); }
   void Kick() { loop_.Kick(); }
   CatalogShipperStats stats() const ARCHIL_EXCLUDES(mu_);
+  // The catalog has changed since the newest copy, or none is stored yet: a recovery now would
+  // miss something. Asks options.version(), which may wait for the catalog; stats() does not.
+  bool Behind() const ARCHIL_EXCLUDES(mu_);
 
  private:
   Status Ship();

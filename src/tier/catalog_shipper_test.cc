@@ -54,9 +54,9 @@ TEST_F(CatalogShipperTest, CopiesOnlyChangesKeepsTheNewestAndRestoresTheLatest) 
   ASSERT_TRUE(shipper.Pass().ok());
   ASSERT_TRUE(shipper.Pass().ok());  // unchanged: nothing stored
   EXPECT_EQ(shipper.stats().copies, 1u);
-  EXPECT_FALSE(shipper.stats().behind) << "the copy holds every change";
+  EXPECT_FALSE(shipper.Behind()) << "the copy holds every change";
   ++version_;
-  EXPECT_TRUE(shipper.stats().behind) << "a change no copy holds";
+  EXPECT_TRUE(shipper.Behind()) << "a change no copy holds";
   --version_;
   for (int i = 0; i < 3; ++i) {
     ++version_;
