@@ -299,6 +299,16 @@ Status RunServer(const ServerOptions& o) {
   }
   ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> server, HttpServer::Bind(http, &router));
 
+  // Metrics listen before the advertisement is written: whoever waits for the advertisement (a
+  // test, a script, the service manager's READY) may scrape at once.
+  AddServerCollectors(&registry, engine.get(), disk_server.get(), catalog.get(), tier.get());
+  std::unique_ptr<metrics::MetricsServer> metrics_server;
+  if (!o.metrics_listen.empty()) {
+    ARCHIL_ASSIGN_OR_RETURN(
+        metrics_server,
+        metrics::MetricsServer::Start(o.metrics_listen, [&registry] { return registry.Render(); }));
+  }
+
   Endpoints self{o.region, server->url(), disk_server->address(),
                  std::filesystem::absolute(o.data_dir).string() + "/admin-api-key"};
   // Every local user reads the advertisement (0644 in a 0755 directory); the process's umask is
@@ -308,14 +318,6 @@ Status RunServer(const ServerOptions& o) {
   umask(077);
   if (!advertised.ok()) {
     ARCHIL_LOG(kWarn) << "local CLIs will need --endpoint: " << advertised.ToString();
-  }
-
-  AddServerCollectors(&registry, engine.get(), disk_server.get(), catalog.get(), tier.get());
-  std::unique_ptr<metrics::MetricsServer> metrics_server;
-  if (!o.metrics_listen.empty()) {
-    ARCHIL_ASSIGN_OR_RETURN(
-        metrics_server,
-        metrics::MetricsServer::Start(o.metrics_listen, [&registry] { return registry.Render(); }));
   }
 
   purger.Start();
