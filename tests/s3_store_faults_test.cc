@@ -30,6 +30,7 @@ class S3Faults : public ::testing::Test {
     config_.retry.cap = milliseconds(50);
     config_.retry.max_attempts = 5;
     config_.transport.stall_timeout = milliseconds(1000);
+    config_.abandoned_settle = milliseconds(50);
     config_.multipart_threshold = 6ull << 20;
     config_.part_size = 5ull << 20;
   }
@@ -115,6 +116,44 @@ TEST_F(S3Faults, AConditionalWriteWhoseReplyWasLostSucceedsOnItsRetry) {
   ASSERT_TRUE(head.ok());
   EXPECT_EQ(head->etag, up->etag);
   std::filesystem::remove(path);
+}
+
+// s3rver writes an object in place: an attempt the client abandoned (its reply lost, or a
+// timeout while the store was stopped) that the store reads later, cut short, truncates the
+// object its successful retry wrote. The write is checked after a settle and written again.
+TEST_F(S3Faults, AnAbandonedAttemptThatLandsLateIsFoundAndWrittenOver) {
+  config_.abandoned_settle = milliseconds(1500);
+  auto s = Open();
+  ASSERT_TRUE(s);
+  fake_->SetEnforceConditions(false);
+  const std::string data(5000, 'g');
+  const auto before = fake_->counters();
+  fake_->TearNext(1);  // the first attempt lands, its reply is lost: the retry writes again
+  Result<std::string> put = Status::Internal("not run");
+  std::thread writer([&] { put = s->Put("ghost", data, {}); });
+  // Once the retry has landed, the abandoned attempt "lands late", cut short.
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (fake_->counters().puts - before.puts < 2 && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  fake_->PutDirect("archil", "ghost", "");
+  writer.join();
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  EXPECT_EQ(fake_->Object("archil", "ghost"), data);
+  EXPECT_EQ(fake_->counters().puts - before.puts, 3u);  // the two attempts, then the rewrite
+  // One check: the rewrite abandoned no attempt, so nothing can land after it.
+  EXPECT_EQ(fake_->counters().heads - before.heads, 1u);
+
+  // Without a late arrival, a retried write is checked once and not written again.
+  const auto quiet = fake_->counters();
+  fake_->TearNext(1);
+  ASSERT_TRUE(s->Put("kept", data, {}).ok());
+  EXPECT_EQ(fake_->counters().puts - quiet.puts, 2u);
+  EXPECT_EQ(fake_->counters().heads - quiet.heads, 1u);
+  // A write with no abandoned attempt is not checked at all.
+  const auto plain = fake_->counters();
+  ASSERT_TRUE(s->Put("plain", data, {}).ok());
+  EXPECT_EQ(fake_->counters().heads - plain.heads, 0u);
 }
 
 TEST_F(S3Faults, AHungStoreTimesOutThenRecovers) {

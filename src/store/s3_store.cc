@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/log.h"
 #include "base/random.h"
 #include "base/strings.h"
 #include "store/s3_xml.h"
@@ -156,13 +157,16 @@ HttpRequest S3Store::Build(const Call& call) {
   return req;
 }
 
-Result<HttpResponse> S3Store::Send(const Call& call, int* attempts) {
+Result<HttpResponse> S3Store::Send(const Call& call, SendInfo* info) {
   const auto start = std::chrono::steady_clock::now();
   Backoff backoff(config_.retry, seed_.fetch_add(0x9E3779B97F4A7C15ull));
+  SendInfo local;
+  if (info == nullptr) info = &local;
   for (int attempt = 1;; ++attempt) {
     requests_.fetch_add(1);
-    if (attempts != nullptr) *attempts = attempt;
+    info->attempts = attempt;
     Result<HttpResponse> r = transport_.Perform(Build(call));
+    if (!r.ok()) ++info->abandoned;
     bool retry = !r.ok();
     if (r.ok()) retry = IsRetryableReply(r->status, ParseS3Error(r->body).code);
     if (!retry) return r;
@@ -185,14 +189,41 @@ Result<std::string> S3Store::Put(std::string_view key, std::string_view data,
   if (options.condition == Condition::kIfMatch) {
     call.headers.emplace_back("if-match", "\"" + options.etag + "\"");
   }
-  int attempts = 0;
-  ARCHIL_ASSIGN_OR_RETURN(HttpResponse r, Send(call, &attempts));
-  if (r.status == 412 && attempts > 1 && options.condition != Condition::kNone) {
-    const std::string etag = HexEncode(Md5({data}));
-    if (LandedEarlier(std::string(key), etag)) return etag;
+  constexpr int kRounds = 3;
+  for (int round = 1;; ++round) {
+    SendInfo info;
+    ARCHIL_ASSIGN_OR_RETURN(HttpResponse r, Send(call, &info));
+    std::string etag;
+    if (r.status == 412 && info.attempts > 1 && options.condition != Condition::kNone &&
+        LandedEarlier(std::string(key), HexEncode(Md5({data})))) {
+      etag = HexEncode(Md5({data}));
+    } else if (!Success(r.status)) {
+      return FromReply(r, "PUT " + std::string(key), options.condition);
+    } else {
+      etag = UnquoteEtag(r.Header("etag"));
+    }
+    if (info.abandoned == 0) return etag;
+    ARCHIL_ASSIGN_OR_RETURN(bool kept, KeptAfterSettle(std::string(key), data.size(), etag));
+    if (kept) return etag;
+    if (round == kRounds) {
+      return Status::Unavailable("PUT " + std::string(key) + ": replaced " +
+                                 std::to_string(kRounds) +
+                                 " times by attempts abandoned without a reply");
+    }
+    ARCHIL_LOG(kWarn) << "object store: " << key
+                      << " was replaced by an attempt abandoned without a reply; writing it again";
   }
-  if (!Success(r.status)) return FromReply(r, "PUT " + std::string(key), options.condition);
-  return UnquoteEtag(r.Header("etag"));
+}
+
+Result<bool> S3Store::KeptAfterSettle(const std::string& key, uint64_t size,
+                                      const std::string& etag) {
+  std::this_thread::sleep_for(config_.abandoned_settle);
+  Result<ObjectInfo> head = Head(key);
+  if (!head.ok()) {
+    if (head.status().code() == Status::Code::kNotFound) return false;
+    return head.status().WithContext("check " + key + " after an abandoned attempt");
+  }
+  return head->size == size && (etag.empty() || head->etag == etag);
 }
 
 Result<ObjectStore::FileUpload> S3Store::PutFile(std::string_view key, const std::string& path,
@@ -234,6 +265,7 @@ Result<ObjectStore::FileUpload> S3Store::PutMultipart(const std::string& key,
   std::atomic<uint64_t> next{0};
   std::mutex mu;
   Status failure;
+  std::atomic<bool> abandoned{false};
   auto worker = [&] {
     std::string buf;
     for (uint64_t i = next.fetch_add(1); i < nparts; i = next.fetch_add(1)) {
@@ -245,8 +277,10 @@ Result<ObjectStore::FileUpload> S3Store::PutMultipart(const std::string& key,
       Status s = ReadRange(fd, off, std::min(config_.part_size, size - off), &buf);
       if (s.ok()) {
         const std::string number = std::to_string(i + 1);
+        SendInfo info;
         Result<HttpResponse> r =
-            Send({"PUT", key, {{"partNumber", number}, {"uploadId", upload_id}}, {}, buf});
+            Send({"PUT", key, {{"partNumber", number}, {"uploadId", upload_id}}, {}, buf}, &info);
+        if (info.abandoned > 0) abandoned = true;
         if (!r.ok()) {
           s = r.status();
         } else if (!Success(r->status)) {
@@ -273,12 +307,13 @@ Result<ObjectStore::FileUpload> S3Store::PutMultipart(const std::string& key,
   std::string etag;
   if (result.ok()) {
     const std::string body = CompleteMultipartBody(parts);
-    int attempts = 0;
+    SendInfo info;
     Result<HttpResponse> r =
-        Send({"POST", key, {{"uploadId", upload_id}}, {{"if-none-match", "*"}}, body}, &attempts);
+        Send({"POST", key, {{"uploadId", upload_id}}, {{"if-none-match", "*"}}, body}, &info);
+    if (info.abandoned > 0) abandoned = true;
     if (!r.ok()) {
       result = r.status();
-    } else if (!Success(r->status) && attempts > 1 &&
+    } else if (!Success(r->status) && info.attempts > 1 &&
                (r->status == 412 || ParseS3Error(r->body).code == "NoSuchUpload") &&
                LandedEarlier(key, MultipartEtag(parts))) {
       return FileUpload{MultipartEtag(parts), false};
@@ -294,6 +329,16 @@ Result<ObjectStore::FileUpload> S3Store::PutMultipart(const std::string& key,
     // Best effort: an upload left behind costs storage until the bucket's lifecycle rule.
     (void)Send({"DELETE", key, {{"uploadId", upload_id}}, {}, {}});
     return result;
+  }
+  if (abandoned) {
+    // A part sent again may have been cut short by its abandoned attempt on a store that
+    // writes in place: the object must have every byte (its ETag is not an MD5 of them).
+    ARCHIL_ASSIGN_OR_RETURN(bool kept, KeptAfterSettle(key, size, etag));
+    if (!kept) {
+      return Status::Unavailable("multipart upload of " + key +
+                                 " ended shorter than sent (an attempt abandoned without a "
+                                 "reply reached the store late)");
+    }
   }
   return FileUpload{std::move(etag), false};
 }

@@ -37,6 +37,10 @@ struct S3Config {
   uint64_t multipart_threshold = 16ull << 20;
   uint64_t part_size = 8ull << 20;  // >= 5 MiB, S3's minimum for every part but the last
   int upload_threads = 4;
+  // A write that succeeded after an attempt abandoned without a reply (a timeout, a reset) is
+  // checked this long after: the abandoned attempt may still reach the store, and a store that
+  // writes in place (s3rver) truncates the object when it then sees that attempt cut short.
+  std::chrono::milliseconds abandoned_settle{1000};
   bool probe = true;  // false only in unit tests that count requests
 };
 
@@ -70,10 +74,18 @@ class S3Store final : public ObjectStore {
     std::string_view body;
   };
   explicit S3Store(S3Config config);
+  struct SendInfo {
+    int attempts = 0;   // sent
+    int abandoned = 0;  // of those, ended without a reply: they may still reach the store
+  };
   // Sends `call`, retrying as RetryPolicy says; a reply that is not retried (or the last one)
-  // is returned whatever its status. kUnavailable when no reply came. `attempts`, if set,
-  // receives how many were sent.
-  Result<HttpResponse> Send(const Call& call, int* attempts = nullptr);
+  // is returned whatever its status. kUnavailable when no reply came. `info`, if set, says how
+  // the attempts went.
+  Result<HttpResponse> Send(const Call& call, SendInfo* info = nullptr);
+  // After a write that succeeded with `info.abandoned` > 0: waits abandoned_settle, then true
+  // if the object under `key` still has `size` bytes and the ETag `etag` the write's reply gave
+  // (unchecked if empty); false if an abandoned attempt has since replaced it.
+  Result<bool> KeptAfterSettle(const std::string& key, uint64_t size, const std::string& etag);
   // A conditional write that was sent more than once and then refused (412, or NoSuchUpload for
   // a multipart completion) may have been refused because its own earlier attempt landed and
   // only the reply was lost: true if the object under `key` now has `etag`, the one this write
