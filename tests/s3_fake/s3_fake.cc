@@ -41,10 +41,36 @@ constexpr size_t kMaxKeys = 1000;
 
 std::string Sv(beast::string_view v) { return std::string(v.data(), v.size()); }
 
+// An object's bytes as the bodies that brought them: a completed multipart upload keeps its
+// parts, since copying 64 MiB into one string (fresh pages, slow to fault in on a VM) cost the
+// fake more time than the bandwidth it simulates.
 struct StoredObject {
-  std::string data;
+  std::vector<std::string> chunks;
   std::string etag;  // with quotes
   std::time_t modified = 0;
+
+  uint64_t size() const {
+    uint64_t n = 0;
+    for (const std::string& c : chunks) n += c.size();
+    return n;
+  }
+  // Bytes [off, off + len) (clipped at the end).
+  std::string Slice(uint64_t off, uint64_t len) const {
+    std::string out;
+    for (const std::string& c : chunks) {
+      if (len == 0) break;
+      if (off >= c.size()) {
+        off -= c.size();
+        continue;
+      }
+      const uint64_t n = std::min<uint64_t>(len, c.size() - off);
+      out.append(c, off, n);
+      len -= n;
+      off = 0;
+    }
+    return out;
+  }
+  std::string All() const { return Slice(0, size()); }
 };
 
 struct Part {
@@ -188,7 +214,7 @@ class S3Fake::Impl {
     if (bi == buckets_.end()) return std::nullopt;
     auto oi = bi->second.find(k);
     if (oi == bi->second.end()) return std::nullopt;
-    return oi->second.data;
+    return oi->second.All();
   }
   std::vector<std::string> Keys(const std::string& b) const {
     std::lock_guard l(mu_);
@@ -201,7 +227,7 @@ class S3Fake::Impl {
   void PutDirect(const std::string& b, const std::string& k, std::string data) {
     StoredObject o;
     o.etag = "\"" + HexEncode(Md5Raw(data)) + "\"";
-    o.data = std::move(data);
+    o.chunks.push_back(std::move(data));
     o.modified = std::time(nullptr);
     std::lock_guard l(mu_);
     buckets_[b][k] = std::move(o);
@@ -453,7 +479,8 @@ class S3Fake::Impl {
     counters_.bad_signatures++;
   }
 
-  Reply Dispatch(const Request& req) {
+  // Takes the body of a PUT (stored without a copy: the fake must not be what limits a benchmark).
+  Reply Dispatch(Request& req) {
     static const std::set<std::string> kKnown = {
         "uploads",     "uploadId", "partNumber",         "x-id",          "list-type",  "prefix",
         "start-after", "max-keys", "continuation-token", "encoding-type", "fetch-owner"};
@@ -501,7 +528,7 @@ class S3Fake::Impl {
               {{"ETag", oi->second.etag}, {"Last-Modified", HttpDate(oi->second.modified)}},
               "",
               true,
-              std::to_string(oi->second.data.size())};
+              std::to_string(oi->second.size())};
       return r;
     }
     if (m == "DELETE") {
@@ -534,12 +561,12 @@ class S3Fake::Impl {
                  "At least one of the pre-conditions you specified did not hold");
   }
 
-  Reply Put(const Request& req, std::map<std::string, StoredObject>& objects) {
+  Reply Put(Request& req, std::map<std::string, StoredObject>& objects) {
     counters_.puts++;
     if (!ConditionsHold(req, objects)) return PreconditionFailed(req);
     StoredObject o;
-    o.data = req.msg.body();
-    o.etag = "\"" + HexEncode(Md5Raw(o.data)) + "\"";
+    o.etag = "\"" + HexEncode(Md5Raw(req.msg.body())) + "\"";
+    o.chunks.push_back(std::move(req.msg.body()));
     o.modified = std::time(nullptr);
     Reply r{200, {{"ETag", o.etag}}, "", false, ""};
     objects[req.key] = std::move(o);
@@ -551,13 +578,14 @@ class S3Fake::Impl {
     auto oi = objects.find(req.key);
     if (oi == objects.end())
       return Error(req, 404, "NoSuchKey", "The specified key does not exist.");
-    const std::string& data = oi->second.data;
+    const StoredObject& o = oi->second;
+    const uint64_t size = o.size();
     Reply r;
     r.headers.emplace_back("ETag", oi->second.etag);
     r.headers.emplace_back("Last-Modified", HttpDate(oi->second.modified));
     std::string range = req.Header("Range");
     if (range.empty()) {
-      r.body = data;
+      r.body = o.All();
       return r;
     }
     // bytes=A-B or bytes=A-
@@ -571,7 +599,7 @@ class S3Fake::Impl {
              std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
     };
     if (dash == std::string::npos || !digits(spec.substr(0, dash))) {
-      r.body = data;  // S3 ignores ranges it does not understand (suffix ranges unsupported)
+      r.body = o.All();  // S3 ignores ranges it does not understand (suffix ranges unsupported)
       return r;
     }
     a = std::stoull(spec.substr(0, dash));
@@ -581,21 +609,20 @@ class S3Fake::Impl {
       b = std::stoull(bs);
       has_b = true;
       if (b < a) {
-        r.body = data;
+        r.body = o.All();
         return r;
       }
     }
-    if (a >= data.size()) {
+    if (a >= size) {
       Reply e = Error(req, 416, "InvalidRange", "The requested range is not satisfiable");
-      e.headers.emplace_back("Content-Range", "bytes */" + std::to_string(data.size()));
+      e.headers.emplace_back("Content-Range", "bytes */" + std::to_string(size));
       return e;
     }
-    uint64_t end = has_b ? std::min<uint64_t>(b, data.size() - 1) : data.size() - 1;
+    uint64_t end = has_b ? std::min<uint64_t>(b, size - 1) : size - 1;
     r.status = 206;
-    r.body = data.substr(a, end - a + 1);
+    r.body = o.Slice(a, end - a + 1);
     r.headers.emplace_back("Content-Range", "bytes " + std::to_string(a) + "-" +
-                                                std::to_string(end) + "/" +
-                                                std::to_string(data.size()));
+                                                std::to_string(end) + "/" + std::to_string(size));
     return r;
   }
 
@@ -643,8 +670,7 @@ class S3Fake::Impl {
       }
       contents += "<Contents><Key>" + XmlEscape(it->first) + "</Key><LastModified>" +
                   IsoTime(it->second.modified) + "</LastModified><ETag>" +
-                  XmlEscape(it->second.etag) + "</ETag><Size>" +
-                  std::to_string(it->second.data.size()) +
+                  XmlEscape(it->second.etag) + "</ETag><Size>" + std::to_string(it->second.size()) +
                   "</Size><StorageClass>STANDARD</StorageClass></Contents>";
       last = it->first;
       count++;
@@ -684,7 +710,7 @@ class S3Fake::Impl {
     return r;
   }
 
-  Reply UploadPart(const Request& req, const std::string& id) {
+  Reply UploadPart(Request& req, const std::string& id) {
     counters_.parts++;
     auto ui = uploads_.find(id);
     if (ui == uploads_.end() || ui->second.bucket != req.bucket || ui->second.key != req.key) {
@@ -699,7 +725,7 @@ class S3Fake::Impl {
                    "Part number must be an integer between 1 and 10000");
     }
     Part p;
-    p.data = req.msg.body();
+    p.data = std::move(req.msg.body());
     p.md5 = Md5Raw(p.data);
     p.etag = "\"" + HexEncode(p.md5) + "\"";
     Reply r{200, {{"ETag", p.etag}}, "", false, ""};
@@ -755,7 +781,7 @@ class S3Fake::Impl {
     StoredObject o;
     std::string md5s;
     for (const auto& [n, etag] : listed) {
-      o.data += parts[n].data;
+      o.chunks.push_back(std::move(parts[n].data));
       md5s += parts[n].md5;
     }
     o.etag = "\"" + HexEncode(Md5Raw(md5s)) + "-" + std::to_string(listed.size()) + "\"";

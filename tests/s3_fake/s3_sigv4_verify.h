@@ -9,6 +9,7 @@
 #include <ctime>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -20,7 +21,7 @@ struct SignedRequest {
   std::string raw_path;                                      // the request-target's path, undecoded
   std::vector<std::pair<std::string, std::string>> query;    // decoded name/value pairs
   std::vector<std::pair<std::string, std::string>> headers;  // every received field, as sent
-  std::string body;
+  std::string_view body;                                     // valid while the request is verified
 };
 
 struct SigV4Policy {
