@@ -9,8 +9,9 @@
 #   O_SYNC write while uploads run    the same line on another file while --size MiB, just
 #                                     written, drain to the bucket (the backlog at its start and end
 #                                     is printed)
-#   upload through the server         --size MiB written with 1 MiB writes and fsynced while the
-#                                     fake is stopped (SIGSTOP, a few seconds: under the stall
+#   upload through the server         --size MiB (at most 768: under the server's 1 GiB backlog
+#                                     bound) written with 1 MiB writes and fsynced while the
+#                                     fake is stopped (SIGSTOP, at most 8 s: under the stall
 #                                     timeout and the lease), so a backlog builds that the mount
 #                                     could not otherwise outpace the fake with; then the fake is
 #                                     continued and the time until the disk's backlog (sealed, not
@@ -94,7 +95,7 @@ start_server() {
     --region tier-1 --object-store "$STORE" --metrics-listen 127.0.0.1:0 >> "$W/server.log" 2>&1 &
   SERVER_PID=$!
   rm -f "$W/run/tier-1.json"
-  for _ in $(seq 1200); do  # a recovery may take a while
+  for _ in $(seq 36000); do  # a recovery takes minutes for a large disk: up to 30, while it runs
     [[ -f $W/run/tier-1.json ]] && break
     kill -0 "$SERVER_PID" 2> /dev/null || break
     sleep 0.05
@@ -130,14 +131,21 @@ mkdir -p "$W/floor"
 echo "floor, local fsync: $($FIO --filename="$W/floor/f" --size=64m --rw=write --sync=1 | fiolat write)"
 echo "O_SYNC write, nothing uploading: $($FIO --filename="$MNT/idle" --size=64m --rw=write --sync=1 | fiolat write)"
 
-# --size MiB written with the fake stopped, then how long the bucket takes for it.
+# --size MiB (at most 768) written with the fake stopped, then how long the bucket takes for it.
+# A guard continues the fake after 8 s whatever happens: a longer stop would lapse the server's
+# lease (13 s) and hold the writes, and with them this script, until it came back.
+HELD=$((SIZE < 768 ? SIZE : 768))
 kill -STOP "$FAKE_PID"
+(sleep 8; kill -CONT "$FAKE_PID" 2> /dev/null) &
+GUARD_PID=$!
 start=$EPOCHREALTIME
-timeout -k 1 900 dd if=/dev/urandom of="$MNT/big" bs=1M count="$SIZE" conv=fsync status=none
+timeout -k 1 900 dd if=/dev/urandom of="$MNT/big" bs=1M count="$HELD" conv=fsync status=none
 wrote=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
 sleep 1  # the last full segment is sealed
 u0=$(uploaded)
 kill -CONT "$FAKE_PID"
+kill "$GUARD_PID" 2> /dev/null || true
+wait "$GUARD_PID" 2> /dev/null || true
 # The uploads the fake's pause held, and every segment sealed meanwhile: the bytes the server
 # stored from here until nothing sealed waits. (Counted, not read from the backlog: the
 # backlog counts only what the uploader's current pass listed when it began.)
@@ -145,7 +153,7 @@ secs=$(drain_time 600)
 moved=$(($(uploaded) - u0))
 mib=$(awk -v b="$moved" 'BEGIN { printf "%.0f", b / 1048576 }')
 rate=$(awk -v b="$moved" -v s="$secs" 'BEGIN { printf "%.0f", (s > 0 ? b / s / 1e6 : 0) }')
-echo "# $SIZE MiB written and fsynced in $wrote s with the fake stopped; $mib MiB uploaded once it was continued (the rest in the open segment)"
+echo "# $HELD MiB written and fsynced in $wrote s with the fake stopped; $mib MiB uploaded once it was continued (the rest in the open segment)"
 echo "upload through the server: $rate MB/s ($mib MiB in $secs s, the server's last pass $(tier | jq -r '.uploadBytesPerSecond / 1e6 | floor') MB/s)"
 share=$(awk -v a="$rate" -v b="$MBPS" 'BEGIN { printf "%.0f", 100 * a / b }')
 echo "TARGET upload-share ($share % of $MBPS MB/s, target >= 80 %): $(awk -v s="$share" 'BEGIN { print (s >= 80) ? "met" : "missed" }')"
