@@ -194,12 +194,12 @@ Result<std::string> S3Store::Put(std::string_view key, std::string_view data,
     SendInfo info;
     ARCHIL_ASSIGN_OR_RETURN(HttpResponse r, Send(call, &info));
     std::string etag;
-    if (r.status == 412 && info.attempts > 1 && options.condition != Condition::kNone &&
-        LandedEarlier(std::string(key), HexEncode(Md5({data})))) {
-      etag = HexEncode(Md5({data}));
-    } else if (!Success(r.status)) {
-      return FromReply(r, "PUT " + std::string(key), options.condition);
-    } else {
+    if (r.status == 412 && info.attempts > 1 && options.condition != Condition::kNone) {
+      std::string mine = HexEncode(Md5({data}));
+      if (LandedEarlier(std::string(key), mine)) etag = std::move(mine);
+    }
+    if (etag.empty()) {
+      if (!Success(r.status)) return FromReply(r, "PUT " + std::string(key), options.condition);
       etag = UnquoteEtag(r.Header("etag"));
     }
     if (info.abandoned == 0) return etag;
