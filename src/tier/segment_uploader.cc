@@ -10,7 +10,9 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <deque>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/crc32c.h"
@@ -107,114 +109,193 @@ Status SegmentUploader::UploadOne(const engine::SealedSegment& s, uint64_t size)
   return Status::Ok();
 }
 
+void SegmentUploader::Kick() {
+  {
+    MutexLock lock(&run_mu_);
+    sealed_since_listing_ = true;
+  }
+  run_cv_.SignalAll();
+  loop_.Kick();
+}
+
 Status SegmentUploader::Pass() {
-  ARCHIL_ASSIGN_OR_RETURN(std::vector<engine::SealedSegment> sealed,
-                          options_.engine->SealedSegments());
   std::set<uint64_t> stopped;
   {
     MutexLock lock(&mu_);
     stopped = stats_.stopped_disks;
   }
   const std::set<uint64_t> stopped_before = stopped;
-  // Per segment, filled before the uploads start or by the one worker that takes it (each index
-  // is touched by one thread, and read after the join).
-  enum Fate : char { kWaits, kGone, kUploaded };
-  std::vector<Fate> fate(sealed.size(), kWaits);
-  std::vector<uint64_t> sizes(sealed.size(), 0);
-  std::vector<Status> outcome(sealed.size());
-  std::map<uint64_t, DiskBacklog> waiting;
-  for (size_t i = 0; i < sealed.size(); ++i) {
-    const engine::SealedSegment& s = sealed[i];
-    struct stat st;
-    if (stat(s.path.c_str(), &st) == 0) {
-      sizes[i] = static_cast<uint64_t>(st.st_size);
-    } else if (errno != ENOENT) {
-      outcome[i] = Status::FromErrno(errno, "stat " + s.path);
-    } else {
-      // Gone with its disk (a purge); a SEG record still there and no file is the engine's bug.
-      Result<engine::LineageInfo> l = options_.engine->Lineage(s.disk);
-      if (!l.ok() && l.status().code() == Status::Code::kNotFound) {
-        fate[i] = kGone;
-        continue;
-      }
-      outcome[i] = Status::Internal("sealed segment file " + s.path + " is missing");
-    }
-    DiskBacklog& b = waiting[s.disk.value()];
-    ++b.segments;
-    b.bytes += sizes[i];
-    if (b.oldest_sealed_ns == 0 || s.sealed_ns < b.oldest_sealed_ns) {
-      b.oldest_sealed_ns = s.sealed_ns;
-    }
-  }
-  {
-    MutexLock lock(&mu_);
-    stats_.waiting = waiting;
-  }
-
-  // Up to `parallel` uploads at once, started in seal order; after a store error none starts.
   const auto began = std::chrono::steady_clock::now();
-  std::atomic<size_t> next{0};
-  std::atomic<bool> store_failed{false};
-  std::atomic<uint64_t> pass_bytes{0};
-  // A disk stopped by a mismatch in this pass starts no further upload.
-  Mutex stop_mu;
-  auto is_stopped = [&](engine::DiskNo d) {
-    MutexLock lock(&stop_mu);
-    return stopped.count(d.value()) > 0;
+  uint64_t pass_bytes = 0;
+
+  // What this pass has taken in, in seal order. A deque: workers hold references to its items
+  // while the listing appends. Every field below is read and written under run_mu_, except an
+  // item's segment and size (fixed once appended) and its outcome while its one worker uploads.
+  enum Fate : char { kWaits, kGone, kUploaded };
+  struct Item {
+    engine::SealedSegment s;
+    uint64_t size = 0;
+    Fate fate = kWaits;
+    Status outcome;
   };
+  std::deque<Item> items;
+  std::set<std::pair<uint64_t, uint64_t>> taken;  // (disk, seg) of every item
+  size_t next = 0;
+  int busy = 0;
+  bool store_failed = false, done = false;
+
+  // Lists the sealed segments and takes in those not yet taken. Ok, or the listing's error.
+  // REQUIRES: run_mu_ not held.
+  auto take_in = [&]() -> Status {
+    ARCHIL_ASSIGN_OR_RETURN(std::vector<engine::SealedSegment> sealed,
+                            options_.engine->SealedSegments());
+    std::vector<Item> fresh;
+    {
+      MutexLock lock(&run_mu_);
+      for (engine::SealedSegment& s : sealed) {
+        if (!taken.emplace(s.disk.value(), s.seg.value()).second) continue;
+        fresh.push_back(Item{std::move(s), 0, kWaits, Status::Ok()});
+      }
+    }
+    for (Item& it : fresh) {
+      struct stat st;
+      if (stat(it.s.path.c_str(), &st) == 0) {
+        it.size = static_cast<uint64_t>(st.st_size);
+      } else if (errno != ENOENT) {
+        it.outcome = Status::FromErrno(errno, "stat " + it.s.path);
+      } else {
+        // Gone with its disk (a purge); a SEG record still there and no file is the engine's bug.
+        Result<engine::LineageInfo> l = options_.engine->Lineage(it.s.disk);
+        if (!l.ok() && l.status().code() == Status::Code::kNotFound) {
+          it.fate = kGone;
+        } else {
+          it.outcome = Status::Internal("sealed segment file " + it.s.path + " is missing");
+        }
+      }
+    }
+    MutexLock lock(&run_mu_);
+    for (Item& it : fresh) items.push_back(std::move(it));
+    // What waits, per disk: every item not uploaded or gone (the listing saw them all).
+    std::map<uint64_t, DiskBacklog> waiting;
+    for (const Item& it : items) {
+      if (it.fate != kWaits) continue;
+      DiskBacklog& b = waiting[it.s.disk.value()];
+      ++b.segments;
+      b.bytes += it.size;
+      if (b.oldest_sealed_ns == 0 || it.s.sealed_ns < b.oldest_sealed_ns) {
+        b.oldest_sealed_ns = it.s.sealed_ns;
+      }
+    }
+    {
+      MutexLock stats_lock(&mu_);
+      stats_.waiting = std::move(waiting);
+    }
+    run_cv_.SignalAll();
+    return Status::Ok();
+  };
+
+  // A worker takes the next item in seal order, uploads it, and waits for more until the pass is
+  // done; after a store error it takes no new item.
   auto work = [&] {
-    for (size_t i = next++; i < sealed.size() && !store_failed; i = next++) {
-      const engine::SealedSegment& s = sealed[i];
-      if (fate[i] != kWaits || !outcome[i].ok() || is_stopped(s.disk)) continue;
-      Status one = UploadOne(s, sizes[i]);
-      if (!one.ok()) {
-        outcome[i] = one;
+    for (;;) {
+      Item* it = nullptr;
+      {
+        MutexLock lock(&run_mu_);
+        bool skipped = false;  // items passed over: the lister may be waiting for the queue's end
+        while (it == nullptr) {
+          if (done || store_failed) return;
+          if (next < items.size()) {
+            Item& cand = items[next++];
+            if (cand.fate == kWaits && cand.outcome.ok() && !stopped.count(cand.s.disk.value())) {
+              it = &cand;
+              ++busy;
+            } else {
+              skipped = true;
+            }
+            continue;
+          }
+          if (skipped) run_cv_.SignalAll();
+          skipped = false;
+          run_cv_.Wait(&run_mu_);
+        }
+      }
+      Status one = UploadOne(it->s, it->size);
+      MutexLock lock(&run_mu_);
+      --busy;
+      if (one.ok()) {
+        it->fate = kUploaded;
+        pass_bytes += it->size;
+        MutexLock stats_lock(&mu_);
+        DiskBacklog& b = stats_.waiting[it->s.disk.value()];
+        b.segments -= std::min<uint64_t>(b.segments, 1);
+        b.bytes -= std::min(b.bytes, it->size);
+      } else {
+        it->outcome = one;
         if (one.code() != Status::Code::kCorruption) {
           store_failed = true;
         } else {
-          MutexLock lock(&stop_mu);
-          stopped.insert(s.disk.value());
+          stopped.insert(it->s.disk.value());
         }
-        continue;
       }
-      fate[i] = kUploaded;
-      pass_bytes += sizes[i];
-      MutexLock lock(&mu_);
-      DiskBacklog& b = stats_.waiting[s.disk.value()];
-      b.segments -= std::min<uint64_t>(b.segments, 1);
-      b.bytes -= std::min(b.bytes, sizes[i]);
+      run_cv_.SignalAll();
     }
   };
-  const size_t width =
-      std::min<size_t>(static_cast<size_t>(std::max(options_.parallel, 1)), sealed.size());
-  std::vector<std::thread> helpers;
-  for (size_t t = 1; t < width; ++t) helpers.emplace_back(work);
-  work();
-  for (std::thread& t : helpers) t.join();
+
+  // This thread lists: at the start, and again whenever a seal was reported (Kick) before the
+  // pass ran dry, so that a segment sealed meanwhile is counted at once and uploaded by this pass.
+  {
+    MutexLock lock(&run_mu_);
+    sealed_since_listing_ = false;
+  }
+  Status listed = take_in();
+  if (!listed.ok()) return listed;
+  std::vector<std::thread> workers;
+  for (int t = 0; t < std::max(options_.parallel, 1); ++t) workers.emplace_back(work);
+  for (bool relist = true; relist;) {
+    relist = false;
+    {
+      MutexLock lock(&run_mu_);
+      for (;;) {
+        if (sealed_since_listing_ && !store_failed && listed.ok()) {
+          sealed_since_listing_ = false;
+          relist = true;
+          break;
+        }
+        if ((next == items.size() || store_failed) && busy == 0) {
+          done = true;
+          break;
+        }
+        run_cv_.Wait(&run_mu_);
+      }
+    }
+    if (relist) listed = take_in();
+  }
+  run_cv_.SignalAll();
+  for (std::thread& t : workers) t.join();
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
 
   // What is left, in seal order, and the first error; a mismatch stops only its disk.
-  Status first;
+  Status first = listed;
   uint64_t pending = 0, pending_bytes = 0;
   int64_t oldest = 0;
   std::map<uint64_t, DiskBacklog> left;
   std::map<uint64_t, std::string> stops;
-  for (size_t i = 0; i < sealed.size(); ++i) {
-    const engine::SealedSegment& s = sealed[i];
-    if (fate[i] != kWaits) continue;
-    if (outcome[i].code() == Status::Code::kCorruption && !stopped_before.count(s.disk.value())) {
+  for (const Item& it : items) {
+    const engine::SealedSegment& s = it.s;
+    if (it.fate != kWaits) continue;
+    if (it.outcome.code() == Status::Code::kCorruption && !stopped_before.count(s.disk.value())) {
       ARCHIL_LOG(kError) << "tier: uploads of " << engine::DiskIdFromNo(s.disk).str()
-                         << " stop: " << outcome[i].ToString();
-      stops.emplace(s.disk.value(), outcome[i].ToString());
+                         << " stop: " << it.outcome.ToString();
+      stops.emplace(s.disk.value(), it.outcome.ToString());
     }
-    if (!outcome[i].ok() && first.ok()) first = outcome[i];
+    if (!it.outcome.ok() && first.ok()) first = it.outcome;
     ++pending;
-    pending_bytes += sizes[i];
+    pending_bytes += it.size;
     if (oldest == 0 || s.sealed_ns < oldest) oldest = s.sealed_ns;
     DiskBacklog& b = left[s.disk.value()];
     ++b.segments;
-    b.bytes += sizes[i];
+    b.bytes += it.size;
     if (b.oldest_sealed_ns == 0 || s.sealed_ns < b.oldest_sealed_ns) {
       b.oldest_sealed_ns = s.sealed_ns;
     }

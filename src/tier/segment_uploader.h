@@ -19,8 +19,11 @@
 // upload starts; those in flight finish): the next pass starts again at the oldest segment, so
 // uploads resume by themselves once the store is back.
 //
-// What waits is known per disk from the moment a pass lists it (stats().waiting), and shrinks as
-// each upload completes: what the server's write gate reads (tier/write_gate.h).
+// A pass does not end with its first listing: each seal reported by Kick() while it runs makes it
+// list again and take in the new segments, so the workers stay busy while seals keep coming and a
+// pass ends only when nothing it knows of waits. What waits is known per disk from that listing
+// (stats().waiting), within one listing of the seal, and shrinks as each upload completes: what
+// the server's write gate reads (tier/write_gate.h).
 //
 // Object names (docs/formats.md §8): lineages/<root dsk-id>/seg/<dsk-id>/<seg_no:016x>.
 //
@@ -106,8 +109,9 @@ class SegmentUploader {
   void Start() { loop_.Start(); }
   // Stops the background thread (after its running pass); Pass() may then be called directly.
   void Stop() { loop_.Stop(); }
-  // Asks the background thread for a pass now (a segment was sealed).
-  void Kick() { loop_.Kick(); }
+  // A segment was sealed: a running pass lists again and takes it in (counted in Waiting() at
+  // once, uploaded by that pass); else the background thread runs a pass now.
+  void Kick() ARCHIL_EXCLUDES(run_mu_);
   SegmentUploaderStats stats() const ARCHIL_EXCLUDES(mu_);
   // stats().waiting of one disk and, with `stop_reason`, why its uploads stopped ("" if they
   // run): one lock and two lookups, asked before every write.
@@ -121,8 +125,12 @@ class SegmentUploader {
   Status CompareStored(const std::string& key, const std::string& path, uint64_t size);
 
   const SegmentUploaderOptions options_;
-  mutable Mutex mu_;
+  mutable Mutex mu_;  // after run_mu_, when both are held
   SegmentUploaderStats stats_ ARCHIL_GUARDED_BY(mu_);
+  // A running pass's queue (Pass() keeps it) and the seals reported since it last listed.
+  Mutex run_mu_;
+  CondVar run_cv_{&run_mu_};
+  bool sealed_since_listing_ ARCHIL_GUARDED_BY(run_mu_) = false;
   PassLoop loop_;  // last: its thread stops before the rest goes
 };
 

@@ -354,6 +354,71 @@ TEST_F(SegmentUploaderTest, ASealWakesTheUploader) {
   target = nullptr;
 }
 
+// A store whose first upload runs `during` before it stores anything.
+class HookedStore final : public store::ObjectStore {
+ public:
+  HookedStore(MemoryStore* inner, std::function<void()> during)
+      : inner_(inner), during_(std::move(during)) {}
+  Result<std::string> Put(std::string_view k, std::string_view d,
+                          const store::PutOptions& o) override {
+    return inner_->Put(k, d, o);
+  }
+  Result<FileUpload> PutFile(std::string_view key, const std::string& path,
+                             uint64_t size) override {
+    if (!hooked_.exchange(true)) during_();
+    return inner_->PutFile(key, path, size);
+  }
+  Result<std::string> Get(std::string_view k, uint64_t off, uint64_t len) override {
+    return inner_->Get(k, off, len);
+  }
+  Result<store::ObjectInfo> Head(std::string_view k) override { return inner_->Head(k); }
+  Result<store::ListPage> List(std::string_view p, std::string_view a, size_t l) override {
+    return inner_->List(p, a, l);
+  }
+  Status Delete(std::string_view k) override { return inner_->Delete(k); }
+  bool EnforcesConditions() const override { return true; }
+  std::string Describe() const override { return "hooked memory"; }
+
+ private:
+  MemoryStore* inner_;
+  std::function<void()> during_;
+  std::atomic<bool> hooked_{false};
+};
+
+// Segments sealed while a pass uploads are counted in the backlog at once (the write gate reads
+// it), not when the pass ends, and the same pass uploads them: a pass does not end with a tail of
+// one upload while new seals wait for the next.
+TEST_F(SegmentUploaderTest, SegmentsSealedDuringAPassAreCountedAtOnceAndUploadedByIt) {
+  MemoryStore mem;
+  std::atomic<SegmentUploader*> target{nullptr};
+  OpenEngine([&] {
+    if (SegmentUploader* u = target.load()) u->Kick();
+  });
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  Churn(DiskNo(1), 2);  // one sealed segment
+  DiskBacklog seen_during;
+  HookedStore hooked(&mem, [&] {
+    // The pass's only worker is here, inside the first upload: three more seals come.
+    Churn(DiskNo(1), 3);
+    for (int i = 0; i < 500; ++i) {
+      seen_during = target.load()->Waiting(DiskNo(1));
+      if (seen_during.segments >= 4) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  SegmentUploaderOptions o = Options(&hooked);
+  o.parallel = 1;
+  SegmentUploader up(o);
+  target = &up;
+  ASSERT_TRUE(up.Pass().ok());
+  EXPECT_EQ(seen_during.segments, 4u) << "seals during an upload were not counted";
+  EXPECT_EQ(seen_during.bytes, 4u * (65536 + 4096));
+  EXPECT_EQ(up.stats().uploaded_segments, 4u) << "the pass left the new seals for the next";
+  EXPECT_EQ(up.Waiting(DiskNo(1)).segments, 0u);
+  EXPECT_EQ(up.stats().pending_segments, 0u);
+  target = nullptr;
+}
+
 TEST_F(SegmentUploaderTest, TheBackgroundThreadUploadsWhenKicked) {
   MemoryStore mem;
   ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
