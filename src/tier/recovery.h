@@ -15,9 +15,9 @@
 //     needs more of another disk's log than the store holds (a branch without its fork point) is
 //     dropped, with an error logged and counted, rather than recovered broken; the disks that need
 //     it are dropped too;
-//  3. every segment the recovered state names is downloaded to its file: a temporary file,
-//     fsync, rename, fsync of the directory. A segment object that is missing fails the
-//     recovery, naming it: with the shipper's rule (a record ships only once its segments are
+//  3. every segment the recovered state names is downloaded to its file, eight at once: a
+//     temporary file, fsync, rename, fsync of the directory. A segment object that is missing fails
+//     the recovery, naming it: with the shipper's rule (a record ships only once its segments are
 //     stored) that means the bucket lost an object.
 // A file RECOVERING in the directory marks a recovery under way: one that a crash interrupted is
 // started again from an empty directory.
