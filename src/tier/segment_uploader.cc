@@ -144,6 +144,32 @@ Status SegmentUploader::Pass() {
   int busy = 0;
   bool store_failed = false, done = false;
 
+  // Publishes what waits (every item neither uploaded nor gone), per disk and in all, to stats_.
+  // REQUIRES: run_mu_ held (unchecked: the items are this pass's locals). O(items) per call, a
+  // few hundred at most, against one upload of a segment per call.
+  auto recount = [&] {
+    std::map<uint64_t, DiskBacklog> waiting;
+    uint64_t segments = 0, bytes = 0;
+    int64_t oldest = 0;
+    for (const Item& it : items) {
+      if (it.fate != kWaits) continue;
+      DiskBacklog& b = waiting[it.s.disk.value()];
+      ++b.segments;
+      b.bytes += it.size;
+      if (b.oldest_sealed_ns == 0 || it.s.sealed_ns < b.oldest_sealed_ns) {
+        b.oldest_sealed_ns = it.s.sealed_ns;
+      }
+      ++segments;
+      bytes += it.size;
+      if (oldest == 0 || it.s.sealed_ns < oldest) oldest = it.s.sealed_ns;
+    }
+    MutexLock stats_lock(&mu_);
+    stats_.waiting = std::move(waiting);
+    stats_.pending_segments = segments;
+    stats_.pending_bytes = bytes;
+    stats_.oldest_pending_sealed_ns = oldest;
+  };
+
   // Lists the sealed segments and takes in those not yet taken. Ok, or the listing's error.
   // REQUIRES: run_mu_ not held.
   auto take_in = [&]() -> Status {
@@ -175,21 +201,7 @@ Status SegmentUploader::Pass() {
     }
     MutexLock lock(&run_mu_);
     for (Item& it : fresh) items.push_back(std::move(it));
-    // What waits, per disk: every item not uploaded or gone (the listing saw them all).
-    std::map<uint64_t, DiskBacklog> waiting;
-    for (const Item& it : items) {
-      if (it.fate != kWaits) continue;
-      DiskBacklog& b = waiting[it.s.disk.value()];
-      ++b.segments;
-      b.bytes += it.size;
-      if (b.oldest_sealed_ns == 0 || it.s.sealed_ns < b.oldest_sealed_ns) {
-        b.oldest_sealed_ns = it.s.sealed_ns;
-      }
-    }
-    {
-      MutexLock stats_lock(&mu_);
-      stats_.waiting = std::move(waiting);
-    }
+    recount();  // the listing saw every segment that waits
     run_cv_.SignalAll();
     return Status::Ok();
   };
@@ -225,10 +237,7 @@ Status SegmentUploader::Pass() {
       if (one.ok()) {
         it->fate = kUploaded;
         pass_bytes += it->size;
-        MutexLock stats_lock(&mu_);
-        DiskBacklog& b = stats_.waiting[it->s.disk.value()];
-        b.segments -= std::min<uint64_t>(b.segments, 1);
-        b.bytes -= std::min(b.bytes, it->size);
+        recount();
       } else {
         it->outcome = one;
         if (one.code() != Status::Code::kCorruption) {
@@ -275,11 +284,8 @@ Status SegmentUploader::Pass() {
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
 
-  // What is left, in seal order, and the first error; a mismatch stops only its disk.
+  // The first error, in seal order; a mismatch stops only its disk.
   Status first = listed;
-  uint64_t pending = 0, pending_bytes = 0;
-  int64_t oldest = 0;
-  std::map<uint64_t, DiskBacklog> left;
   std::map<uint64_t, std::string> stops;
   for (const Item& it : items) {
     const engine::SealedSegment& s = it.s;
@@ -290,15 +296,6 @@ Status SegmentUploader::Pass() {
       stops.emplace(s.disk.value(), it.outcome.ToString());
     }
     if (!it.outcome.ok() && first.ok()) first = it.outcome;
-    ++pending;
-    pending_bytes += it.size;
-    if (oldest == 0 || s.sealed_ns < oldest) oldest = s.sealed_ns;
-    DiskBacklog& b = left[s.disk.value()];
-    ++b.segments;
-    b.bytes += it.size;
-    if (b.oldest_sealed_ns == 0 || s.sealed_ns < b.oldest_sealed_ns) {
-      b.oldest_sealed_ns = s.sealed_ns;
-    }
   }
   {
     MutexLock lock(&mu_);
@@ -306,10 +303,6 @@ Status SegmentUploader::Pass() {
       stats_.stopped_disks.insert(disk);
       stats_.stop_reasons.emplace(disk, why);
     }
-    stats_.pending_segments = pending;
-    stats_.pending_bytes = pending_bytes;
-    stats_.oldest_pending_sealed_ns = oldest;
-    stats_.waiting = std::move(left);
     if (pass_bytes > 0 && secs > 0) {
       stats_.bytes_per_second = static_cast<uint64_t>(static_cast<double>(pass_bytes) / secs);
     }

@@ -69,18 +69,18 @@ struct DiskBacklog {
   int64_t oldest_sealed_ns = 0;  // the engine's clock (SealedSegment::sealed_ns); 0 if none
 };
 
-// What the uploader has done since it was made, and what it saw waiting at its last pass.
+// What the uploader has done since it was made, and what waits.
 struct SegmentUploaderStats {
   uint64_t uploaded_segments = 0;
   uint64_t uploaded_bytes = 0;
   uint64_t linked_segments = 0;   // of uploaded_segments: stored by link(2)
   uint64_t adopted_segments = 0;  // of uploaded_segments: found already stored, equal
   uint64_t failed_passes = 0;
-  uint64_t pending_segments = 0;  // sealed, not yet uploaded, at the end of the last pass
+  // Sealed and not yet uploaded, in all and per DiskNo value: as the running (or last) pass
+  // listed it, less what it has uploaded since; kept as each upload completes.
+  uint64_t pending_segments = 0;
   uint64_t pending_bytes = 0;
   int64_t oldest_pending_sealed_ns = 0;  // 0 if nothing is pending
-  // Sealed and not yet uploaded, per DiskNo value: as the running pass listed it, less what it
-  // has uploaded since.
   std::map<uint64_t, DiskBacklog> waiting;
   // Bytes per second of the last pass that uploaded something (0 before one did).
   uint64_t bytes_per_second = 0;

@@ -358,20 +358,50 @@ class S3Fake::Impl {
         Send(sock, req, r);
         return;
       }
-      http::read(sock, buf, parser, ec);
-      if (ec) return;
+      std::string body;
+      if (!ReadBody(sock, buf, parser.content_length().value_or(0), &body)) return;
       req.msg = parser.release();
+      req.msg.body() = std::move(body);
       {
         std::lock_guard l(mu_);
         counters_.requests++;
         counters_.bytes_in += req.msg.body().size();
       }
-      if (!Charge(req.msg.body().size())) return;
       if (!Hang()) return;
       Reply r = Handle(&req);
       if (!Send(sock, req, r)) return;
       if (!req.msg.keep_alive()) return;
     }
+  }
+
+  // Reads a body of `len` bytes: what `buf` holds past the header, then straight from the socket
+  // into the body's own storage, unzeroed and in large reads (beast's string_body zero-fills each
+  // piece it grows by and reads 64 KiB at a time through `buf`: at 200 MB/s that took a quarter of
+  // the fake's time on a 2-core machine). Each piece is charged to the bandwidth as it arrives, so
+  // a body takes the link's time while the fake works on what came (charged whole after the read,
+  // a body's CPU time and its link time added up instead of overlapping). False if the peer went
+  // first or the fake is stopping.
+  bool ReadBody(tcp::socket& sock, beast::flat_buffer& buf, uint64_t len, std::string* body) {
+    bool whole = true;
+    body->resize_and_overwrite(static_cast<size_t>(len), [&](char* out, size_t n) {
+      const size_t held = std::min(n, buf.size());
+      std::memcpy(out, buf.data().data(), held);
+      buf.consume(held);
+      size_t got = held;
+      whole = Charge(held);
+      while (whole && got < n) {
+        beast::error_code ec;
+        const size_t r = sock.read_some(asio::buffer(out + got, n - got), ec);
+        if (ec) {
+          whole = false;
+          break;
+        }
+        got += r;
+        whole = Charge(r);
+      }
+      return got;
+    });
+    return whole;
   }
 
   // Waits while hanging; false if the connection must close unanswered.
