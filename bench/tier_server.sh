@@ -6,9 +6,13 @@
 #   floor, local fsync                fio's O_SYNC 4 KiB line of Archil's published latency script
 #                                     on the file system of --dir
 #   O_SYNC write, nothing uploading   the same line on the mount, the tier idle
-#   O_SYNC write while uploads run    the same line on another file while --size MiB, just
-#                                     written, drain to the bucket (the backlog at its start and end
-#                                     is printed)
+#   O_SYNC write, cache-miss read,    the script's O_SYNC and randread lines (a 64 MiB file, the
+#   tier idle / while uploads run     mount with --read-ahead 0), in --rounds interleaved rounds:
+#                                     with nothing waiting for the bucket, and right after
+#                                     min(--size, 768) MiB was written with the fake stopped and
+#                                     the fake continued (the MiB still waiting at each line's end
+#                                     are printed); medians of the rounds' p50 and p95 (TARGET:
+#                                     uploading p50 <= idle p50 + max(10 %, 30 us))
 #   floor, the store client alone     S3Store::PutFile of 12 files of 64 MiB, 4 at once
 #                                     (bench/store_bench.cc), on a fake of its own with the same
 #                                     latency and bandwidth: what the fake and a client that does
@@ -29,13 +33,14 @@
 #                                     a new one started on the bucket: the time it reports
 #
 # Usage: bench/tier_server.sh [--latency-ms N] [--mbps N] [--size MiB] [--sustain S] [--runtime S]
-#                             [--dir DIR]
+#                             [--rounds N] [--dir DIR]
 #   defaults: 20 ms first byte, 200 MB/s, 1024 MiB, 20 s of sustained writes, 5 s per latency row,
+#   3 rounds of the idle/uploading lines,
 #   /var/tmp (a fresh subdirectory, removed on every exit unless ARCHIL_BENCH_KEEP=1). The fake
 #   keeps objects in memory: --size 10240 needs over 10 GiB of it.
 set -euo pipefail
 
-LATENCY=20 MBPS=200 SIZE=1024 SUSTAIN=20 RUNTIME=5 DIR=/var/tmp
+LATENCY=20 MBPS=200 SIZE=1024 SUSTAIN=20 RUNTIME=5 ROUNDS=3 DIR=/var/tmp
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --latency-ms) LATENCY="$2"; shift 2 ;;
@@ -43,12 +48,13 @@ while [[ $# -gt 0 ]]; do
     --size) SIZE="$2"; shift 2 ;;
     --sustain) SUSTAIN="$2"; shift 2 ;;
     --runtime) RUNTIME="$2"; shift 2 ;;
+    --rounds) ROUNDS="$2"; shift 2 ;;
     --dir) DIR="$2"; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "tier_server.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
-for n in "$LATENCY" "$MBPS" "$SIZE" "$SUSTAIN" "$RUNTIME"; do
+for n in "$LATENCY" "$MBPS" "$SIZE" "$SUSTAIN" "$RUNTIME" "$ROUNDS"; do
   [[ $n =~ ^[0-9]+$ && $n -gt 0 ]] || { echo "tier_server.sh: numbers must be whole and positive" >&2; exit 2; }
 done
 BENCH=tier_server.sh
@@ -147,7 +153,7 @@ export ARCHIL_MOUNT_TOKEN
 created=$("$ARCHIL" --json disks create tb)
 DISK=$(jq -r .diskId <<< "$created")
 ARCHIL_MOUNT_TOKEN=$(jq -r '.authorizedUsers[0].token' <<< "$created")
-"$ARCHIL" mount -q tb "$MNT"
+"$ARCHIL" mount -q --read-ahead 0 tb "$MNT"  # as bench/mount.sh's cache-miss line
 latency_fio "$RUNTIME"
 
 echo "# tier_server bench on $(hostname), $(date -u +%FT%TZ), kernel $(uname -r), $(nproc) CPUs, revision $(git -C "$BENCH_REPO" describe --always --dirty 2> /dev/null || echo unknown)"
@@ -183,14 +189,51 @@ echo "upload through the server: $rate MB/s ($mib MiB in $secs s; $(awk -v a="$r
 share=$(awk -v a="$rate" -v b="$MBPS" 'BEGIN { printf "%.0f", 100 * a / b }')
 echo "TARGET upload-share ($share % of $MBPS MB/s, target >= 80 %): $(awk -v s="$share" 'BEGIN { print (s >= 80) ? "met" : "missed" }')"
 
-# The O_SYNC line while a fresh --size MiB drains.
-timeout -k 1 900 dd if=/dev/urandom of="$MNT/big2" bs=1M count="$SIZE" conv=fsync status=none
-before=$(backlog)
-during=$($FIO --filename="$MNT/busy" --size=64m --rw=write --sync=1 | fiolat write)
-after=$(backlog)
-echo "O_SYNC write while uploads run: $during"
-echo "# backlog at its start $((before >> 20)) MiB, at its end $((after >> 20)) MiB"
+# The seed's O_SYNC and cache-miss lines with the tier idle and while uploads run, interleaved
+# over --rounds rounds so that the VM's drift between rows falls on both. Uploads run: the fake
+# is stopped while min(--size, 768) MiB is written (sealed, waiting), continued, and the line runs
+# at once; the backlog at the line's end shows whether the uploads outlasted it.
+HELD2=$((SIZE < 768 ? SIZE : 768))
+$FIO --filename="$MNT/r" --size=64m --rw=write > /dev/null  # the cache-miss line's file
+sync -f "$MNT/r"
+held_backlog() {
+  kill -STOP "$FAKE_PID"
+  (sleep 8; kill -CONT "$FAKE_PID" 2> /dev/null) &
+  GUARD_PID=$!
+  timeout -k 1 900 dd if=/dev/urandom of="$MNT/churn" bs=1M count="$HELD2" conv=fsync status=none
+  sleep 1
+  kill -CONT "$FAKE_PID"
+  kill "$GUARD_PID" 2> /dev/null || true
+  wait "$GUARD_PID" 2> /dev/null || true
+}
+line() {  # write|read: one run of that line; prints "p50 p95" in ms
+  if [[ $1 == write ]]; then
+    $FIO --filename="$MNT/osync" --size=64m --rw=write --sync=1 | fiostat write
+  else
+    $FIO --filename="$MNT/r" --size=64m --rw=randread | fiostat read
+  fi
+}
+: > "$W/rounds"
+for ((round = 1; round <= ROUNDS; round++)); do
+  for kind in write read; do
+    drain_time 600 > /dev/null
+    echo "$kind idle $(line "$kind")" >> "$W/rounds"
+    held_backlog
+    l=$(line "$kind")
+    echo "$kind busy $l $(($(metric archil_tier_upload_backlog_bytes) >> 20))" >> "$W/rounds"
+  done
+done
 drain_time 600 > /dev/null
+for kind in write read; do
+  name=$([[ $kind == write ]] && echo "O_SYNC write" || echo "cache-miss read")
+  # The median over the rounds of column $2 ($3: idle|busy), in ms to the µs.
+  med() { awk -v k="$kind" -v s="$2" -v c="$1" '$1 == k && $2 == s { print $c }' "$W/rounds" | pct 50 | awk '{ printf "%.3f", $1 }'; }
+  idle=$(med 3 idle) busy=$(med 3 busy) idle95=$(med 4 idle) busy95=$(med 4 busy)
+  left=$(awk -v k="$kind" '$1 == k && $2 == "busy" { printf "%s%d", (n++ ? "/" : ""), $5 }' "$W/rounds")
+  echo "$name, tier idle: p50 $idle ms, p95 $idle95 ms (median of $ROUNDS rounds)"
+  echo "$name while uploads run: p50 $busy ms, p95 $busy95 ms (median of $ROUNDS rounds; MiB still waiting at each line's end: $left)"
+  echo "TARGET $kind-while-uploading (p50 $busy ms against $idle ms, target <= + max(10 %, 30 us)): $(awk -v a="$busy" -v b="$idle" 'BEGIN { m = b * 0.1; if (m < 0.03) m = 0.03; print (a <= b + m) ? "met" : "missed" }')"
+done
 
 # The recovery point under a sustained write at the store's bandwidth.
 fio --name=sustain --filename="$MNT/sustain" --rw=write --bs=1m --size=$((MBPS * SUSTAIN * 2))m \
