@@ -32,6 +32,8 @@
 #                        -f` (ARCHIL: the archil binary) within 5 s, else `umount -l`
 #   remove_work_dir DIR  rm -rf --one-file-system DIR, unless ARCHIL_BENCH_KEEP=1 (then it says
 #                        where DIR is); a mount left under DIR and its parents are not touched
+#   start_fake FLAGS...  starts archil-s3-fake ($FAKE) with FLAGS, its output in $W/fake.out;
+#                        sets FAKE_PID and EP (its endpoint); exits if it does not start in 5 s
 
 BENCH_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SPIKES=${SPIKES_BUILD:-$BENCH_REPO/build/spikes}
@@ -183,4 +185,20 @@ remove_work_dir() {
   done
   eval "$restore"
   log "a mount is left under $d; removed everything else"
+}
+
+# Starts archil-s3-fake ($FAKE) with the flags "$@", its output in $W/fake.out; sets FAKE_PID and
+# EP (its endpoint). Its allocations use transparent huge pages (glibc 2.35+): it keeps every body
+# in memory, and faulting in 4 KiB pages costs it more CPU than the bandwidth it simulates
+# (docs/measurements.md §20).
+start_fake() {
+  GLIBC_TUNABLES=glibc.malloc.hugetlb=1 "$FAKE" "$@" > "$W/fake.out" 2>&1 &
+  FAKE_PID=$!
+  for _ in $(seq 100); do
+    grep -q '^listening on' "$W/fake.out" && break
+    kill -0 "$FAKE_PID" 2> /dev/null || break
+    sleep 0.05
+  done
+  EP=$(sed -n 's/^listening on //p' "$W/fake.out" | head -1)
+  [[ -n $EP ]] || { log "archil-s3-fake did not start (waited up to 5 s): $(cat "$W/fake.out")"; exit 1; }
 }

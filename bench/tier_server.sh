@@ -85,21 +85,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# Starts the fake with this run's latency and bandwidth; sets FAKE_PID and EP. It keeps every
-# body in memory: transparent huge pages for its allocations (glibc 2.35+), or faulting in 4 KiB
-# pages costs it more CPU than the bandwidth it simulates (measurements §20).
-start_fake() {
-  GLIBC_TUNABLES=glibc.malloc.hugetlb=1 \
-    "$FAKE" --first-byte-latency-ms "$LATENCY" --bandwidth-mbps "$MBPS" > "$W/fake.out" 2>&1 &
-  FAKE_PID=$!
-  for _ in $(seq 100); do
-    grep -q '^listening on' "$W/fake.out" && break
-    kill -0 "$FAKE_PID" 2> /dev/null || break
-    sleep 0.05
-  done
-  EP=$(sed -n 's/^listening on //p' "$W/fake.out" | head -1)
-  [[ -n $EP ]] || { log "archil-s3-fake did not start: $(cat "$W/fake.out")"; exit 1; }
-}
 export AWS_ACCESS_KEY_ID=archil-test AWS_SECRET_ACCESS_KEY=archil-test-secret
 # The floor of the upload row: the store client alone (bench/store_bench.cc: S3Store::PutFile of
 # 12 files of 64 MiB, 4 at once, as the server's uploader sends them) on a fake of its own with
@@ -108,12 +93,12 @@ export AWS_ACCESS_KEY_ID=archil-test AWS_SECRET_ACCESS_KEY=archil-test-secret
 STORE_BENCH=$B/bench/store_bench
 FLOOR_MBS=unmeasured
 if [[ -x $STORE_BENCH ]]; then
-  start_fake
+  start_fake --first-byte-latency-ms "$LATENCY" --bandwidth-mbps "$MBPS"
   FLOOR_MBS=$("$STORE_BENCH" --endpoint "$EP" --dir "$W" --segments 12 --in-flight 4 --reads 1 |
     sed -n 's/^upload.*: \([0-9.]*\) MB\/s$/\1/p')
   stop "$FAKE_PID"
 fi
-start_fake
+start_fake --first-byte-latency-ms "$LATENCY" --bandwidth-mbps "$MBPS"
 STORE="s3://archil/bench?endpoint=$EP&region=us-east-1"
 
 start_server() {

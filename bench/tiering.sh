@@ -61,17 +61,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-start_fake() {  # fake's flags; sets FAKE_PID and EP
-  "$FAKE" "$@" > "$W/fake.out" 2>&1 &
-  FAKE_PID=$!
-  for _ in $(seq 100); do
-    grep -q '^listening on' "$W/fake.out" && break
-    kill -0 "$FAKE_PID" 2> /dev/null || break
-    sleep 0.05
-  done
-  EP=$(sed -n 's/^listening on //p' "$W/fake.out" | head -1)
-  [[ -n $EP ]] || { echo "tiering.sh: archil-s3-fake did not start (waited up to 5 s): $(cat "$W/fake.out")" >&2; exit 1; }
-}
 stop_fake() { stop "$FAKE_PID"; FAKE_PID=; }
 
 # The ceiling of this machine: the fake with no latency and no bandwidth limit, same client. The

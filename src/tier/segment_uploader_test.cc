@@ -268,21 +268,16 @@ TEST_F(SegmentUploaderTest, TheBacklogIsKnownPerDiskAndGoesAsItsSegmentsUpload) 
   EXPECT_GT(up.stats().bytes_per_second, 0u);
 }
 
-// A store whose uploads take a while, counting how many run at once.
-class SlowStore final : public store::ObjectStore {
+// A MemoryStore seen through a wrapper whose PutFile a test replaces.
+class ForwardingStore : public store::ObjectStore {
  public:
-  explicit SlowStore(MemoryStore* inner) : inner_(inner) {}
+  explicit ForwardingStore(MemoryStore* inner) : inner_(inner) {}
   Result<std::string> Put(std::string_view k, std::string_view d,
                           const store::PutOptions& o) override {
     return inner_->Put(k, d, o);
   }
   Result<FileUpload> PutFile(std::string_view key, const std::string& path,
                              uint64_t size) override {
-    const int now = ++running_;
-    for (int seen = most_; now > seen && !most_.compare_exchange_weak(seen, now);) {
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    --running_;
     return inner_->PutFile(key, path, size);
   }
   Result<std::string> Get(std::string_view k, uint64_t off, uint64_t len) override {
@@ -294,11 +289,28 @@ class SlowStore final : public store::ObjectStore {
   }
   Status Delete(std::string_view k) override { return inner_->Delete(k); }
   bool EnforcesConditions() const override { return true; }
-  std::string Describe() const override { return "slow memory"; }
-  int most() const { return most_; }
+  std::string Describe() const override { return "memory, forwarded"; }
 
  private:
   MemoryStore* inner_;
+};
+
+// A store whose uploads take a while, counting how many run at once.
+class SlowStore final : public ForwardingStore {
+ public:
+  using ForwardingStore::ForwardingStore;
+  Result<FileUpload> PutFile(std::string_view key, const std::string& path,
+                             uint64_t size) override {
+    const int now = ++running_;
+    for (int seen = most_; now > seen && !most_.compare_exchange_weak(seen, now);) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    --running_;
+    return ForwardingStore::PutFile(key, path, size);
+  }
+  int most() const { return most_; }
+
+ private:
   std::atomic<int> running_{0}, most_{0};
 };
 
@@ -355,32 +367,17 @@ TEST_F(SegmentUploaderTest, ASealWakesTheUploader) {
 }
 
 // A store whose first upload runs `during` before it stores anything.
-class HookedStore final : public store::ObjectStore {
+class HookedStore final : public ForwardingStore {
  public:
   HookedStore(MemoryStore* inner, std::function<void()> during)
-      : inner_(inner), during_(std::move(during)) {}
-  Result<std::string> Put(std::string_view k, std::string_view d,
-                          const store::PutOptions& o) override {
-    return inner_->Put(k, d, o);
-  }
+      : ForwardingStore(inner), during_(std::move(during)) {}
   Result<FileUpload> PutFile(std::string_view key, const std::string& path,
                              uint64_t size) override {
     if (!hooked_.exchange(true)) during_();
-    return inner_->PutFile(key, path, size);
+    return ForwardingStore::PutFile(key, path, size);
   }
-  Result<std::string> Get(std::string_view k, uint64_t off, uint64_t len) override {
-    return inner_->Get(k, off, len);
-  }
-  Result<store::ObjectInfo> Head(std::string_view k) override { return inner_->Head(k); }
-  Result<store::ListPage> List(std::string_view p, std::string_view a, size_t l) override {
-    return inner_->List(p, a, l);
-  }
-  Status Delete(std::string_view k) override { return inner_->Delete(k); }
-  bool EnforcesConditions() const override { return true; }
-  std::string Describe() const override { return "hooked memory"; }
 
  private:
-  MemoryStore* inner_;
   std::function<void()> during_;
   std::atomic<bool> hooked_{false};
 };
