@@ -118,6 +118,17 @@ void SegmentUploader::Kick() {
   loop_.Kick();
 }
 
+void SegmentUploader::Stop() {
+  {
+    MutexLock lock(&run_mu_);
+    stopping_ = true;
+  }
+  run_cv_.SignalAll();
+  loop_.Stop();
+  MutexLock lock(&run_mu_);
+  stopping_ = false;
+}
+
 Status SegmentUploader::Pass() {
   std::set<uint64_t> stopped;
   {
@@ -232,6 +243,7 @@ Status SegmentUploader::Pass() {
         }
       }
       Status one = UploadOne(it->s, it->size);
+      if (one.ok() && options_.on_uploaded) options_.on_uploaded();
       MutexLock lock(&run_mu_);
       --busy;
       if (one.ok()) {
@@ -251,7 +263,8 @@ Status SegmentUploader::Pass() {
   };
 
   // This thread lists: at the start, and again whenever a seal was reported (Kick) before the
-  // pass ran dry, so that a segment sealed meanwhile is counted at once and uploaded by this pass.
+  // pass ran dry, so that a segment sealed meanwhile is counted at once and uploaded by this pass
+  // (while writes keep sealing, one pass goes on; Stop() ends its listings).
   {
     MutexLock lock(&run_mu_);
     sealed_since_listing_ = false;
@@ -265,7 +278,7 @@ Status SegmentUploader::Pass() {
     {
       MutexLock lock(&run_mu_);
       for (;;) {
-        if (sealed_since_listing_ && !store_failed && listed.ok()) {
+        if (sealed_since_listing_ && !stopping_ && !store_failed && listed.ok()) {
           sealed_since_listing_ = false;
           relist = true;
           break;
@@ -313,7 +326,6 @@ Status SegmentUploader::Pass() {
       stats_.last_error.clear();
     }
   }
-  if (pass_bytes > 0 && options_.on_uploaded) options_.on_uploaded();
   return first;
 }
 

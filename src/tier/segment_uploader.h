@@ -57,8 +57,8 @@ struct SegmentUploaderOptions {
   int interval_ms = 1000;
   // Segments uploaded at once (each a PutFile; an S3 store also splits a large one into parts).
   int parallel = 4;
-  // Runs after a pass that uploaded something (the log shipper's records may now go). Must not
-  // block.
+  // Runs after each segment it uploads (the log shipper's records that name it may now go), on
+  // the uploading thread. Must not block.
   std::function<void()> on_uploaded;
 };
 
@@ -93,7 +93,7 @@ class SegmentUploader {
  public:
   explicit SegmentUploader(const SegmentUploaderOptions& options);
   // Stops and joins the background thread, if started.
-  ~SegmentUploader() = default;
+  ~SegmentUploader() { Stop(); }
   SegmentUploader(const SegmentUploader&) = delete;
   SegmentUploader& operator=(const SegmentUploader&) = delete;
 
@@ -107,8 +107,9 @@ class SegmentUploader {
   Status Pass() ARCHIL_EXCLUDES(mu_);
   // Runs passes on a background thread, every interval_ms and whenever kicked, until destroyed.
   void Start() { loop_.Start(); }
-  // Stops the background thread (after its running pass); Pass() may then be called directly.
-  void Stop() { loop_.Stop(); }
+  // Stops the background thread; its running pass lists no more seals and ends once the uploads
+  // it has started finish. Pass() may then be called directly.
+  void Stop() ARCHIL_EXCLUDES(run_mu_);
   // A segment was sealed: a running pass lists again and takes it in (counted in Waiting() at
   // once, uploaded by that pass); else the background thread runs a pass now.
   void Kick() ARCHIL_EXCLUDES(run_mu_);
@@ -131,7 +132,8 @@ class SegmentUploader {
   Mutex run_mu_;
   CondVar run_cv_{&run_mu_};
   bool sealed_since_listing_ ARCHIL_GUARDED_BY(run_mu_) = false;
-  PassLoop loop_;  // last: its thread stops before the rest goes
+  bool stopping_ ARCHIL_GUARDED_BY(run_mu_) = false;  // Stop() is under way: no more listings
+  PassLoop loop_;                                     // last: its thread stops before the rest goes
 };
 
 }  // namespace archil::tier

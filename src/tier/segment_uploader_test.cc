@@ -314,12 +314,12 @@ class SlowStore final : public ForwardingStore {
   std::atomic<int> running_{0}, most_{0};
 };
 
-TEST_F(SegmentUploaderTest, SeveralSegmentsUploadAtOnceAndTheShipperIsToldAfter) {
+TEST_F(SegmentUploaderTest, SeveralSegmentsUploadAtOnceAndTheShipperIsToldAfterEach) {
   MemoryStore mem;
   SlowStore slow(&mem);
   ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
   Churn(DiskNo(1), 9);
-  int told = 0;
+  std::atomic<int> told{0};
   SegmentUploaderOptions o = Options(&slow);
   o.parallel = 4;
   o.on_uploaded = [&] { ++told; };
@@ -335,9 +335,9 @@ TEST_F(SegmentUploaderTest, SeveralSegmentsUploadAtOnceAndTheShipperIsToldAfter)
   std::printf(
       "8 uploads of 100 ms, 4 at a time: %lld ms\n",
       static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
-  EXPECT_EQ(told, 1);
+  EXPECT_EQ(told.load(), 8) << "the shipper is told after each upload";
   EXPECT_TRUE(up.Pass().ok());
-  EXPECT_EQ(told, 1) << "told after a pass that uploaded nothing";
+  EXPECT_EQ(told.load(), 8) << "told after a pass that uploaded nothing";
 }
 
 // EngineOptions::on_sealed: each seal (here: full segments) wakes the uploader, so a segment goes
@@ -413,6 +413,57 @@ TEST_F(SegmentUploaderTest, SegmentsSealedDuringAPassAreCountedAtOnceAndUploaded
   EXPECT_EQ(up.stats().uploaded_segments, 4u) << "the pass left the new seals for the next";
   EXPECT_EQ(up.Waiting(DiskNo(1)).segments, 0u);
   EXPECT_EQ(up.stats().pending_segments, 0u);
+  target = nullptr;
+}
+
+// While writes keep sealing, one pass goes on taking the new segments in; Stop() ends it all the
+// same, once the upload under way finishes (a server's shutdown must not wait for the writes).
+TEST_F(SegmentUploaderTest, StopEndsAPassThatSealsKeepFeeding) {
+  MemoryStore mem;
+  std::atomic<SegmentUploader*> target{nullptr};
+  OpenEngine([&] {
+    if (SegmentUploader* u = target.load()) u->Kick();
+  });
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  Churn(DiskNo(1), 2);
+  // Every upload seals another segment: a pass that never stopped listing would never end.
+  std::atomic<bool> feed{true};
+  class Feeding final : public ForwardingStore {
+   public:
+    Feeding(MemoryStore* inner, std::function<void()> f) : ForwardingStore(inner), f_(f) {}
+    Result<FileUpload> PutFile(std::string_view key, const std::string& path,
+                               uint64_t size) override {
+      f_();
+      return ForwardingStore::PutFile(key, path, size);
+    }
+
+   private:
+    std::function<void()> f_;
+  } feeding(&mem, [&] {
+    if (feed) Churn(DiskNo(1), 1);
+  });
+  SegmentUploaderOptions o = Options(&feeding);
+  o.parallel = 1;
+  o.interval_ms = 60'000;
+  SegmentUploader up(o);
+  target = &up;
+  up.Start();
+  up.Kick();
+  for (int i = 0; i < 1000 && up.stats().uploaded_segments < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GE(up.stats().uploaded_segments, 3u);
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] {
+    up.Stop();
+    stopped = true;
+  });
+  for (int i = 0; i < 500 && !stopped; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(stopped) << "Stop() waited for a pass that the seals kept feeding";
+  feed = false;  // so that a failed run still ends
+  stopper.join();
   target = nullptr;
 }
 
