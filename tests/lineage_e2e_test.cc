@@ -326,7 +326,7 @@ TEST_F(LineageTest, ACheckpointMountTakesNoCheckpoints) {
   timeval tv{30, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   ASSERT_EQ(connect(fd, addr->addr(), addr->size()), 0) << std::strerror(errno);
-  const std::string req = EncodeControlRequest({"checkpoint_create", "raw"});
+  const std::string req = EncodeControlRequest({"checkpoint_create", "raw", ""});
   ASSERT_EQ(send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
   std::string line;
   char buf[4096];
