@@ -5,7 +5,6 @@
 #
 #   floor, local fsync                fio's O_SYNC 4 KiB line of Archil's published latency script
 #                                     on the file system of --dir
-#   O_SYNC write, nothing uploading   the same line on the mount, the tier idle
 #   O_SYNC write, cache-miss read,    the script's O_SYNC and randread lines (a 64 MiB file, the
 #   tier idle / while uploads run     mount with --read-ahead 0), in --rounds interleaved rounds:
 #                                     with nothing waiting for the bucket, and right after
@@ -124,7 +123,6 @@ metric() { curl -sf "http://$METRICS/metrics" | awk -v m="$1" '$1 == m { printf 
 uploaded() { metric archil_tier_uploaded_bytes_total; }
 # The disk's "tier" object (api.md), compact.
 tier() { curl -sf -H "Authorization: Bearer $KEY" "$API/api/disks/$DISK" | jq -c '.data.tier // .tier'; }
-backlog() { tier | jq -r '.bytesToUpload'; }
 # Waits until the server's backlog (sealed, not uploaded: this bench's one disk) is 0 (up to
 # $1 s); prints the seconds it took, to the ms.
 drain_time() {
@@ -145,23 +143,36 @@ echo "# tier_server bench on $(hostname), $(date -u +%FT%TZ), kernel $(uname -r)
 echo "# store: archil-s3-fake at $EP, first byte ${LATENCY} ms, ${MBPS} MB/s; --dir $DIR ($(dir_fs "$DIR")); load $(cut -d' ' -f1-3 /proc/loadavg)"
 mkdir -p "$W/floor"
 echo "floor, local fsync: $($FIO --filename="$W/floor/f" --size=64m --rw=write --sync=1 | fiolat write)"
-echo "O_SYNC write, nothing uploading: $($FIO --filename="$MNT/idle" --size=64m --rw=write --sync=1 | fiolat write)"
 
-# --size MiB (at most 768) written with the fake stopped, then how long the bucket takes for it.
-# A guard continues the fake after 8 s whatever happens: a longer stop would lapse the server's
-# lease (13 s) and hold the writes, and with them this script, until it came back.
+# What the rows that need uploads to run write while the fake is stopped: at most 768 MiB, under
+# the server's 1 GiB backlog bound.
 HELD=$((SIZE < 768 ? SIZE : 768))
-kill -STOP "$FAKE_PID"
-(sleep 8; kill -CONT "$FAKE_PID" 2> /dev/null) &
-GUARD_PID=$!
+# Stops the fake, with a guard that continues it after 8 s whatever happens: a longer stop would
+# lapse the server's lease (13 s) and hold the writes, and with them this script, until it came
+# back. continue_fake ends the stop and the guard.
+hold_fake() {
+  kill -STOP "$FAKE_PID"
+  (sleep 8; kill -CONT "$FAKE_PID" 2> /dev/null) &
+  GUARD_PID=$!
+}
+continue_fake() {
+  kill -CONT "$FAKE_PID"
+  kill "$GUARD_PID" 2> /dev/null || true
+  wait "$GUARD_PID" 2> /dev/null || true
+}
+# Writes and fsyncs $HELD MiB to $1 with 1 MiB writes; the last full segment is then sealed.
+write_held() {
+  timeout -k 1 900 dd if=/dev/urandom of="$1" bs=1M count="$HELD" conv=fsync status=none
+  sleep 1
+}
+
+# $HELD MiB written with the fake stopped, then how long the bucket takes for it.
+hold_fake
 start=$EPOCHREALTIME
-timeout -k 1 900 dd if=/dev/urandom of="$MNT/big" bs=1M count="$HELD" conv=fsync status=none
+write_held "$MNT/big"
 wrote=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
-sleep 1  # the last full segment is sealed
 u0=$(uploaded)
-kill -CONT "$FAKE_PID"
-kill "$GUARD_PID" 2> /dev/null || true
-wait "$GUARD_PID" 2> /dev/null || true
+continue_fake
 # The uploads the fake's pause held, and every segment sealed meanwhile: the bytes the server
 # stored from here until nothing sealed waits.
 secs=$(drain_time 600)
@@ -176,21 +187,10 @@ echo "TARGET upload-share ($share % of $MBPS MB/s, target >= 80 %): $(awk -v s="
 
 # The seed's O_SYNC and cache-miss lines with the tier idle and while uploads run, interleaved
 # over --rounds rounds so that the VM's drift between rows falls on both. Uploads run: the fake
-# is stopped while min(--size, 768) MiB is written (sealed, waiting), continued, and the line runs
-# at once; the backlog at the line's end shows whether the uploads outlasted it.
-HELD2=$((SIZE < 768 ? SIZE : 768))
+# is stopped while $HELD MiB is written (sealed, waiting), continued, and the line runs at once;
+# the backlog at the line's end shows whether the uploads outlasted it.
 $FIO --filename="$MNT/r" --size=64m --rw=write > /dev/null  # the cache-miss line's file
 sync -f "$MNT/r"
-held_backlog() {
-  kill -STOP "$FAKE_PID"
-  (sleep 8; kill -CONT "$FAKE_PID" 2> /dev/null) &
-  GUARD_PID=$!
-  timeout -k 1 900 dd if=/dev/urandom of="$MNT/churn" bs=1M count="$HELD2" conv=fsync status=none
-  sleep 1
-  kill -CONT "$FAKE_PID"
-  kill "$GUARD_PID" 2> /dev/null || true
-  wait "$GUARD_PID" 2> /dev/null || true
-}
 line() {  # write|read: one run of that line; prints "p50 p95" in ms
   if [[ $1 == write ]]; then
     $FIO --filename="$MNT/osync" --size=64m --rw=write --sync=1 | fiostat write
@@ -203,7 +203,9 @@ for ((round = 1; round <= ROUNDS; round++)); do
   for kind in write read; do
     drain_time 600 > /dev/null
     echo "$kind idle $(line "$kind")" >> "$W/rounds"
-    held_backlog
+    hold_fake
+    write_held "$MNT/churn"
+    continue_fake
     l=$(line "$kind")
     echo "$kind busy $l $(($(metric archil_tier_upload_backlog_bytes) >> 20))" >> "$W/rounds"
   done

@@ -102,8 +102,9 @@ class SegmentUploader {
   // What every such name of `disk` starts with; the key's rest is the segment number, 16 hex.
   static std::string ObjectPrefix(engine::DiskNo root, engine::DiskNo disk);
 
-  // One pass over every sealed segment, on the calling thread. Ok if every segment was uploaded
-  // or skipped; else the first error, the segments after it left for the next pass.
+  // One pass over every sealed segment, on the calling thread, taking in those sealed while it
+  // runs (see above) until nothing it knows of waits or Stop() is called. Ok if every segment was
+  // uploaded or skipped; else the first error, the segments after it left for the next pass.
   Status Pass() ARCHIL_EXCLUDES(mu_);
   // Runs passes on a background thread, every interval_ms and whenever kicked, until destroyed.
   void Start() { loop_.Start(); }
