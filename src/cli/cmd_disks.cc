@@ -24,7 +24,7 @@ struct CreateArgs {
   std::string mode;
 };
 
-Status Create(const CliContext& ctx, const CreateArgs& a) {
+Status CreateDisk(const CliContext& ctx, const CreateArgs& a) {
   ARCHIL_RETURN_IF_ERROR(ValidateDiskName(a.name));
   wire::CreateDiskRequest body{a.name, a.uid, a.gid, std::nullopt};
   if (!a.mode.empty()) {
@@ -65,7 +65,7 @@ Status Create(const CliContext& ctx, const CreateArgs& a) {
   return Status::Ok();
 }
 
-Status List(const CliContext& ctx, const std::string& name, std::optional<uint32_t> limit) {
+Status ListDisks(const CliContext& ctx, const std::string& name, std::optional<uint32_t> limit) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
   json all = json::array();
   std::vector<std::vector<std::string>> rows;
@@ -119,7 +119,7 @@ Status Get(const CliContext& ctx, const std::string& ref) {
   return Status::Ok();
 }
 
-Status Delete(const CliContext& ctx, const std::string& ref) {
+Status DeleteDisk(const CliContext& ctx, const std::string& ref) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
   std::string id = ref;
   if (!DiskId::IsValid(ref)) {
@@ -178,7 +178,7 @@ void AddDisksCommand(CLI::App& app, CliContext* ctx) {
   create->add_option("--mode", create_args->mode,
                      "Octal mode of the root directory (default 0755)");
   create->callback([ctx, create_args] {
-    ctx->action = [ctx, create_args] { return Create(*ctx, *create_args); };
+    ctx->action = [ctx, create_args] { return CreateDisk(*ctx, *create_args); };
   });
 
   auto list_name = std::make_shared<std::string>();
@@ -188,7 +188,7 @@ void AddDisksCommand(CLI::App& app, CliContext* ctx) {
   list->add_option("--limit", *list_limit, "At most this many (1-100), one page")
       ->check(CLI::Range(1, 100));
   list->callback([ctx, list_name, list_limit] {
-    ctx->action = [ctx, list_name, list_limit] { return List(*ctx, *list_name, *list_limit); };
+    ctx->action = [ctx, list_name, list_limit] { return ListDisks(*ctx, *list_name, *list_limit); };
   });
 
   auto ref = std::make_shared<std::string>();
@@ -198,7 +198,7 @@ void AddDisksCommand(CLI::App& app, CliContext* ctx) {
 
   CLI::App* del = disks->add_subcommand("delete", "Delete a disk and, in the background, its data");
   del->add_option("DISK", *ref, "Disk id or name")->required();
-  del->callback([ctx, ref] { ctx->action = [ctx, ref] { return Delete(*ctx, *ref); }; });
+  del->callback([ctx, ref] { ctx->action = [ctx, ref] { return DeleteDisk(*ctx, *ref); }; });
 }
 
 }  // namespace archil

@@ -7,7 +7,7 @@ namespace {
 
 using nlohmann::json;
 
-Status Create(const CliContext& ctx, const std::string& name, const std::string& description) {
+Status CreateKey(const CliContext& ctx, const std::string& name, const std::string& description) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
   wire::CreateKeyRequest body{name, description};
   ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("POST", "/api/tokens", wire::ToJson(body)));
@@ -26,7 +26,7 @@ Status Create(const CliContext& ctx, const std::string& name, const std::string&
   return Status::Ok();
 }
 
-Status List(const CliContext& ctx) {
+Status ListKeys(const CliContext& ctx) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
   json all = json::array();
   std::vector<std::vector<std::string>> rows;
@@ -50,7 +50,7 @@ Status List(const CliContext& ctx) {
   return Status::Ok();
 }
 
-Status Delete(const CliContext& ctx, const std::string& id) {
+Status DeleteKey(const CliContext& ctx, const std::string& id) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
   ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("DELETE", "/api/tokens/" + UrlEncode(id)));
   Report(ctx.options.json, ctx.options.quiet, r.data, "deleted API key " + id);
@@ -74,16 +74,16 @@ void AddKeysCommand(CLI::App& app, CliContext* ctx) {
   create->add_option("NAME", *name, "A name to recognise the key by")->required();
   create->add_option("--description", *description, "Free text, up to 500 bytes");
   create->callback([ctx, name, description] {
-    ctx->action = [ctx, name, description] { return Create(*ctx, *name, *description); };
+    ctx->action = [ctx, name, description] { return CreateKey(*ctx, *name, *description); };
   });
 
   CLI::App* list = keys->add_subcommand("list", "List API keys (never their secrets)");
-  list->callback([ctx] { ctx->action = [ctx] { return List(*ctx); }; });
+  list->callback([ctx] { ctx->action = [ctx] { return ListKeys(*ctx); }; });
 
   auto id = std::make_shared<std::string>();
   CLI::App* del = keys->add_subcommand("delete", "Revoke an API key");
   del->add_option("ID", *id, "Key id, as `archil keys list` shows it")->required();
-  del->callback([ctx, id] { ctx->action = [ctx, id] { return Delete(*ctx, *id); }; });
+  del->callback([ctx, id] { ctx->action = [ctx, id] { return DeleteKey(*ctx, *id); }; });
 }
 
 }  // namespace archil

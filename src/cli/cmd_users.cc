@@ -29,7 +29,7 @@ Status Add(const CliContext& ctx, const std::string& disk, const std::string& ni
   return Status::Ok();
 }
 
-Status List(const CliContext& ctx, const std::string& disk) {
+Status ListUsers(const CliContext& ctx, const std::string& disk) {
   ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
   ARCHIL_ASSIGN_OR_RETURN(std::string id, DiskIdOf(api, disk));
   ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("GET", UsersPath(id)));
@@ -81,7 +81,7 @@ void AddUsersCommand(CLI::App& app, CliContext* ctx) {
 
   CLI::App* list = users->add_subcommand("list", "List a disk's tokens (never their secrets)");
   list->add_option("DISK", *disk, "Disk id or name")->required();
-  list->callback([ctx, disk] { ctx->action = [ctx, disk] { return List(*ctx, *disk); }; });
+  list->callback([ctx, disk] { ctx->action = [ctx, disk] { return ListUsers(*ctx, *disk); }; });
 
   CLI::App* remove = users->add_subcommand("remove", "Revoke a disk token");
   remove->add_option("DISK", *disk, "Disk id or name")->required();

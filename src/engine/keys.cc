@@ -24,9 +24,10 @@ std::string Start(DiskNo disk, uint8_t type) {
   return k;
 }
 
-uint64_t U64(std::string_view key, size_t off) { return DecodeFixed64BE(key.data() + off); }
-uint32_t U32(std::string_view key, size_t off) { return DecodeFixed32BE(key.data() + off); }
-uint8_t U8(std::string_view key, size_t off) { return static_cast<uint8_t>(key[off]); }
+// Big-endian reads at fixed offsets (keys sort by their bytes); the length was checked.
+uint64_t BeU64(std::string_view key, size_t off) { return DecodeFixed64BE(key.data() + off); }
+uint32_t BeU32(std::string_view key, size_t off) { return DecodeFixed32BE(key.data() + off); }
+uint8_t KeyU8(std::string_view key, size_t off) { return static_cast<uint8_t>(key[off]); }
 
 // disk|id(8) with id + 1, or empty for the last id.
 KeyRange Successor(std::string prefix, uint64_t id) {
@@ -50,7 +51,7 @@ KeyRange DiskRange(DiskNo disk) { return Successor(std::string(), disk.value());
 
 Result<DiskNo> DiskOfKey(std::string_view key) {
   if (key.size() < 8) return Bad("engine", "shorter than a disk prefix", key);
-  return DiskNo(U64(key, 0));
+  return DiskNo(BeU64(key, 0));
 }
 
 // ---- default ----
@@ -123,8 +124,8 @@ std::string MetaRelocKey(DiskNo disk, MetaType type, SegNo seg, uint32_t blk) {
 Result<MetaKeyParts> ParseMetaKey(std::string_view key) {
   if (key.size() < 9) return Bad("meta", "too short", key);
   MetaKeyParts p;
-  p.disk = DiskNo(U64(key, 0));
-  const uint8_t t = U8(key, 8);
+  p.disk = DiskNo(BeU64(key, 0));
+  const uint8_t t = KeyU8(key, 8);
   p.type = static_cast<MetaType>(t);
   const size_t rest = key.size() - 9;
   switch (p.type) {
@@ -139,7 +140,7 @@ Result<MetaKeyParts> ParseMetaKey(std::string_view key) {
     case MetaType::kPurge:
     case MetaType::kSeg:
       if (rest != 8) return Bad("meta", "wrong length", key);
-      p.id = U64(key, 9);
+      p.id = BeU64(key, 9);
       break;
     case MetaType::kCkpt:
     case MetaType::kBranch:
@@ -149,8 +150,8 @@ Result<MetaKeyParts> ParseMetaKey(std::string_view key) {
     case MetaType::kReloc:
     case MetaType::kRelocRev:
       if (rest != 12) return Bad("meta", "wrong length", key);
-      p.id = U64(key, 9);
-      p.blk = U32(key, 17);
+      p.id = BeU64(key, 9);
+      p.blk = BeU32(key, 17);
       break;
     default:
       return Status::Corruption("meta key: unknown rtype " + std::to_string(t));
@@ -189,18 +190,18 @@ KeyRange InodeKeyRange(DiskNo disk, Ino ino) {
 Result<InodeKeyParts> ParseInodeKey(std::string_view key) {
   InodeKeyParts p;
   if (key.size() < 16) return Bad("inode", "too short", key);
-  p.disk = DiskNo(U64(key, 0));
-  p.ino = Ino(U64(key, 8));
+  p.disk = DiskNo(BeU64(key, 0));
+  p.ino = Ino(BeU64(key, 8));
   if (key.size() == 16) return p;
-  const uint8_t kind = U8(key, 16);
+  const uint8_t kind = KeyU8(key, 16);
   if (kind == static_cast<uint8_t>(InodeKeyKind::kTruncate) && key.size() == 21) {
     p.kind = InodeKeyKind::kTruncate;
-    p.tgen = U32(key, 17);
+    p.tgen = BeU32(key, 17);
     return p;
   }
   if (kind == static_cast<uint8_t>(InodeKeyKind::kBackref) && key.size() == 25) {
     p.kind = InodeKeyKind::kBackref;
-    p.parent = Ino(U64(key, 17));
+    p.parent = Ino(BeU64(key, 17));
     return p;
   }
   return Bad("inode", "unknown kind or wrong length", key);
@@ -223,9 +224,9 @@ std::string DentryKey(DiskNo disk, Ino parent, uint64_t cookie, std::string_view
 Result<DentryKeyParts> ParseDentryKey(std::string_view key) {
   if (key.size() < 25) return Bad("dentry", "too short", key);
   DentryKeyParts p;
-  p.disk = DiskNo(U64(key, 0));
-  p.parent = Ino(U64(key, 8));
-  p.cookie = U64(key, 16);
+  p.disk = DiskNo(BeU64(key, 0));
+  p.parent = Ino(BeU64(key, 8));
+  p.cookie = BeU64(key, 16);
   p.name = key.substr(24);
   if (!IsValidFileName(p.name)) return Bad("dentry", "invalid name", key);
   return p;
@@ -242,8 +243,8 @@ std::string XattrKey(DiskNo disk, Ino ino, std::string_view name) {
 Result<XattrKeyParts> ParseXattrKey(std::string_view key) {
   if (key.size() < 17) return Bad("xattr", "too short", key);
   XattrKeyParts p;
-  p.disk = DiskNo(U64(key, 0));
-  p.ino = Ino(U64(key, 8));
+  p.disk = DiskNo(BeU64(key, 0));
+  p.ino = Ino(BeU64(key, 8));
   p.name = key.substr(16);
   if (!IsValidXattrName(p.name)) return Bad("xattr", "invalid name", key);
   return p;
@@ -261,7 +262,7 @@ std::string ChunkKey(DiskNo disk, Ino ino, uint64_t chunk) {
 
 Result<ChunkKeyParts> ParseChunkKey(std::string_view key) {
   if (key.size() != 24) return Bad("chunk", "wrong length", key);
-  return ChunkKeyParts{DiskNo(U64(key, 0)), Ino(U64(key, 8)), U64(key, 16)};
+  return ChunkKeyParts{DiskNo(BeU64(key, 0)), Ino(BeU64(key, 8)), BeU64(key, 16)};
 }
 
 // ---- intent ----
@@ -275,7 +276,7 @@ std::string IntentKey(DiskNo disk, SegNo seg, uint32_t seg_blk) {
 
 Result<IntentKeyParts> ParseIntentKey(std::string_view key) {
   if (key.size() != 20) return Bad("intent", "wrong length", key);
-  return IntentKeyParts{DiskNo(U64(key, 0)), SegNo(U64(key, 8)), U32(key, 16)};
+  return IntentKeyParts{DiskNo(BeU64(key, 0)), SegNo(BeU64(key, 8)), BeU32(key, 16)};
 }
 
 // ---- hist ----
@@ -380,10 +381,10 @@ std::string HistKey(DiskNo disk, HistTag tag, std::string_view suffix, Epoch dea
 Result<HistKeyParts> ParseHistKey(std::string_view key) {
   if (key.size() < 17) return Bad("hist", "too short", key);
   HistKeyParts p;
-  p.disk = DiskNo(U64(key, 0));
-  p.tag = static_cast<HistTag>(U8(key, 8));
+  p.disk = DiskNo(BeU64(key, 0));
+  p.tag = static_cast<HistTag>(KeyU8(key, 8));
   p.suffix = key.substr(9, key.size() - 17);
-  p.death = Epoch(U64(key, key.size() - 8));
+  p.death = Epoch(BeU64(key, key.size() - 8));
   ARCHIL_RETURN_IF_ERROR(CheckHistSuffix(p.tag, p.suffix));
   return p;
 }
@@ -419,23 +420,23 @@ std::string DeadItemKey(DiskNo disk, Epoch death, Epoch birth, DeadKind kind, Hi
 Result<DeadKeyParts> ParseDeadKey(std::string_view key) {
   if (key.size() < 25) return Bad("dead", "too short", key);
   DeadKeyParts p;
-  p.disk = DiskNo(U64(key, 0));
-  p.death = Epoch(U64(key, 8));
-  p.birth = Epoch(U64(key, 16));
-  const uint8_t kind = U8(key, 24);
+  p.disk = DiskNo(BeU64(key, 0));
+  p.death = Epoch(BeU64(key, 8));
+  p.birth = Epoch(BeU64(key, 16));
+  const uint8_t kind = KeyU8(key, 24);
   p.kind = static_cast<DeadKind>(kind);
   switch (p.kind) {
     case DeadKind::kData:
       if (key.size() != 25 + 24) return Bad("dead", "DATA payload not 24 bytes", key);
-      p.blocks.seg_disk = DiskNo(U64(key, 25));
-      p.blocks.seg_no = SegNo(U64(key, 33));
-      p.blocks.seg_blk = U32(key, 41);
-      p.blocks.nblk = U32(key, 45);
+      p.blocks.seg_disk = DiskNo(BeU64(key, 25));
+      p.blocks.seg_no = SegNo(BeU64(key, 33));
+      p.blocks.seg_blk = BeU32(key, 41);
+      p.blocks.nblk = BeU32(key, 45);
       return p;
     case DeadKind::kHist:
     case DeadKind::kHead:
       if (key.size() < 26) return Bad("dead", "no tag", key);
-      p.tag = static_cast<HistTag>(U8(key, 25));
+      p.tag = static_cast<HistTag>(KeyU8(key, 25));
       p.suffix = key.substr(26);
       ARCHIL_RETURN_IF_ERROR(CheckHistSuffix(p.tag, p.suffix));
       return p;
@@ -453,7 +454,7 @@ std::string SegUsageKey(DiskNo disk, SegNo seg) {
 
 Result<std::pair<DiskNo, SegNo>> ParseSegUsageKey(std::string_view key) {
   if (key.size() != 16) return Bad("segusage", "wrong length", key);
-  return std::pair(DiskNo(U64(key, 0)), SegNo(U64(key, 8)));
+  return std::pair(DiskNo(BeU64(key, 0)), SegNo(BeU64(key, 8)));
 }
 
 std::string OutboxKey(DiskNo disk, Seq seq) {
@@ -464,7 +465,7 @@ std::string OutboxKey(DiskNo disk, Seq seq) {
 
 Result<std::pair<DiskNo, Seq>> ParseOutboxKey(std::string_view key) {
   if (key.size() != 16) return Bad("outbox", "wrong length", key);
-  return std::pair(DiskNo(U64(key, 0)), Seq(U64(key, 8)));
+  return std::pair(DiskNo(BeU64(key, 0)), Seq(BeU64(key, 8)));
 }
 
 // ---- session ----
@@ -491,11 +492,11 @@ std::string DelegationKey(DiskNo disk, SessionRecordType type, uint64_t deleg_ge
 Result<SessionKeyParts> ParseSessionKey(std::string_view key) {
   if (key.size() < 9) return Bad("session", "too short", key);
   SessionKeyParts p;
-  p.disk = DiskNo(U64(key, 0));
-  const uint8_t t = U8(key, 8);
+  p.disk = DiskNo(BeU64(key, 0));
+  const uint8_t t = KeyU8(key, 8);
   p.type = static_cast<SessionRecordType>(t);
   auto session = [&] {
-    for (size_t i = 0; i < 16; ++i) p.session[i] = U8(key, 9 + i);
+    for (size_t i = 0; i < 16; ++i) p.session[i] = KeyU8(key, 9 + i);
   };
   switch (p.type) {
     case SessionRecordType::kSession:
@@ -505,12 +506,12 @@ Result<SessionKeyParts> ParseSessionKey(std::string_view key) {
     case SessionRecordType::kSlot:
       if (key.size() != 29) return Bad("session", "wrong length", key);
       session();
-      p.slot = U32(key, 25);
+      p.slot = BeU32(key, 25);
       return p;
     case SessionRecordType::kDelegation:
     case SessionRecordType::kRevocation:
       if (key.size() != 17) return Bad("session", "wrong length", key);
-      p.deleg_gen = U64(key, 9);
+      p.deleg_gen = BeU64(key, 9);
       return p;
   }
   return Status::Corruption("session key: unknown rtype " + std::to_string(t));

@@ -38,12 +38,6 @@ Result<sockaddr_storage> Resolve(const HostPort& hp, socklen_t* len) {
   return ss;
 }
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string HostOf(const sockaddr_storage& ss) {
   char buf[INET6_ADDRSTRLEN] = {};
   if (ss.ss_family == AF_INET) {
@@ -222,6 +216,12 @@ Status SendAll(int fd, std::span<iovec> iov, int timeout_ms) {
     }
   }
   return Status::Ok();
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace archil::net

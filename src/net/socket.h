@@ -67,4 +67,7 @@ Result<Fd> Connect(const std::string& address, int timeout_ms);
 // Unavailable if the peer is gone or did not read within the time.
 Status SendAll(int fd, std::span<iovec> iov, int timeout_ms);
 
+// Milliseconds on the monotonic clock: the time base of every deadline in this library.
+int64_t NowMs();
+
 }  // namespace archil::net

@@ -9,17 +9,12 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
+
+#include "net/socket.h"
 
 namespace archil::net {
 namespace {
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // OpenSSL's queued errors, oldest first, as one line; clears the queue.
 std::string OpenSslErrors() {

@@ -20,6 +20,13 @@ namespace archil::proto {
 
 using Message = google::protobuf::MessageLite;
 
+// `m` as the concrete message M it is: the caller knows M from the frame's type code (ParseBody
+// made the message of that code), so the cast is never checked at run time.
+template <typename M>
+const M& As(const Message& m) {
+  return static_cast<const M&>(m);
+}
+
 // Type codes of §5.1 (kTypeRead and kTypeWrite are in frame.h).
 inline constexpr uint16_t kTypeHello = 0x0001, kTypeSessionCreate = 0x0002,
                           kTypeSessionBind = 0x0003, kTypePing = 0x0006, kTypeGoodbye = 0x0007,

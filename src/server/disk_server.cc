@@ -28,6 +28,7 @@ namespace archil::server {
 
 namespace {
 
+using proto::As;
 using proto::WireStatus;
 
 constexpr uint32_t kProtocolMin = 1, kProtocolMax = 1;
@@ -39,11 +40,6 @@ constexpr uint32_t kMaxLane = 8;
 constexpr unsigned char kTlsHandshakeRecord = 0x16;  // a TLS record's first byte: handshake
 constexpr uint32_t kDefaultSlots = 64, kMaxSlots = 1024;
 constexpr uint32_t kMinLeaseMs = 5000, kMaxLeaseMs = 120000;
-
-template <typename M>
-const M& As(const proto::Message& m) {
-  return static_cast<const M&>(m);
-}
 
 std::string Bytes(const void* p, size_t n) { return std::string(static_cast<const char*>(p), n); }
 

@@ -4,14 +4,7 @@
 
 namespace archil::server {
 
-namespace {
-
-template <typename M>
-const M& As(const proto::Message& m) {
-  return static_cast<const M&>(m);
-}
-
-}  // namespace
+using proto::As;
 
 std::vector<uint64_t> MutationKeys(uint16_t type, const proto::Message& m) {
   switch (type) {

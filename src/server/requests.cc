@@ -14,12 +14,8 @@ namespace archil::server {
 
 namespace {
 
+using proto::As;
 using proto::WireStatus;
-
-template <typename M>
-const M& As(const proto::Message& m) {
-  return static_cast<const M&>(m);
-}
 
 Response Ok(const proto::Message& reply) {
   return Response{WireStatus::kOk, reply.SerializeAsString(), {}, false};

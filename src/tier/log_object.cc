@@ -12,17 +12,17 @@
 namespace archil::tier {
 namespace {
 
-constexpr std::string_view kMagic("ARCHLOG\0", 8);
-constexpr std::string_view kEndMagic("ARCHLEND", 8);
-constexpr size_t kHeader = 48;
+constexpr std::string_view kLogMagic("ARCHLOG\0", 8);
+constexpr std::string_view kLogEndMagic("ARCHLEND", 8);
+constexpr size_t kLogHeader = 48;
 
-Status Bad(const std::string& what) { return Status::Corruption("log object: " + what); }
+Status BadLog(const std::string& what) { return Status::Corruption("log object: " + what); }
 
 }  // namespace
 
 std::string EncodeLogObject(const LogObject& o) {
   std::string v;
-  v.append(kMagic);
+  v.append(kLogMagic);
   PutFixed16LE(&v, 1);
   PutFixed16LE(&v, 0);
   PutFixed32LE(&v, o.owner_gen);
@@ -36,12 +36,12 @@ std::string EncodeLogObject(const LogObject& o) {
     PutFixed32LE(&v, Crc32c(r));
     v.append(r);
   }
-  FinishFrame(&v, kHeader, kEndMagic);
+  FinishFrame(&v, kLogHeader, kLogEndMagic);
   return v;
 }
 
 Result<LogObject> DecodeLogObject(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFrame(v, kMagic, kEndMagic, kHeader, "log object"));
+  ARCHIL_RETURN_IF_ERROR(CheckFrame(v, kLogMagic, kLogEndMagic, kLogHeader, "log object"));
   const size_t end = v.size() - kFrameTrailer;
   LogObject o;
   o.owner_gen = DecodeFixed32LE(v.data() + 12);
@@ -51,26 +51,26 @@ Result<LogObject> DecodeLogObject(std::string_view v) {
   const uint32_t n = DecodeFixed32LE(v.data() + 40);
   if (n == 0 || o.first_seq.value() == 0 || last < o.first_seq.value() ||
       last - o.first_seq.value() + 1 != n) {
-    return Bad("seqs " + std::to_string(o.first_seq.value()) + ".." + std::to_string(last) +
-               " do not hold " + std::to_string(n) + " records");
+    return BadLog("seqs " + std::to_string(o.first_seq.value()) + ".." + std::to_string(last) +
+                  " do not hold " + std::to_string(n) + " records");
   }
-  size_t off = kHeader;
+  size_t off = kLogHeader;
   for (uint32_t i = 0; i < n; ++i) {
-    if (end - off < 8) return Bad("record " + std::to_string(i) + " truncated");
+    if (end - off < 8) return BadLog("record " + std::to_string(i) + " truncated");
     const size_t len = DecodeFixed32LE(v.data() + off);
     const uint32_t crc = DecodeFixed32LE(v.data() + off + 4);
     off += 8;
-    if (end - off < len) return Bad("record " + std::to_string(i) + " runs past the end");
+    if (end - off < len) return BadLog("record " + std::to_string(i) + " runs past the end");
     std::string_view rec = v.substr(off, len);
-    if (Crc32c(rec) != crc) return Bad("record " + std::to_string(i) + " CRC mismatch");
+    if (Crc32c(rec) != crc) return BadLog("record " + std::to_string(i) + " CRC mismatch");
     ARCHIL_ASSIGN_OR_RETURN(engine::LogRecord r, engine::DecodeLogRecord(rec, o.disk));
     if (r.seq.value() != o.first_seq.value() + i) {
-      return Bad("record " + std::to_string(i) + " has seq " + std::to_string(r.seq.value()));
+      return BadLog("record " + std::to_string(i) + " has seq " + std::to_string(r.seq.value()));
     }
     o.records.emplace_back(rec);
     off += len;
   }
-  if (off != end) return Bad(std::to_string(end - off) + " bytes after the records");
+  if (off != end) return BadLog(std::to_string(end - off) + " bytes after the records");
   return o;
 }
 

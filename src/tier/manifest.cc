@@ -14,19 +14,20 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kMagic("ARCHOBJ\0", 8);
-constexpr std::string_view kEndMagic("AEND", 4);
-constexpr size_t kHeader = 24;
+constexpr std::string_view kManifestMagic("ARCHOBJ\0", 8);
+constexpr std::string_view kManifestEndMagic("AEND", 4);
+constexpr size_t kManifestHeader = 24;
 constexpr size_t kTrailer = 8;
 
-Status Bad(const std::string& what) { return Status::Corruption(what); }
+Status BadManifest(const std::string& what) { return Status::Corruption(what); }
 
 Result<json> ParseBody(std::string_view v, EnvelopeKind kind, const char* what) {
   ARCHIL_ASSIGN_OR_RETURN(std::string body, DecodeEnvelope(v, kind));
   Result<json> j = ParseJsonObject(body);
-  if (!j.ok()) return Bad(std::string(what) + ": " + j.status().message());
+  if (!j.ok()) return BadManifest(std::string(what) + ": " + j.status().message());
   Result<std::optional<uint64_t>> format = OptionalUint(*j, "format", 1);
-  if (!format.ok() || !*format || **format != 1) return Bad(std::string(what) + ": format not 1");
+  if (!format.ok() || !*format || **format != 1)
+    return BadManifest(std::string(what) + ": format not 1");
   return j;
 }
 
@@ -34,29 +35,29 @@ Result<json> ParseBody(std::string_view v, EnvelopeKind kind, const char* what) 
 Result<uint64_t> Uint(const json& o, const char* field, uint64_t max, const char* what) {
   Result<std::optional<uint64_t>> v = OptionalUint(o, field, max);
   if (!v.ok() || !*v) {
-    return Bad(std::string(what) + ": \"" + field + "\" missing or not a number up to " +
-               std::to_string(max));
+    return BadManifest(std::string(what) + ": \"" + field + "\" missing or not a number up to " +
+                       std::to_string(max));
   }
   return **v;
 }
 
 Result<engine::DiskNo> DiskOf(const json& o, const char* what) {
   Result<std::string> id = RequiredString(o, "disk_id");
-  if (!id.ok()) return Bad(std::string(what) + ": no disk_id");
+  if (!id.ok()) return BadManifest(std::string(what) + ": no disk_id");
   Result<engine::DiskNo> no = engine::DiskNoFromText(*id);
-  if (!no.ok()) return Bad(std::string(what) + ": bad disk_id");
+  if (!no.ok()) return BadManifest(std::string(what) + ": bad disk_id");
   return *no;
 }
 
 Status Known(const json& o, std::initializer_list<std::string_view> fields, const char* what) {
   Status s = CheckKnownFields(o, fields);
-  return s.ok() ? s : Bad(std::string(what) + ": " + s.message());
+  return s.ok() ? s : BadManifest(std::string(what) + ": " + s.message());
 }
 
 Result<const json*> Array(const json& o, const char* field, const char* what) {
   auto it = o.find(field);
   if (it == o.end() || !it->is_array()) {
-    return Bad(std::string(what) + ": \"" + field + "\" missing or not an array");
+    return BadManifest(std::string(what) + ": \"" + field + "\" missing or not an array");
   }
   return &*it;
 }
@@ -65,34 +66,36 @@ Result<const json*> Array(const json& o, const char* field, const char* what) {
 
 std::string EncodeEnvelope(EnvelopeKind kind, std::string_view body) {
   std::string v;
-  v.append(kMagic);
+  v.append(kManifestMagic);
   PutFixed16LE(&v, static_cast<uint16_t>(kind));
   PutFixed16LE(&v, 1);
   PutFixed32LE(&v, 0);
   PutFixed64LE(&v, body.size());
   v.append(body);
   PutFixed32LE(&v, Crc32c(v));
-  v.append(kEndMagic);
+  v.append(kManifestEndMagic);
   return v;
 }
 
 Result<std::string> DecodeEnvelope(std::string_view v, EnvelopeKind kind) {
-  if (v.size() < kHeader + kTrailer) return Bad("object envelope: too short");
-  if (v.substr(0, 8) != kMagic) return Bad("object envelope: bad magic");
-  if (v.substr(v.size() - 4) != kEndMagic) return Bad("object envelope: bad end magic (torn?)");
-  if (DecodeFixed64LE(v.data() + 16) != v.size() - kHeader - kTrailer) {
-    return Bad("object envelope: length mismatch");
+  if (v.size() < kManifestHeader + kTrailer) return BadManifest("object envelope: too short");
+  if (v.substr(0, 8) != kManifestMagic) return BadManifest("object envelope: bad magic");
+  if (v.substr(v.size() - 4) != kManifestEndMagic)
+    return BadManifest("object envelope: bad end magic (torn?)");
+  if (DecodeFixed64LE(v.data() + 16) != v.size() - kManifestHeader - kTrailer) {
+    return BadManifest("object envelope: length mismatch");
   }
   if (DecodeFixed32LE(v.data() + v.size() - kTrailer) != Crc32c(v.data(), v.size() - kTrailer)) {
-    return Bad("object envelope: CRC mismatch");
+    return BadManifest("object envelope: CRC mismatch");
   }
   if (DecodeFixed16LE(v.data() + 8) != static_cast<uint16_t>(kind)) {
-    return Bad("object envelope: kind " + std::to_string(DecodeFixed16LE(v.data() + 8)) +
-               ", want " + std::to_string(static_cast<uint16_t>(kind)));
+    return BadManifest("object envelope: kind " + std::to_string(DecodeFixed16LE(v.data() + 8)) +
+                       ", want " + std::to_string(static_cast<uint16_t>(kind)));
   }
-  if (DecodeFixed16LE(v.data() + 10) != 1) return Bad("object envelope: fmt unsupported");
-  if (DecodeFixed32LE(v.data() + 12) != 0) return Bad("object envelope: reserved bytes set");
-  return std::string(v.substr(kHeader, v.size() - kHeader - kTrailer));
+  if (DecodeFixed16LE(v.data() + 10) != 1) return BadManifest("object envelope: fmt unsupported");
+  if (DecodeFixed32LE(v.data() + 12) != 0)
+    return BadManifest("object envelope: reserved bytes set");
+  return std::string(v.substr(kManifestHeader, v.size() - kManifestHeader - kTrailer));
 }
 
 std::string EncodeSnapshotManifest(const SnapshotManifest& m) {
@@ -123,11 +126,11 @@ Result<SnapshotManifest> DecodeSnapshotManifest(std::string_view v) {
   m.seq = engine::Seq(seq);
   auto created = j.find("created_ns");
   if (created == j.end() || !created->is_number_integer())
-    return Bad("snapshot manifest: created_ns");
+    return BadManifest("snapshot manifest: created_ns");
   m.created_ns = created->get<int64_t>();
   ARCHIL_ASSIGN_OR_RETURN(const json* parts, Array(j, "parts", kWhat));
   for (const json& p : *parts) {
-    if (!p.is_object()) return Bad("snapshot manifest: a part that is not an object");
+    if (!p.is_object()) return BadManifest("snapshot manifest: a part that is not an object");
     SnapshotPartInfo info;
     ARCHIL_ASSIGN_OR_RETURN(info.size, Uint(p, "size", UINT64_MAX, kWhat));
     ARCHIL_ASSIGN_OR_RETURN(uint64_t crc, Uint(p, "crc32c", UINT32_MAX, kWhat));
@@ -136,13 +139,14 @@ Result<SnapshotManifest> DecodeSnapshotManifest(std::string_view v) {
     info.entries = static_cast<uint32_t>(n);
     m.parts.push_back(info);
   }
-  if (m.parts.empty()) return Bad("snapshot manifest: no parts");
+  if (m.parts.empty()) return BadManifest("snapshot manifest: no parts");
   ARCHIL_ASSIGN_OR_RETURN(const json* segments, Array(j, "segments", kWhat));
   for (const json& s : *segments) {
-    if (!s.is_number_unsigned()) return Bad("snapshot manifest: a segment that is not a number");
+    if (!s.is_number_unsigned())
+      return BadManifest("snapshot manifest: a segment that is not a number");
     const uint64_t seg = s.get<uint64_t>();
     if (!m.segments.empty() && seg <= m.segments.back()) {
-      return Bad("snapshot manifest: segments out of order");
+      return BadManifest("snapshot manifest: segments out of order");
     }
     m.segments.push_back(seg);
   }
@@ -178,9 +182,10 @@ Status DecodeOwners(const json& j, DiskManifest* m) {
   constexpr const char* kWhat = "disk manifest";
   if (!j.contains("owners")) return Status::Ok();
   ARCHIL_ASSIGN_OR_RETURN(const json* owners, Array(j, "owners", kWhat));
-  if (owners->empty() || owners->size() > 65535) return Bad("disk manifest: bad owners list");
+  if (owners->empty() || owners->size() > 65535)
+    return BadManifest("disk manifest: bad owners list");
   for (const json& o : *owners) {
-    if (!o.is_object()) return Bad("disk manifest: an owner that is not an object");
+    if (!o.is_object()) return BadManifest("disk manifest: an owner that is not an object");
     ARCHIL_RETURN_IF_ERROR(Known(o, {"gen", "first_seq", "last_seq"}, kWhat));
     OwnerRange r;
     ARCHIL_ASSIGN_OR_RETURN(uint64_t gen, Uint(o, "gen", UINT32_MAX, kWhat));
@@ -191,18 +196,19 @@ Status DecodeOwners(const json& j, DiskManifest* m) {
     r.last_seq = engine::Seq(last);
     const bool open = last == 0;
     if (gen == 0 || first == 0 || (!open && last + 1 < first)) {
-      return Bad("disk manifest: an owner range that is not one");
+      return BadManifest("disk manifest: an owner range that is not one");
     }
     if (!m->owners.empty()) {
       const OwnerRange& prev = m->owners.back();
       if (prev.last_seq.value() == 0 || r.gen <= prev.gen ||
           r.first_seq.value() != prev.last_seq.value() + 1) {
-        return Bad("disk manifest: owner ranges out of order");
+        return BadManifest("disk manifest: owner ranges out of order");
       }
     }
     m->owners.push_back(r);
   }
-  if (m->owners.back().last_seq.value() != 0) return Bad("disk manifest: no open owner range");
+  if (m->owners.back().last_seq.value() != 0)
+    return BadManifest("disk manifest: no open owner range");
   return Status::Ok();
 }
 
@@ -245,24 +251,25 @@ Result<DiskManifest> DecodeDiskManifest(std::string_view v) {
   ARCHIL_RETURN_IF_ERROR(DecodeOwners(j, &m));
   if (j.contains("state")) {
     Result<std::string> state = RequiredString(j, "state");
-    if (!state.ok() || *state != "deleting") return Bad("disk manifest: unknown state");
+    if (!state.ok() || *state != "deleting") return BadManifest("disk manifest: unknown state");
     m.deleting = true;
   }
   ARCHIL_ASSIGN_OR_RETURN(m.disk, DiskOf(j, kWhat));
   ARCHIL_ASSIGN_OR_RETURN(const json* snapshots, Array(j, "snapshots", kWhat));
   for (const json& s : *snapshots) {
-    if (!s.is_object()) return Bad("disk manifest: a snapshot that is not an object");
+    if (!s.is_object()) return BadManifest("disk manifest: a snapshot that is not an object");
     PublishedSnapshot p;
     ARCHIL_ASSIGN_OR_RETURN(uint64_t gen, Uint(s, "owner_gen", UINT32_MAX, kWhat));
     ARCHIL_ASSIGN_OR_RETURN(uint64_t seq, Uint(s, "seq", UINT64_MAX, kWhat));
     p.owner_gen = static_cast<uint32_t>(gen);
     p.seq = engine::Seq(seq);
     if (!m.snapshots.empty() && p.seq.value() >= m.snapshots.back().seq.value()) {
-      return Bad("disk manifest: snapshots not newest first");
+      return BadManifest("disk manifest: snapshots not newest first");
     }
     m.snapshots.push_back(p);
   }
-  if (m.snapshots.size() > kRetainedSnapshots) return Bad("disk manifest: too many snapshots");
+  if (m.snapshots.size() > kRetainedSnapshots)
+    return BadManifest("disk manifest: too many snapshots");
   return m;
 }
 

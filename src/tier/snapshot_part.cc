@@ -11,17 +11,17 @@
 namespace archil::tier {
 namespace {
 
-constexpr std::string_view kMagic("ARCHSNP\0", 8);
-constexpr std::string_view kEndMagic("ARCHSEND", 8);
-constexpr size_t kHeader = 40;
+constexpr std::string_view kPartMagic("ARCHSNP\0", 8);
+constexpr std::string_view kPartEndMagic("ARCHSEND", 8);
+constexpr size_t kPartHeader = 40;
 constexpr size_t kEntryHeader = 7;
 
-Status Bad(const std::string& what) { return Status::Corruption("snapshot part: " + what); }
+Status BadPart(const std::string& what) { return Status::Corruption("snapshot part: " + what); }
 
 }  // namespace
 
 SnapshotPartWriter::SnapshotPartWriter(engine::DiskNo disk, engine::Seq seq, uint32_t index) {
-  buf_.append(kMagic);
+  buf_.append(kPartMagic);
   PutFixed16LE(&buf_, 1);
   PutFixed16LE(&buf_, 0);
   PutFixed32LE(&buf_, index);
@@ -44,7 +44,7 @@ std::string SnapshotPartWriter::Finish() {
   std::string n;
   PutFixed32LE(&n, n_);
   buf_.replace(32, 4, n);
-  FinishFrame(&buf_, kHeader, kEndMagic);
+  FinishFrame(&buf_, kPartHeader, kPartEndMagic);
   return std::move(buf_);
 }
 
@@ -55,7 +55,7 @@ std::string EncodeSnapshotPart(const SnapshotPart& p) {
 }
 
 Result<SnapshotPart> DecodeSnapshotPart(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFrame(v, kMagic, kEndMagic, kHeader, "snapshot part"));
+  ARCHIL_RETURN_IF_ERROR(CheckFrame(v, kPartMagic, kPartEndMagic, kPartHeader, "snapshot part"));
   const size_t end = v.size() - kFrameTrailer;
   SnapshotPart p;
   p.index = DecodeFixed32LE(v.data() + 12);
@@ -63,32 +63,33 @@ Result<SnapshotPart> DecodeSnapshotPart(std::string_view v) {
   p.seq = engine::Seq(DecodeFixed64LE(v.data() + 24));
   const uint32_t n = DecodeFixed32LE(v.data() + 32);
   const std::string prefix = engine::DiskPrefix(p.disk);
-  size_t off = kHeader;
+  size_t off = kPartHeader;
   for (uint32_t i = 0; i < n; ++i) {
     const std::string at = "entry " + std::to_string(i);
-    if (end - off < kEntryHeader) return Bad(at + " truncated");
+    if (end - off < kEntryHeader) return BadPart(at + " truncated");
     const uint8_t tag = static_cast<uint8_t>(v[off]);
     const size_t klen = DecodeFixed16LE(v.data() + off + 1);
     const size_t vlen = DecodeFixed32LE(v.data() + off + 3);
     off += kEntryHeader;
-    if (end - off < klen || end - off - klen < vlen) return Bad(at + " runs past the end");
-    if (tag >= engine::kNumCfs) return Bad(at + ": unknown column family " + std::to_string(tag));
+    if (end - off < klen || end - off - klen < vlen) return BadPart(at + " runs past the end");
+    if (tag >= engine::kNumCfs)
+      return BadPart(at + ": unknown column family " + std::to_string(tag));
     SnapshotEntry e;
     e.cf = static_cast<engine::Cf>(tag);
     e.key.assign(v.substr(off, klen));
     e.value.assign(v.substr(off + klen, vlen));
     off += klen + vlen;
-    if (!engine::LoggedKey(e.cf, e.key)) return Bad(at + ": a key that is not logged");
-    if (!e.key.starts_with(prefix)) return Bad(at + ": a key of another disk");
+    if (!engine::LoggedKey(e.cf, e.key)) return BadPart(at + ": a key that is not logged");
+    if (!e.key.starts_with(prefix)) return BadPart(at + ": a key of another disk");
     if (!p.entries.empty()) {
       const SnapshotEntry& prev = p.entries.back();
       if (prev.cf > e.cf || (prev.cf == e.cf && prev.key >= e.key)) {
-        return Bad(at + " out of order");
+        return BadPart(at + " out of order");
       }
     }
     p.entries.push_back(std::move(e));
   }
-  if (off != end) return Bad(std::to_string(end - off) + " bytes after the entries");
+  if (off != end) return BadPart(std::to_string(end - off) + " bytes after the entries");
   return p;
 }
 
