@@ -5,10 +5,11 @@
 #   scripts/setup.sh [--preset P] [--no-build]     everything: tests, sanitizers, fuzzers, benches
 #   scripts/setup.sh --binaries                    only what the three binaries need to build and
 #                                                  run; builds archil, archil-server, archil-mount
-#                                                  (release) and installs them (cmake --install)
+#                                                  (the dist preset, in build/dist) and installs
+#                                                  them (cmake --install)
 #
-# P: release (default), debug, asan, tsan, clang-tsa or fuzz. ARCHIL_PREFIX (default /usr/local):
-# where --binaries installs (bin/archil, bin/archil-server, bin/archil-mount, and
+# P: release (default), dist, debug, asan, tsan, clang-tsa or fuzz. ARCHIL_PREFIX (default
+# /usr/local): where --binaries installs (bin/archil, bin/archil-server, bin/archil-mount, and
 # /sbin/mount.archil linked to archil-mount).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +25,7 @@ while [ $# -gt 0 ]; do
     --preset) preset="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
     --binaries) binaries=1; shift ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -80,14 +81,16 @@ if [ "$binaries" -eq 0 ] && { [ ! -d node_modules ] || [ package-lock.json -nt n
 fi
 
 if [ "$binaries" -eq 1 ]; then
-  # The release build of the three binaries only (a few minutes on 2 cores; every test, fuzzer
-  # and benchmark is another ten), installed where the shell and mount(8) find them.
+  # The three binaries only, in the dist preset: the release build's -O2 code without debug
+  # information, each library compiled as a few unity sources (about 3 minutes cold on 2 cores
+  # instead of 9; docs/adr/0021-the-dist-build.md). Installed where the shell and mount(8) find
+  # them.
   build_start=$SECONDS
-  cmake --preset release >/dev/null
-  cmake --build --preset release --target archil archil-server archil-mount
+  cmake --preset dist >/dev/null
+  cmake --build --preset dist
   echo "setup: the three binaries built in $((SECONDS - build_start)) s"
   prefix=${ARCHIL_PREFIX:-/usr/local}
-  $SUDO cmake --install build/release --prefix "$prefix" >/dev/null
+  $SUDO cmake --install build/dist --prefix "$prefix" >/dev/null
   # mount -t archil and fstab lines run /sbin/mount.archil.
   $SUDO ln -sf "$prefix/bin/archil-mount" /sbin/mount.archil
   # The server's unit went to $prefix/lib/systemd/system (docs/operations.md).
