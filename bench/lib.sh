@@ -21,7 +21,9 @@
 #                        or the Markdown page that holds it (its ```bash latency.sh block); only the
 #                        API= and REGION= lines are replaced (by API and REGION; without them, the
 #                        script as published); fails if SRC has no script or not exactly one of each
-#   log MESSAGE...       "$BENCH: MESSAGE" on stderr
+#   log MESSAGE...       "$BENCH: MESSAGE" on stderr; on a terminal "$BENCH [M:SS]: MESSAGE", the
+#                        time since the bench started, so a long run shows how far it is (the
+#                        rows on stdout and a log redirected to a file stay as they are)
 #   stop PID             SIGTERM, then SIGKILL after 10 s; never waits more than 15 s in all
 #   reap PID S           waits up to S s for PID to end (then collects it if it is our child);
 #                        1 if it still runs
@@ -38,7 +40,15 @@
 BENCH_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SPIKES=${SPIKES_BUILD:-$BENCH_REPO/build/spikes}
 
-log() { echo "${BENCH:-bench}: $*" >&2; }
+BENCH_T0=$SECONDS
+log() {
+  if [[ -t 2 ]]; then
+    local t=$((SECONDS - BENCH_T0))
+    printf '%s [%d:%02d]: %s\n' "${BENCH:-bench}" $((t / 60)) $((t % 60)) "$*" >&2
+  else
+    echo "${BENCH:-bench}: $*" >&2
+  fi
+}
 
 latency_fio() {
   # shellcheck disable=SC2034  # used by the scripts that source this

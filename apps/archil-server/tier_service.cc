@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "base/log.h"
+#include "base/progress.h"
 #include "base/random.h"
 #include "base/strings.h"
 #include "io/atomic_file.h"
@@ -143,8 +144,14 @@ Result<bool> TierService::RecoverIfEmpty(const std::string& catalog_path,
                           tier::RestoreCatalog(store_.get(), catalog_path));
   ARCHIL_LOG(kInfo) << "tier: catalog restored from " << copy.object << " (" << copy.size
                     << " bytes); now the disks";
-  ARCHIL_ASSIGN_OR_RETURN(tier::RecoveryReport r,
-                          tier::RecoverFromStore(WithTier(eo), store_.get(), lease_->gen()));
+  // On a terminal, a line that says how far it is (recovering 10 GiB takes minutes); in a log
+  // file, only the lines above and below.
+  std::unique_ptr<TerminalProgress> progress =
+      TerminalProgress::IfTerminal(STDERR_FILENO, "recovery", options_.clock);
+  Result<tier::RecoveryReport> recovered =
+      tier::RecoverFromStore(WithTier(eo), store_.get(), lease_->gen(), progress.get());
+  if (progress) progress->Finish();
+  ARCHIL_ASSIGN_OR_RETURN(tier::RecoveryReport r, std::move(recovered));
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ARCHIL_LOG(kInfo) << "tier: recovered " << r.disks << " disks (" << r.snapshots << " snapshots, "

@@ -76,14 +76,21 @@ Result<uint64_t> Download(store::ObjectStore* store, const std::string& key,
 // store's first byte per piece, not its bandwidth); returns their total size, or the first error
 // in `wanted`'s order (no download starts after an error).
 Result<uint64_t> DownloadAll(store::ObjectStore* store,
-                             const std::vector<std::pair<std::string, std::string>>& wanted) {
+                             const std::vector<std::pair<std::string, std::string>>& wanted,
+                             Progress* progress) {
   std::vector<Result<uint64_t>> got(wanted.size(), Status::Unavailable("not downloaded"));
-  std::atomic<size_t> next{0};
+  std::atomic<size_t> next{0}, done{0};
+  std::atomic<uint64_t> bytes_done{0};
   std::atomic<bool> failed{false};
   auto work = [&] {
     for (size_t i = next++; i < wanted.size() && !failed; i = next++) {
       got[i] = Download(store, wanted[i].first, wanted[i].second);
-      if (!got[i].ok()) failed = true;
+      if (!got[i].ok()) {
+        failed = true;
+      } else if (progress != nullptr) {
+        const uint64_t b = bytes_done += *got[i];
+        progress->Update("segments downloaded", ++done, wanted.size(), b);
+      }
     }
   };
   std::vector<std::thread> helpers;
@@ -201,7 +208,8 @@ Status EndMarker(const std::string& dir) {
 }  // namespace
 
 Result<RecoveryReport> RecoverFromStore(const engine::EngineOptions& options,
-                                        store::ObjectStore* store, uint32_t owner_gen) {
+                                        store::ObjectStore* store, uint32_t owner_gen,
+                                        Progress* progress) {
   if (owner_gen == 0) return Status::InvalidArgument("recovery: owner generation 0");
   ARCHIL_RETURN_IF_ERROR(StartMarker(options.dir));
   // Every disk with a manifest or log objects; each one's log objects in key order.
@@ -222,6 +230,9 @@ Result<RecoveryReport> RecoverFromStore(const engine::EngineOptions& options,
     if (disk.ok()) disks[disk->value()];
   }
   RecoveryReport report;
+  size_t log_objects = 0, logs_read = 0, logs_replayed = 0;
+  uint64_t log_bytes = 0;
+  for (const auto& [no, d] : disks) log_objects += d.logs.size();
   // First read: each disk's manifest (a deleted disk is skipped), its base, its last seq, and
   // what its records after the base depend on. Only the log objects the manifest's owner ranges
   // give to their generation count, each up to its range's end: what a fenced owner stored
@@ -241,6 +252,8 @@ Result<RecoveryReport> RecoverFromStore(const engine::EngineOptions& options,
     std::vector<std::string> usable;
     for (const std::string& key : d.logs) {
       ARCHIL_ASSIGN_OR_RETURN(std::string bytes, store->Get(key));
+      log_bytes += bytes.size();
+      if (progress) progress->Update("log objects read", ++logs_read, log_objects, log_bytes);
       Result<LogObject> o = DecodeLogObject(bytes);
       if (!o.ok()) return o.status().WithContext(key);
       if (o->disk != disk) return Status::Corruption(key + " holds another disk's log");
@@ -288,11 +301,14 @@ Result<RecoveryReport> RecoverFromStore(const engine::EngineOptions& options,
     // What the recovered engine writes from now on is a new owner's: no name of its segments or
     // of its objects is one the old owner could have used.
     ARCHIL_RETURN_IF_ERROR(e->SetOwnerGen(owner_gen));
+    size_t usable_logs = 0;
+    for (const auto& [no, d] : disks) usable_logs += d.logs.size();
     for (const auto& [no, d] : disks) {
       const engine::DiskNo disk(no);
       if (d.base) ARCHIL_RETURN_IF_ERROR(ApplySnapshot(e.get(), store, *d.base, &report));
       for (const std::string& key : d.logs) {
         ARCHIL_ASSIGN_OR_RETURN(std::string bytes, store->Get(key));
+        if (progress) progress->Update("log objects replayed", ++logs_replayed, usable_logs, 0);
         Result<LogObject> o = DecodeLogObject(bytes);
         if (!o.ok()) return o.status().WithContext(key);
         if (o->disk != disk) return Status::Corruption(key + " holds another disk's log");
@@ -325,7 +341,7 @@ Result<RecoveryReport> RecoverFromStore(const engine::EngineOptions& options,
         wanted.emplace_back(SegmentUploader::ObjectKey(lineage->root, disk, seg), path);
       }
     }
-    ARCHIL_ASSIGN_OR_RETURN(report.segment_bytes, DownloadAll(store, wanted));
+    ARCHIL_ASSIGN_OR_RETURN(report.segment_bytes, DownloadAll(store, wanted, progress));
     report.segments = wanted.size();
   }
   ARCHIL_RETURN_IF_ERROR(EndMarker(options.dir));

@@ -31,6 +31,7 @@
 
 #include <cstdint>
 
+#include "base/progress.h"
 #include "base/status.h"
 #include "engine/engine.h"
 #include "store/object_store.h"
@@ -56,7 +57,10 @@ struct RecoveryReport {
 // disk's log to it (ClaimDisks). REQUIRES: `options.dir` holds no engine (FailedPrecondition if
 // its database exists), or one that an interrupted recovery left. The engine is closed again on
 // return; open it as usual.
+// `progress`, if given, hears of each log object read and replayed and each segment downloaded
+// (from several threads).
 Result<RecoveryReport> RecoverFromStore(const engine::EngineOptions& options,
-                                        store::ObjectStore* store, uint32_t owner_gen = 1);
+                                        store::ObjectStore* store, uint32_t owner_gen = 1,
+                                        Progress* progress = nullptr);
 
 }  // namespace archil::tier

@@ -28,6 +28,31 @@
 namespace archil::tier {
 namespace {
 
+// Each task a recovery reported, with the highest count and bytes it reached.
+class RecordingProgress final : public Progress {
+ public:
+  struct Task {
+    std::string name;
+    uint64_t done = 0, total = 0, bytes = 0;
+  };
+  void Update(std::string_view task, uint64_t done, uint64_t total, uint64_t bytes) override {
+    MutexLock lock(&mu_);
+    if (tasks_.empty() || tasks_.back().name != task) tasks_.push_back({std::string(task)});
+    Task& t = tasks_.back();
+    t.done = std::max(t.done, done);
+    t.total = total;
+    t.bytes = std::max(t.bytes, bytes);
+  }
+  std::vector<Task> tasks() {
+    MutexLock lock(&mu_);
+    return tasks_;
+  }
+
+ private:
+  Mutex mu_;
+  std::vector<Task> tasks_ ARCHIL_GUARDED_BY(mu_);
+};
+
 using engine::DiskNo;
 using engine::Seq;
 
@@ -104,11 +129,27 @@ TEST_F(RecoveryTest, AFreshDirectoryRecoversEveryDiskCheckpointAndBranchFromTheS
   EXPECT_GT(shipper.stats().shipped_objects, 10u);
   for (DiskNo d : w.disks()) EXPECT_TRUE(a->OutboxRecords(d, Seq(0), 1)->empty());
 
-  Result<RecoveryReport> report = RecoverFromStore(Options("c"), bucket->get());
+  RecordingProgress progress;
+  Result<RecoveryReport> report = RecoverFromStore(Options("c"), bucket->get(), 1, &progress);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->disks, w.disks().size());
   EXPECT_EQ(report->log_objects, shipper.stats().shipped_objects);
   EXPECT_EQ(report->records, shipper.stats().shipped_records);
+  // Each phase was reported to its end, in order.
+  const auto& tasks = progress.tasks();
+  ASSERT_EQ(tasks.size(), 3u);
+  EXPECT_EQ(tasks[0].name, "log objects read");
+  EXPECT_EQ(tasks[0].done, shipper.stats().shipped_objects);
+  EXPECT_EQ(tasks[0].total, shipper.stats().shipped_objects);
+  EXPECT_GT(tasks[0].bytes, 0u);
+  EXPECT_EQ(tasks[1].name, "log objects replayed");
+  EXPECT_EQ(tasks[1].done, tasks[1].total);
+  EXPECT_EQ(tasks[1].total, shipper.stats().shipped_objects);
+  EXPECT_EQ(tasks[2].name, "segments downloaded");
+  EXPECT_EQ(tasks[2].done, report->segments);
+  EXPECT_EQ(tasks[2].total, report->segments);
+  EXPECT_EQ(tasks[2].bytes, report->segment_bytes);
+  EXPECT_GT(report->segments, 0u);
   std::unique_ptr<engine::Engine> c = Open("c");
   ASSERT_NE(c, nullptr);
   Status same = engine::CompareEngines(a.get(), c.get(), w);
