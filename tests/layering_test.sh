@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The libraries in src/ depend on each other one way only (src/CMakeLists.txt draws the graph).
 # A shared include root cannot stop a file from including a header of a library it must not know,
-# so this test reads every #include in src/ and fails on any that crosses the graph the wrong way,
-# and on the client side including a server-side third-party header.
+# so this test reads every #include in src/ and apps/ and fails on any that crosses the graph the
+# wrong way, and on the client side (its libraries and binaries) including a server-side
+# third-party header.
 #
-#   tests/layering_test.sh [SRC_DIR]
+#   tests/layering_test.sh [SRC_DIR [APPS_DIR]]
 set -uo pipefail
 src="${1:-$(dirname "$0")/../src}"
+apps="${2:-$src/../apps}"
 
 declare -A allowed=(
   [base]="base"
@@ -15,6 +17,7 @@ declare -A allowed=(
   [api]="api base"
   [catalog]="catalog api base"
   [control]="control catalog api metrics io base"
+  [dataplane]="dataplane server control catalog engine base"
   [http]="http base"
   [cli]="cli http api base"
   [engine]="engine posix io base"
@@ -34,7 +37,36 @@ declare -A allowed=(
 client_libs=" base posix api http cli proto net metrics client fs fuse mount "
 client_forbidden='^(httplib\.h|sqlite3\.h|rocksdb/|spdlog/)'
 
+# The binaries: what each may include (each links only these libraries).
+declare -A app_allowed=(
+  [archil]="cli"
+  [archil-mount]="mount"
+  [archil-server]="dataplane tier store control catalog api server metrics engine io base"
+)
+client_apps=" archil archil-mount "
+
 failures=0
+# check ROOT NAME ALLOWED CLIENT: every #include under ROOT/NAME.
+check() {
+  local root=$1 name=$2 allowed_here=$3 client=$4 line file header top
+  while IFS= read -r line; do
+    file=${line%%:*}
+    header=$(sed -E 's/^[^:]*:[0-9]+:\s*#\s*include\s*[<"]([^>"]+)[>"].*/\1/' <<<"$line")
+    top=${header%%/*}
+    if [ "$top" != "$header" ] && [ -d "$src/$top" ]; then
+      if [[ " $allowed_here " != *" $top "* ]]; then
+        echo "FAIL: ${file#"$root"/} includes $header, but $name may depend only on: $allowed_here"
+        failures=$((failures + 1))
+      fi
+    fi
+    if [ "$client" = 1 ] && grep -qE "$client_forbidden" <<<"$header"; then
+      echo "FAIL: ${file#"$root"/} includes $header, a server-side library"
+      failures=$((failures + 1))
+    fi
+  done < <(grep -nE '^\s*#\s*include\s*[<"]' -r "$root/$name" --include='*.h' --include='*.cc' \
+             | sed -E 's/^([^:]*):([0-9]+):/\1:\2:/')
+}
+
 for dir in "$src"/*/; do
   lib=$(basename "$dir")
   if [ -z "${allowed[$lib]+x}" ]; then
@@ -42,26 +74,24 @@ for dir in "$src"/*/; do
     failures=$((failures + 1))
     continue
   fi
-  while IFS= read -r line; do
-    file=${line%%:*}
-    header=$(sed -E 's/^[^:]*:[0-9]+:\s*#\s*include\s*[<"]([^>"]+)[>"].*/\1/' <<<"$line")
-    top=${header%%/*}
-    if [ "$top" != "$header" ] && [ -d "$src/$top" ]; then
-      if [[ " ${allowed[$lib]} " != *" $top "* ]]; then
-        echo "FAIL: ${file#"$src"/} includes $header, but $lib may depend only on: ${allowed[$lib]}"
-        failures=$((failures + 1))
-      fi
-    fi
-    if [[ "$client_libs" == *" $lib "* ]] && grep -qE "$client_forbidden" <<<"$header"; then
-      echo "FAIL: ${file#"$src"/} includes $header, a server-side library"
-      failures=$((failures + 1))
-    fi
-  done < <(grep -nE '^\s*#\s*include\s*[<"]' -r "$dir" --include='*.h' --include='*.cc' \
-             | sed -E 's/^([^:]*):([0-9]+):/\1:\2:/')
+  client=0
+  [[ "$client_libs" == *" $lib "* ]] && client=1
+  check "$src" "$lib" "${allowed[$lib]}" "$client"
+done
+for dir in "$apps"/*/; do
+  app=$(basename "$dir")
+  if [ -z "${app_allowed[$app]+x}" ]; then
+    echo "FAIL: apps/$app has no entry in tests/layering_test.sh: add the libraries it may include"
+    failures=$((failures + 1))
+    continue
+  fi
+  client=0
+  [[ "$client_apps" == *" $app "* ]] && client=1
+  check "$apps" "$app" "${app_allowed[$app]}" "$client"
 done
 
 if [ "$failures" -gt 0 ]; then
   echo "$failures layering violation(s)"
   exit 1
 fi
-echo "layering: every include in $src follows the dependency graph"
+echo "layering: every include in $src and $apps follows the dependency graph"

@@ -13,7 +13,8 @@
 // - checkpoints and branches live in the engine alone (docs/adr/0014-branches-in-the-engine.md):
 //   EngineDisks serves them to the control plane.
 //
-// Thread-safety: safe for concurrent use.
+// EngineDisks: the catalog's events and the control plane's checkpoint and branch calls, carried
+// out on the engine and the disk server. Thread-safety: safe for concurrent use.
 #pragma once
 
 #include <atomic>
@@ -23,25 +24,9 @@
 #include "catalog/events.h"
 #include "control/lineage_store.h"
 #include "engine/engine.h"
-#include "server/authority.h"
 #include "server/disk_server.h"
 
 namespace archil {
-
-// Disk tokens as the catalog has them (protocol.md §11): the secret is compared in constant
-// time, an unknown id against a dummy hash; a disk the token does not open is NotFound.
-class CatalogAuthority final : public server::Authority {
- public:
-  CatalogAuthority(Catalog* catalog, engine::Engine* engine) : catalog_(catalog), engine_(engine) {}
-  Result<server::Grant> Authorize(std::string_view token, std::string_view disk) override;
-
- private:
-  Result<server::Grant> AuthorizeRoot(const DiskUser& user, std::string_view disk);
-  std::string BranchName(engine::DiskNo disk);
-
-  Catalog* const catalog_;
-  engine::Engine* const engine_;
-};
 
 class EngineDisks final : public DiskDataStore, public CatalogListener, public LineageStore {
  public:
@@ -69,10 +54,7 @@ class EngineDisks final : public DiskDataStore, public CatalogListener, public L
 // Creates (unsynced) the engine tree of a live catalog disk if the engine has none.
 Status EnsureEngineDisk(engine::Engine* engine, const Disk& disk);
 
-// At start, before the API and the disk server listen: every live catalog disk gets its engine
-// tree if a crash lost it; every engine lineage whose root has no live or kept catalog row is
-// deleted (a create whose catalog commit never happened, or a delete the purger had not
-// finished); a kept row whose lineage is gone is purged. One log line per repair.
-Status Reconcile(Catalog* catalog, engine::Engine* engine);
+// Creates (unsynced) the engine tree of a live catalog disk if the engine has none.
+Status EnsureEngineDisk(engine::Engine* engine, const Disk& disk);
 
 }  // namespace archil
