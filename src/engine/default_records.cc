@@ -5,7 +5,7 @@
 namespace archil::engine {
 
 namespace {
-constexpr std::string_view kCf = "default";
+constexpr std::string_view kDefaultCf = "default";
 }
 
 std::string EncodeSchema(const SchemaRecord& r) {
@@ -18,7 +18,7 @@ std::string EncodeSchema(const SchemaRecord& r) {
 }
 
 Result<SchemaRecord> DecodeSchema(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kCf, "SCHEMA", v, 20));
+  ARCHIL_RETURN_IF_ERROR(CheckFixed(kDefaultCf, "SCHEMA", v, 20));
   return SchemaRecord{U32(v, 4), U32(v, 8), I64(v, 12)};
 }
 
@@ -31,7 +31,7 @@ std::string EncodeServer(const ServerRecord& r) {
 }
 
 Result<ServerRecord> DecodeServer(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kCf, "SERVER", v, 28));
+  ARCHIL_RETURN_IF_ERROR(CheckFixed(kDefaultCf, "SERVER", v, 28));
   return ServerRecord{GetBytes16(v.data() + 4), I64(v, 20)};
 }
 
@@ -43,7 +43,7 @@ std::string EncodeOwner(const OwnerRecord& r) {
 }
 
 Result<OwnerRecord> DecodeOwner(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kCf, "OWNER", v, 8));
+  ARCHIL_RETURN_IF_ERROR(CheckFixed(kDefaultCf, "OWNER", v, 8));
   OwnerRecord r{U32(v, 4)};
   if (r.owner_gen == 0) return Status::Corruption("default: OWNER with generation 0");
   return r;
@@ -57,7 +57,7 @@ std::string EncodeBoot(const BootRecord& r) {
 }
 
 Result<BootRecord> DecodeBoot(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kCf, "BOOT", v, 16));
+  ARCHIL_RETURN_IF_ERROR(CheckFixed(kDefaultCf, "BOOT", v, 16));
   return BootRecord{U64(v, 8)};
 }
 

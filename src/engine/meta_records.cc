@@ -6,7 +6,7 @@
 namespace archil::engine {
 namespace {
 
-constexpr std::string_view kCf = "meta";
+constexpr std::string_view kMetaCf = "meta";
 
 }  // namespace
 
@@ -35,7 +35,7 @@ std::string EncodeDisk(const DiskRecord& r) {
 }
 
 Result<DiskRecord> DecodeDisk(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kCf, "DISK", v, kDiskRecordSize));
+  ARCHIL_RETURN_IF_ERROR(CheckFixed(kMetaCf, "DISK", v, kDiskRecordSize));
   DiskRecord r;
   const uint8_t state = U8(v, 1);
   if (state < 1 || state > 3) return BadEnum("DISK", "state", state);
@@ -72,7 +72,7 @@ std::string EncodeCounters(const CountersRecord& r) {
 }
 
 Result<CountersRecord> DecodeCounters(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kCf, "COUNTERS", v, kCountersRecordSize));
+  ARCHIL_RETURN_IF_ERROR(CheckFixed(kMetaCf, "COUNTERS", v, kCountersRecordSize));
   CountersRecord r;
   r.last_seq = Seq(U64(v, 8));
   r.next_ino = U64(v, 16);
@@ -95,7 +95,7 @@ std::string EncodeEpoch(const EpochRecord& r) {
 }
 
 Result<EpochRecord> DecodeEpoch(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFmt(kCf, "EPOCH", v));
+  ARCHIL_RETURN_IF_ERROR(CheckFmt(kMetaCf, "EPOCH", v));
   if (v.size() < 18) return BadLength("EPOCH", v.size(), "18 + name");
   EpochRecord r;
   const uint8_t state = U8(v, 1);
@@ -123,7 +123,7 @@ std::string EncodeCkpt(const CkptRecord& r) {
 }
 
 Result<CkptRecord> DecodeCkpt(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kCf, "CKPT", v, kCkptRecordSize));
+  ARCHIL_RETURN_IF_ERROR(CheckFixed(kMetaCf, "CKPT", v, kCkptRecordSize));
   CkptRecord r;
   const uint8_t state = U8(v, 1);
   if (state < 1 || state > 2) return BadEnum("CKPT", "state", state);
@@ -151,7 +151,7 @@ std::string EncodeBranch(const BranchRecord& r) {
 }
 
 Result<BranchRecord> DecodeBranch(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFmt(kCf, "BRANCH", v));
+  ARCHIL_RETURN_IF_ERROR(CheckFmt(kMetaCf, "BRANCH", v));
   if (v.size() < 44) return BadLength("BRANCH", v.size(), "44 + name + key");
   BranchRecord r;
   r.child = DiskNo(U64(v, 8));
@@ -180,7 +180,7 @@ std::string EncodeOrigin(const OriginRecord& r) {
 }
 
 Result<OriginRecord> DecodeOrigin(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kCf, "ORIGIN", v, kOriginRecordSize));
+  ARCHIL_RETURN_IF_ERROR(CheckFixed(kMetaCf, "ORIGIN", v, kOriginRecordSize));
   return OriginRecord{DiskNo(U64(v, 8)), Epoch(U64(v, 16))};
 }
 
@@ -199,7 +199,7 @@ std::string EncodeOrphan(const OrphanRecord& r) {
 }
 
 Result<OrphanRecord> DecodeOrphan(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFmt(kCf, "ORPHAN", v));
+  ARCHIL_RETURN_IF_ERROR(CheckFmt(kMetaCf, "ORPHAN", v));
   if (v.size() < 24) return BadLength("ORPHAN", v.size(), "24 + 16 * n_holders");
   const uint16_t n = U16(v, 2);
   if (v.size() != 24 + 16 * size_t{n}) {
@@ -226,7 +226,7 @@ std::string EncodePurge(const PurgeRecord& r) {
 }
 
 Result<PurgeRecord> DecodePurge(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kCf, "PURGE", v, kPurgeRecordSize));
+  ARCHIL_RETURN_IF_ERROR(CheckFixed(kMetaCf, "PURGE", v, kPurgeRecordSize));
   PurgeRecord r;
   const uint8_t reason = U8(v, 1);
   if (reason < 1 || reason > 3) return BadEnum("PURGE", "reason", reason);
@@ -258,7 +258,7 @@ std::string EncodeSeg(const SegRecord& r) {
 }
 
 Result<SegRecord> DecodeSeg(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kCf, "SEG", v, kSegRecordSize));
+  ARCHIL_RETURN_IF_ERROR(CheckFixed(kMetaCf, "SEG", v, kSegRecordSize));
   SegRecord r;
   const uint8_t state = U8(v, 1);
   if (state < 1 || state > 5) return BadEnum("SEG", "state", state);
@@ -291,7 +291,7 @@ std::string EncodeReloc(const RelocRecord& r) {
 }
 
 Result<RelocRecord> DecodeReloc(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kCf, "RELOC", v, kRelocRecordSize));
+  ARCHIL_RETURN_IF_ERROR(CheckFixed(kMetaCf, "RELOC", v, kRelocRecordSize));
   return RelocRecord{U32(v, 4), SegNo(U64(v, 8)), U32(v, 16)};
 }
 
@@ -311,7 +311,7 @@ std::string EncodeLocal(const LocalRecord& r) {
 }
 
 Result<LocalRecord> DecodeLocal(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kCf, "LOCAL", v, kLocalRecordSize));
+  ARCHIL_RETURN_IF_ERROR(CheckFixed(kMetaCf, "LOCAL", v, kLocalRecordSize));
   LocalRecord r;
   r.restarts = U16(v, 2);
   r.incarnation = U32(v, 4);

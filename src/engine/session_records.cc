@@ -7,7 +7,7 @@
 namespace archil::engine {
 
 namespace {
-constexpr std::string_view kCf = "session";
+constexpr std::string_view kSessionCf = "session";
 }
 
 std::string EncodeSession(const SessionRecord& r) {
@@ -28,7 +28,7 @@ std::string EncodeSession(const SessionRecord& r) {
 }
 
 Result<SessionRecord> DecodeSession(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFmt(kCf, "session", v));
+  ARCHIL_RETURN_IF_ERROR(CheckFmt(kSessionCf, "session", v));
   if (v.size() < 56) return BadLength("session", v.size(), "56 + three strings");
   SessionRecord r;
   const uint8_t mode = U8(v, 1);
@@ -65,7 +65,7 @@ std::string EncodeSlot(const SlotRecord& r) {
 }
 
 Result<SlotRecord> DecodeSlot(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFmt(kCf, "slot", v));
+  ARCHIL_RETURN_IF_ERROR(CheckFmt(kSessionCf, "slot", v));
   if (v.size() < 20) return BadLength("slot", v.size(), "20 + body");
   const uint32_t body_len = U32(v, 16);
   if (body_len > kMaxSlotReplyBody || v.size() != 20 + size_t{body_len}) {
@@ -87,7 +87,7 @@ std::string EncodeDelegation(const DelegationRecord& r) {
 }
 
 Result<DelegationRecord> DecodeDelegation(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kCf, "delegation", v, 56));
+  ARCHIL_RETURN_IF_ERROR(CheckFixed(kSessionCf, "delegation", v, 56));
   const uint8_t mode = U8(v, 1);
   const uint8_t origin = U8(v, 2);
   if (mode != static_cast<uint8_t>(DelegationMode::kWrite)) {
@@ -113,7 +113,7 @@ std::string EncodeRevocation(const RevocationRecord& r) {
 }
 
 Result<RevocationRecord> DecodeRevocation(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kCf, "revocation", v, 40));
+  ARCHIL_RETURN_IF_ERROR(CheckFixed(kSessionCf, "revocation", v, 40));
   return RevocationRecord{U8(v, 1), Ino(U64(v, 8)), I64(v, 16), GetBytes16(v.data() + 24)};
 }
 
