@@ -154,86 +154,185 @@ Status ValidateServerOptions(const ServerOptions& o) {
   return Status::Ok();
 }
 
-Status RunServer(const ServerOptions& o) {
-  ARCHIL_RETURN_IF_ERROR(ValidateServerOptions(o));
-  // A server started for a test or a benchmark stops with the process that owns it
-  // (base/owner_watch.h): SIGTERM, as a user would stop it, and _exit if that hangs.
-  ARCHIL_ASSIGN_OR_RETURN(pid_t owner_pid, OwnerFromEnv());
-  std::unique_ptr<OwnerWatch> owner;
-  if (owner_pid > 0) {
-    owner = std::make_unique<OwnerWatch>(owner_pid, [owner_pid] {
-      ARCHIL_LOG(kWarn) << "owner process " << owner_pid << " ended: shutting down";
-      kill(getpid(), SIGTERM);
-      std::thread([] {
-        std::this_thread::sleep_for(std::chrono::seconds(10));
-        _exit(ExitCodeFor(Status::Code::kUnavailable));
-      }).detach();
-    });
-  }
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+namespace {
 
-  // What the server creates is its own: the data directory 0700, the catalog, its WAL, the
-  // engine's files 0600 (the advertisement alone is for every local user, below).
-  umask(077);
-  std::string run_dir = o.run_dir;
-  if (run_dir.empty()) {
-    const char* env = std::getenv("ARCHIL_RUN_DIR");
-    run_dir = env && *env ? env : kDefaultRunDir;
+// The locks that make the data directory (and an outside catalog) this process's alone, held
+// until it returns.
+struct DataDirLocks {
+  DataDirLocks() = default;
+  DataDirLocks(const DataDirLocks&) = delete;
+  DataDirLocks& operator=(const DataDirLocks&) = delete;
+  ~DataDirLocks() {
+    if (data_fd >= 0) close(data_fd);
+    if (catalog_fd >= 0) close(catalog_fd);
   }
-  if (std::optional<pid_t> other = LiveAdvertiser(run_dir, o.region); other && *other != getpid()) {
-    return Status::Busy("another archil server (pid " + std::to_string(*other) +
-                        ") serves region " + o.region + " on this machine (" +
-                        AdvertisementPath(run_dir, o.region) +
-                        "): stop it, or pass a different --region or --run-dir");
-  }
+  int data_fd = -1, catalog_fd = -1;
+  std::string catalog_path;
+};
+
+// Makes the data directory (0700, made private if it was not) and locks it, and the catalog
+// outside it if --catalog names one; Busy if another server holds either.
+Status ClaimDataDir(const ServerOptions& o, DataDirLocks* locks) {
   ARCHIL_RETURN_IF_ERROR(MakeDir(o.data_dir, 0700));
-  struct CloseOnExit {
-    int fd = -1;
-    ~CloseOnExit() {
-      if (fd >= 0) close(fd);
-    }
-  };
-  CloseOnExit data_lock, catalog_lock;
-  ARCHIL_ASSIGN_OR_RETURN(data_lock.fd,
+  ARCHIL_ASSIGN_OR_RETURN(locks->data_fd,
                           LockExclusive(o.data_dir + "/lock", o.data_dir, "--data-dir"));
   if (struct stat st; stat(o.data_dir.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
     if (chmod(o.data_dir.c_str(), 0700) == 0) {
       ARCHIL_LOG(kInfo) << "made " << o.data_dir << " private to its owner (0700)";
     }
   }
-  ARCHIL_ASSIGN_OR_RETURN(std::string catalog_path, CatalogPath(o));
+  ARCHIL_ASSIGN_OR_RETURN(locks->catalog_path, CatalogPath(o));
   if (!o.catalog.empty()) {
     // A catalog outside the data directory has a lock of its own: two servers never share one.
-    ARCHIL_ASSIGN_OR_RETURN(catalog_lock.fd,
-                            LockExclusive(catalog_path + ".lock", catalog_path, "--catalog"));
+    ARCHIL_ASSIGN_OR_RETURN(locks->catalog_fd, LockExclusive(locks->catalog_path + ".lock",
+                                                             locks->catalog_path, "--catalog"));
   }
+  return Status::Ok();
+}
+
+// A server started for a test or a benchmark stops with the process that owns it
+// (base/owner_watch.h): SIGTERM, as a user would stop it, and _exit if that hangs. None for 0.
+std::unique_ptr<OwnerWatch> WatchOwner(pid_t owner_pid) {
+  if (owner_pid <= 0) return nullptr;
+  return std::make_unique<OwnerWatch>(owner_pid, [owner_pid] {
+    ARCHIL_LOG(kWarn) << "owner process " << owner_pid << " ended: shutting down";
+    kill(getpid(), SIGTERM);
+    std::thread([] {
+      std::this_thread::sleep_for(std::chrono::seconds(10));
+      _exit(ExitCodeFor(Status::Code::kUnavailable));
+    }).detach();
+  });
+}
+
+// SIGTERM and SIGINT blocked in every thread started from here on (the signal thread sigwait()s
+// for them); SIGPIPE ignored (a peer that hangs up is an error value, not a death).
+sigset_t BlockStopSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  return signals;
+}
+
+// Where the local advertisement goes: --run-dir, else ARCHIL_RUN_DIR, else /run/archil.
+std::string RunDir(const ServerOptions& o) {
+  if (!o.run_dir.empty()) return o.run_dir;
+  const char* env = std::getenv("ARCHIL_RUN_DIR");
+  return env && *env ? env : kDefaultRunDir;
+}
+
+// The tier (docs/tiering.md), if --object-store names one: the bucket's ownership first, then,
+// for an empty data directory and a bucket that holds disks, the catalog and the engine back
+// from it (*recovered), and *eo made to serve with it. nullptr without --object-store.
+Result<std::unique_ptr<TierService>> OpenTier(const ServerOptions& o,
+                                              const std::string& catalog_path,
+                                              engine::EngineOptions* eo, bool* recovered) {
+  *recovered = false;
+  if (o.object_store.empty()) return std::unique_ptr<TierService>();
+  TierServiceOptions to;
+  to.store_uri = o.object_store;
+  to.data_dir = std::filesystem::absolute(o.data_dir).string();
+  to.clock = &SystemClock::Instance();
+  to.take_over = o.take_over;
+  to.force = o.force_take_over;
+  to.lease_ms = o.lease_seconds * 1000;
+  to.max_backlog_bytes = o.upload_backlog_mib << 20;
+  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<TierService> tier, TierService::Open(to));
+  ARCHIL_ASSIGN_OR_RETURN(*recovered, tier->RecoverIfEmpty(catalog_path, *eo));
+  *eo = tier->ForServing(*eo);
+  return tier;
+}
+
+// The disk server's options from the command line's; with a tier, a disk whose upload backlog
+// is over its bound has its writes wait (TierService::AdmitMutation).
+Result<server::DiskServerOptions> DiskServerOptionsFor(const ServerOptions& o,
+                                                       metrics::Registry* registry,
+                                                       TierService* tier) {
+  server::DiskServerOptions dso;
+  dso.metrics = registry;
+  dso.listen = o.mount_listen;
+  dso.software = "archil-server";
+  if (!o.tls_cert_file.empty()) {
+    // The API's certificate serves mounts too: one name, one rotation (docs/adr/0012).
+    ARCHIL_ASSIGN_OR_RETURN(dso.tls, net::TlsContext::Server(o.tls_cert_file, o.tls_key_file));
+  }
+  dso.allow_cleartext = o.insecure;
+  if (tier != nullptr) {
+    dso.admit_mutation = [tier](engine::DiskNo disk) { return tier->AdmitMutation(disk); };
+  }
+  return dso;
+}
+
+// The first start (or the first after a recovery) writes an admin API key to
+// DATA_DIR/admin-api-key (0600), as the control plane's bootstrap (docs/api.md).
+Status BootstrapAdminKey(ControlService* service, const std::string& data_dir, bool recovered) {
+  const std::string path = data_dir + "/admin-api-key";
+  ARCHIL_ASSIGN_OR_RETURN(bool issued, service->BootstrapAdminKey(
+                                           [&](const std::string& token) {
+                                             return io::WriteFileAtomically(io::PosixEnv(), path,
+                                                                            token + "\n", 0600);
+                                           },
+                                           recovered));
+  if (issued) {
+    ARCHIL_LOG(kInfo) << (recovered ? "recovered: a new" : "first start:")
+                      << " admin API key written to " << path;
+  }
+  return Status::Ok();
+}
+
+// The API server's options: --api-listen, the TLS files, --http-threads.
+Result<HttpServerOptions> HttpOptionsFor(const ServerOptions& o) {
+  ARCHIL_ASSIGN_OR_RETURN(auto api_addr, ParseListenAddress(o.api_listen));
+  HttpServerOptions http;
+  http.host = api_addr.first;
+  http.port = api_addr.second;
+  http.tls_cert_file = o.tls_cert_file;
+  http.tls_key_file = o.tls_key_file;
+  http.threads = o.http_threads;
+  return http;
+}
+
+// The tier's part of GET /api/health and of each disk's record.
+void AddTierParts(ApiRouter* router, TierService* tier) {
+  router->AddHealthPart("tier", [tier](nlohmann::json* d) { return tier->Health(d); });
+  router->AddDiskPart("tier", [tier](const DiskId& id, nlohmann::json* d) {
+    Result<engine::DiskNo> disk = engine::DiskNoFromId(id);
+    if (!disk.ok()) return;
+    *d = tier->DiskReport(*disk).ToJson();
+  });
+}
+
+}  // namespace
+
+Status RunServer(const ServerOptions& o) {
+  ARCHIL_RETURN_IF_ERROR(ValidateServerOptions(o));
+  ARCHIL_ASSIGN_OR_RETURN(pid_t owner_pid, OwnerFromEnv());
+  std::unique_ptr<OwnerWatch> owner = WatchOwner(owner_pid);
+  const sigset_t signals = BlockStopSignals();
+
+  // What the server creates is its own: the data directory 0700, the catalog, its WAL, the
+  // engine's files 0600 (the advertisement alone is for every local user, below).
+  umask(077);
+  const std::string run_dir = RunDir(o);
+  if (std::optional<pid_t> other = LiveAdvertiser(run_dir, o.region); other && *other != getpid()) {
+    return Status::Busy("another archil server (pid " + std::to_string(*other) +
+                        ") serves region " + o.region + " on this machine (" +
+                        AdvertisementPath(run_dir, o.region) +
+                        "): stop it, or pass a different --region or --run-dir");
+  }
+  DataDirLocks locks;
+  ARCHIL_RETURN_IF_ERROR(ClaimDataDir(o, &locks));
+  const std::string& catalog_path = locks.catalog_path;
 
   engine::EngineOptions eo;
   eo.env = io::PosixEnv();
   eo.dir = std::filesystem::absolute(o.data_dir).string() + "/engine";
   eo.clock = &SystemClock::Instance();
-  // The tier (docs/tiering.md): the bucket's ownership first, then, for an empty data directory
-  // and a bucket that holds disks, the catalog and the engine back from it.
-  std::unique_ptr<TierService> tier;
   bool recovered = false;
-  if (!o.object_store.empty()) {
-    TierServiceOptions to;
-    to.store_uri = o.object_store;
-    to.data_dir = std::filesystem::absolute(o.data_dir).string();
-    to.clock = &SystemClock::Instance();
-    to.take_over = o.take_over;
-    to.force = o.force_take_over;
-    to.lease_ms = o.lease_seconds * 1000;
-    to.max_backlog_bytes = o.upload_backlog_mib << 20;
-    ARCHIL_ASSIGN_OR_RETURN(tier, TierService::Open(to));
-    ARCHIL_ASSIGN_OR_RETURN(recovered, tier->RecoverIfEmpty(catalog_path, eo));
-    eo = tier->ForServing(eo);
-  }
+  ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<TierService> tier,
+                          OpenTier(o, catalog_path, &eo, &recovered));
   ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<SqliteCatalog> catalog,
                           SqliteCatalog::Open(catalog_path));
 
@@ -248,57 +347,24 @@ Status RunServer(const ServerOptions& o) {
   events.Subscribe(&purger);
   events.Subscribe(&engine_disks);
   ControlService service(catalog.get(), &SystemClock::Instance(), o.region, &events, &engine_disks);
-  ARCHIL_ASSIGN_OR_RETURN(bool issued, service.BootstrapAdminKey(
-                                           [&](const std::string& token) {
-                                             return io::WriteFileAtomically(
-                                                 io::PosixEnv(), o.data_dir + "/admin-api-key",
-                                                 token + "\n", 0600);
-                                           },
-                                           recovered));
-  if (issued) {
-    ARCHIL_LOG(kInfo) << (recovered ? "recovered: a new" : "first start:")
-                      << " admin API key written to " << o.data_dir << "/admin-api-key";
-  }
+  ARCHIL_RETURN_IF_ERROR(BootstrapAdminKey(&service, o.data_dir, recovered));
 
   // What the server counts, for --metrics-listen (docs/operations.md lists every metric).
   metrics::Registry registry;
   // The disk server first: the API tells clients where it listens (GET /api/region).
   CatalogAuthority authority(catalog.get(), engine.get());
-  server::DiskServerOptions dso;
-  dso.metrics = &registry;
-  dso.listen = o.mount_listen;
-  dso.software = "archil-server";
-  if (!o.tls_cert_file.empty()) {
-    // The API's certificate serves mounts too: one name, one rotation (docs/adr/0012).
-    ARCHIL_ASSIGN_OR_RETURN(dso.tls, net::TlsContext::Server(o.tls_cert_file, o.tls_key_file));
-  }
-  dso.allow_cleartext = o.insecure;
-  if (tier) {
-    dso.admit_mutation = [t = tier.get()](engine::DiskNo disk) { return t->AdmitMutation(disk); };
-  }
+  ARCHIL_ASSIGN_OR_RETURN(server::DiskServerOptions dso,
+                          DiskServerOptionsFor(o, &registry, tier.get()));
   ARCHIL_ASSIGN_OR_RETURN(
       std::unique_ptr<server::DiskServer> disk_server,
       server::DiskServer::Start(dso, engine.get(), &authority, &SystemClock::Instance()));
   engine_disks.set_server(disk_server.get());
 
-  ARCHIL_ASSIGN_OR_RETURN(auto api_addr, ParseListenAddress(o.api_listen));
-  HttpServerOptions http;
-  http.host = api_addr.first;
-  http.port = api_addr.second;
-  http.tls_cert_file = o.tls_cert_file;
-  http.tls_key_file = o.tls_key_file;
-  http.threads = o.http_threads;
+  ARCHIL_ASSIGN_OR_RETURN(HttpServerOptions http, HttpOptionsFor(o));
   ApiRouter router(&service);
   router.SetMountAddress(disk_server->address());
   router.SetMetrics(&registry);
-  if (tier) {
-    router.AddHealthPart("tier", [t = tier.get()](nlohmann::json* d) { return t->Health(d); });
-    router.AddDiskPart("tier", [t = tier.get()](const DiskId& id, nlohmann::json* d) {
-      Result<engine::DiskNo> disk = engine::DiskNoFromId(id);
-      if (!disk.ok()) return;
-      *d = t->DiskReport(*disk).ToJson();
-    });
-  }
+  if (tier) AddTierParts(&router, tier.get());
   ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> server, HttpServer::Bind(http, &router));
 
   // Metrics listen before the advertisement is written: whoever waits for the advertisement (a
