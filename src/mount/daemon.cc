@@ -162,6 +162,127 @@ std::array<uint8_t, 16> ClientId(const std::string& host, const std::string& mou
   return id;
 }
 
+// How the daemon's client reaches and opens its disk.
+client::DiskClientOptions ClientOptionsFor(const DaemonOptions& o, metrics::Registry* registry) {
+  client::DiskClientOptions co;
+  co.metrics = registry;
+  co.address = o.server;
+  co.ca_file = o.ca_file;
+  co.allow_cleartext = o.allow_cleartext;
+  co.token = o.token;
+  co.disk = o.disk;
+  co.subdir = o.subdir;
+  co.checkpoint = o.checkpoint;
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  co.hostname = host;
+  co.mount_path = o.mountpoint;
+  co.client_id = ClientId(co.hostname, o.mountpoint);
+  co.force = o.force;
+  co.software = "archil-mount";
+  co.retry_for_ms = o.timeout_s * 1000;  // 0: wait for the server forever, as a hard mount
+  return co;
+}
+
+// The kernel's read-ahead and dirty-page bound for the mount (its backing device `0:minor`).
+// REQUIRES: after INIT: the kernel sets the read-ahead from INIT's reply (capped at its own
+// offer, 128 KiB), overwriting anything written before.
+void TuneKernelCache(unsigned minor, const DaemonOptions& o) {
+  const std::string bdi = "/sys/class/bdi/0:" + std::to_string(minor);
+  WriteSysfs(bdi + "/read_ahead_kb", std::to_string(o.read_ahead_kb));
+  if (o.max_cache_mb > 0) {
+    WriteSysfs(bdi + "/max_bytes", std::to_string(uint64_t{o.max_cache_mb} << 20));
+  }
+}
+
+// What `archil status` reads about this mount, as it starts.
+MountRecord NewMountRecord(const DaemonOptions& o, const std::string& disk_id, pid_t self,
+                           double mount_ms) {
+  MountRecord record;
+  record.mountpoint = o.mountpoint;
+  record.disk = o.disk_ref;
+  record.disk_id = disk_id;
+  record.server = o.server;
+  record.pid = self;
+  record.read_only = o.read_only;
+  record.checkpoint = o.checkpoint;
+  record.started_unix_ms = UnixMillis();
+  record.mount_ms = mount_ms;
+  return record;
+}
+
+// Refreshes `record` from the mount's counters, journals what changed since the last refresh (a
+// reconnection, a lost session, an outage's start and end: once each, not every second), and
+// writes it where `archil status` reads it.
+void RefreshMountRecord(const DaemonOptions& o, fuse::Adapter& adapter, fs::MountCore& core,
+                        client::DiskClient* disk, Journal* journal, MountRecord* record) {
+  const fuse::AdapterStats& st = adapter.stats();
+  client::ClientStats cs = disk->stats();
+  fs::CoreStats core_stats = core.stats();
+  record->updated_unix_ms = UnixMillis();
+  record->requests = st.requests.load();
+  record->in_flight = st.in_flight.load();
+  record->errors = st.errors.load();
+  record->bytes_read = st.bytes_read.load();
+  record->bytes_written = st.bytes_written.load();
+  record->open_files = core_stats.open_files;
+  record->held_orphans = core_stats.held_orphans;
+  record->read_ahead_hits = core_stats.read_ahead.hits;
+  record->read_ahead_misses = core_stats.read_ahead.misses;
+  record->read_ahead_bytes = core_stats.read_ahead.bytes_cached;
+  if (cs.reconnects > record->reconnects) {
+    journal->Warning("reconnected to the disk server " + o.server + " (" +
+                     std::to_string(cs.reconnects) + " reconnections, " +
+                     std::to_string(cs.retries) + " requests resent)");
+  }
+  if (cs.recreated > record->recreated) {
+    journal->Warning("the server had lost this mount's session; a new one was created");
+  }
+  if (cs.unreachable_since_ms != 0 && record->unreachable_since_unix_ms == 0) {
+    journal->Warning("the disk server " + o.server + " is unreachable; requests wait for it " +
+                     (o.timeout_s > 0 ? "for " + std::to_string(o.timeout_s) + " s, then fail"
+                                      : "until it answers (`archil unmount -f` gives up)"));
+  } else if (cs.unreachable_since_ms == 0 && record->unreachable_since_unix_ms != 0) {
+    journal->Info("the disk server " + o.server + " answers again after " +
+                  std::to_string((UnixMillis() - record->unreachable_since_unix_ms) / 1000) + " s");
+  }
+  record->unreachable_since_unix_ms = cs.unreachable_since_ms;
+  record->waiting = cs.waiting;
+  record->state = cs.unreachable_since_ms != 0 ? "unreachable" : "connected";
+  record->reconnects = cs.reconnects;
+  record->retries = cs.retries;
+  record->recreated = cs.recreated;
+  (void)WriteMountRecord(o.run_dir, *record);
+}
+
+// A request on the mount's control socket: `archil metrics MOUNTPOINT`, or `archil checkpoints
+// create MOUNTPOINT NAME` (the CLI has synced the mount first, and every write this daemon
+// answered is durable on the server, so the checkpoint holds them all). A mount of a checkpoint
+// refuses the latter, whoever asks (the server refuses it on such a session too).
+ControlReply AnswerControl(const ControlRequest& r, const DaemonOptions& o,
+                           client::DiskClient* disk, metrics::Registry* registry,
+                           Journal* journal) {
+  ControlReply reply;
+  if (r.op == "metrics") {
+    reply.metrics = r.format == "json" ? registry->RenderJson() : registry->Render();
+    return reply;
+  }
+  if (!o.checkpoint.empty()) {
+    reply.status = CheckpointFromAViewRefused(o.mountpoint, disk->disk_id(), o.checkpoint);
+    return reply;
+  }
+  Result<v1::CheckpointCreateReply> made = disk->Checkpoint(r.name);
+  if (!made.ok()) {
+    reply.status = made.status();
+    journal->Warning("checkpoint '" + r.name + "' failed: " + made.status().message());
+    return reply;
+  }
+  reply.checkpoint_name = r.name;
+  reply.created_at_ns = made->created_at_ns();
+  reply.epoch = made->epoch();
+  return reply;
+}
+
 }  // namespace
 
 std::string ReadyOk(double mount_ms) {
@@ -226,24 +347,8 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   // What the mount counts (`archil metrics`, --metrics-listen): declared before everything it
   // reads, rendered only by servers declared after them (so stopped before they go).
   metrics::Registry registry;
-  client::DiskClientOptions co;
-  co.metrics = &registry;
-  co.address = o.server;
-  co.ca_file = o.ca_file;
-  co.allow_cleartext = o.allow_cleartext;
-  co.token = o.token;
-  co.disk = o.disk;
-  co.subdir = o.subdir;
-  co.checkpoint = o.checkpoint;
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  co.hostname = host;
-  co.mount_path = o.mountpoint;
-  co.client_id = ClientId(co.hostname, o.mountpoint);
-  co.force = o.force;
-  co.software = "archil-mount";
-  co.retry_for_ms = o.timeout_s * 1000;  // 0: wait for the server forever, as a hard mount
-  Result<std::unique_ptr<client::DiskClient>> connected = client::DiskClient::Connect(co);
+  Result<std::unique_ptr<client::DiskClient>> connected =
+      client::DiskClient::Connect(ClientOptionsFor(o, &registry));
   if (!connected.ok()) {
     Status s = connected.status();
     int code = ExitCodeFor(s.code());
@@ -313,95 +418,19 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   if (!StatFromChild(o.mountpoint, 10000)) {
     journal.Warning("the mount at " + o.mountpoint + " did not answer a stat within 10 s");
   }
-  if (entry) {
-    // After INIT: the kernel sets the read-ahead from INIT's reply (capped at its own offer,
-    // 128 KiB), overwriting anything written before.
-    std::string bdi = "/sys/class/bdi/0:" + std::to_string(minor);
-    WriteSysfs(bdi + "/read_ahead_kb", std::to_string(o.read_ahead_kb));
-    if (o.max_cache_mb > 0) {
-      WriteSysfs(bdi + "/max_bytes", std::to_string(uint64_t{o.max_cache_mb} << 20));
-    }
-  }
+  if (entry) TuneKernelCache(minor, o);
   const double mount_ms = static_cast<double>(MonotonicNanos() - o.start_ns) / 1e6;
   char line[96];
   std::snprintf(line, sizeof(line), "Mounted disk in %.0f ms", mount_ms);
   journal.Info(std::string(line) + " (" + o.disk_ref + " at " + o.mountpoint + ", server " +
                o.server + ")");
 
-  MountRecord record;
-  record.mountpoint = o.mountpoint;
-  record.disk = o.disk_ref;
-  record.disk_id = disk->disk_id();
-  record.server = o.server;
-  record.pid = self;
-  record.read_only = o.read_only;
-  record.checkpoint = o.checkpoint;
-  record.started_unix_ms = UnixMillis();
-  record.mount_ms = mount_ms;
-  auto update = [&] {
-    const fuse::AdapterStats& st = adapter.stats();
-    client::ClientStats cs = disk->stats();
-    fs::CoreStats core_stats = core.stats();
-    record.updated_unix_ms = UnixMillis();
-    record.requests = st.requests.load();
-    record.in_flight = st.in_flight.load();
-    record.errors = st.errors.load();
-    record.bytes_read = st.bytes_read.load();
-    record.bytes_written = st.bytes_written.load();
-    record.open_files = core_stats.open_files;
-    record.held_orphans = core_stats.held_orphans;
-    record.read_ahead_hits = core_stats.read_ahead.hits;
-    record.read_ahead_misses = core_stats.read_ahead.misses;
-    record.read_ahead_bytes = core_stats.read_ahead.bytes_cached;
-    if (cs.reconnects > record.reconnects) {
-      journal.Warning("reconnected to the disk server " + o.server + " (" +
-                      std::to_string(cs.reconnects) + " reconnections, " +
-                      std::to_string(cs.retries) + " requests resent)");
-    }
-    if (cs.recreated > record.recreated) {
-      journal.Warning("the server had lost this mount's session; a new one was created");
-    }
-    // An outage is logged once when it begins and once when it ends (not every second).
-    if (cs.unreachable_since_ms != 0 && record.unreachable_since_unix_ms == 0) {
-      journal.Warning("the disk server " + o.server + " is unreachable; requests wait for it " +
-                      (o.timeout_s > 0 ? "for " + std::to_string(o.timeout_s) + " s, then fail"
-                                       : "until it answers (`archil unmount -f` gives up)"));
-    } else if (cs.unreachable_since_ms == 0 && record.unreachable_since_unix_ms != 0) {
-      journal.Info("the disk server " + o.server + " answers again after " +
-                   std::to_string((UnixMillis() - record.unreachable_since_unix_ms) / 1000) + " s");
-    }
-    record.unreachable_since_unix_ms = cs.unreachable_since_ms;
-    record.waiting = cs.waiting;
-    record.state = cs.unreachable_since_ms != 0 ? "unreachable" : "connected";
-    record.reconnects = cs.reconnects;
-    record.retries = cs.retries;
-    record.recreated = cs.recreated;
-    (void)WriteMountRecord(o.run_dir, record);
-  };
+  MountRecord record = NewMountRecord(o, disk->disk_id(), self, mount_ms);
+  auto update = [&] { RefreshMountRecord(o, adapter, core, disk.get(), &journal, &record); };
   update();
-  // `archil checkpoints create MOUNTPOINT NAME` (the CLI has synced the mount first, and every
-  // write this daemon answered is durable on the server, so the checkpoint holds them all). A
-  // mount of a checkpoint refuses it, whoever asks (the server refuses it on such a session too).
+  // `archil checkpoints create MOUNTPOINT NAME` and `archil metrics MOUNTPOINT`.
   ControlServer control(MountControlPath(o.run_dir, o.mountpoint), [&](const ControlRequest& r) {
-    ControlReply reply;
-    if (r.op == "metrics") {
-      reply.metrics = r.format == "json" ? registry.RenderJson() : registry.Render();
-      return reply;
-    }
-    if (!o.checkpoint.empty()) {
-      reply.status = CheckpointFromAViewRefused(o.mountpoint, disk->disk_id(), o.checkpoint);
-      return reply;
-    }
-    Result<v1::CheckpointCreateReply> made = disk->Checkpoint(r.name);
-    if (!made.ok()) {
-      reply.status = made.status();
-      journal.Warning("checkpoint '" + r.name + "' failed: " + made.status().message());
-      return reply;
-    }
-    reply.checkpoint_name = r.name;
-    reply.created_at_ns = made->created_at_ns();
-    reply.epoch = made->epoch();
-    return reply;
+    return AnswerControl(r, o, disk.get(), &registry, &journal);
   });
   if (Status s = control.Start(); !s.ok()) {
     journal.Warning("no control socket (checkpoints cannot be taken through this mount): " +
