@@ -67,28 +67,25 @@ check() {
              | sed -E 's/^([^:]*):([0-9]+):/\1:\2:/')
 }
 
-for dir in "$src"/*/; do
-  lib=$(basename "$dir")
-  if [ -z "${allowed[$lib]+x}" ]; then
-    echo "FAIL: src/$lib has no entry in tests/layering_test.sh: add its allowed dependencies"
-    failures=$((failures + 1))
-    continue
-  fi
-  client=0
-  [[ "$client_libs" == *" $lib "* ]] && client=1
-  check "$src" "$lib" "${allowed[$lib]}" "$client"
-done
-for dir in "$apps"/*/; do
-  app=$(basename "$dir")
-  if [ -z "${app_allowed[$app]+x}" ]; then
-    echo "FAIL: apps/$app has no entry in tests/layering_test.sh: add the libraries it may include"
-    failures=$((failures + 1))
-    continue
-  fi
-  client=0
-  [[ "$client_apps" == *" $app "* ]] && client=1
-  check "$apps" "$app" "${app_allowed[$app]}" "$client"
-done
+# check_tree ROOT LABEL CLIENTS TABLE: every folder under ROOT against its entry in the
+# associative array named TABLE; CLIENTS lists the folders on the client side.
+check_tree() {
+  local root=$1 label=$2 clients=$3 dir name client
+  local -n table=$4
+  for dir in "$root"/*/; do
+    name=$(basename "$dir")
+    if [ -z "${table[$name]+x}" ]; then
+      echo "FAIL: $label/$name has no entry in tests/layering_test.sh: add what it may include"
+      failures=$((failures + 1))
+      continue
+    fi
+    client=0
+    [[ "$clients" == *" $name "* ]] && client=1
+    check "$root" "$name" "${table[$name]}" "$client"
+  done
+}
+check_tree "$src" src "$client_libs" allowed
+check_tree "$apps" apps "$client_apps" app_allowed
 
 if [ "$failures" -gt 0 ]; then
   echo "$failures layering violation(s)"
