@@ -106,11 +106,7 @@ log "starting archil server in $W"
 "$ARCHIL" server --data-dir "$W/data" --api-listen 127.0.0.1:0 --mount-listen 127.0.0.1:0 \
   --region abuse-1 --log-level warn > "$W/server.log" 2>&1 &
 SERVER_PID=$!
-for _ in $(seq 200); do
-  [[ -f $W/run/abuse-1.json ]] && break
-  kill -0 "$SERVER_PID" 2> /dev/null || break
-  sleep 0.05
-done
+wait_alive "$SERVER_PID" 200 test -f "$W/run/abuse-1.json" || true
 [[ -f $W/run/abuse-1.json ]] || { log "the server did not start: $(cat "$W/server.log")"; exit 1; }
 MOUNT_ADDR=$(jq -r .mount "$W/run/abuse-1.json")
 API_ADDR=$(jq -r .api "$W/run/abuse-1.json" | sed 's|^http://||')

@@ -82,11 +82,7 @@ if [[ -x $SPIKES/passthrough_ll && -c /dev/fuse ]]; then
   mkdir "$MNT"
   "$SPIKES/passthrough_ll" -f -o source="$W",cache=never "$MNT" 2> "$W/passthrough.log" &
   FUSE_PID=$!
-  for _ in $(seq 100); do
-    mounted "$MNT" && break
-    kill -0 "$FUSE_PID" 2> /dev/null || break
-    sleep 0.05
-  done
+  wait_alive "$FUSE_PID" 100 mounted "$MNT" || true
   if mounted "$MNT" && timeout -k 1 5 mountpoint -q "$MNT"; then
     set_row fuse "$($FIO --filename="$MNT/r" --size=4G --rw=randread | fiostat read)"
     P50[fuse_overhead]=$(awk -v a="${P50[fuse]}" -v b="${P50[read]}" 'BEGIN { print a - b }')

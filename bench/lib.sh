@@ -34,6 +34,8 @@
 #                        -f` (ARCHIL: the archil binary) within 5 s, else `umount -l`
 #   remove_work_dir DIR  rm -rf --one-file-system DIR, unless ARCHIL_BENCH_KEEP=1 (then it says
 #                        where DIR is); a mount left under DIR and its parents are not touched
+#   wait_alive PID N CMD...
+#                        runs CMD every 50 ms until it succeeds (0), PID ends or N tries pass (1)
 #   start_fake FLAGS...  starts archil-s3-fake ($FAKE) with FLAGS, its output in $W/fake.out;
 #                        sets FAKE_PID and EP (its endpoint); exits if it does not start in 5 s
 
@@ -197,6 +199,17 @@ remove_work_dir() {
   log "a mount is left under $d; removed everything else"
 }
 
+wait_alive() {
+  local pid=$1 tries=$2
+  shift 2
+  for _ in $(seq "$tries"); do
+    "$@" && return 0
+    kill -0 "$pid" 2> /dev/null || break
+    sleep 0.05
+  done
+  "$@"
+}
+
 # Starts archil-s3-fake ($FAKE) with the flags "$@", its output in $W/fake.out; sets FAKE_PID and
 # EP (its endpoint). Its allocations use transparent huge pages (glibc 2.35+): it keeps every body
 # in memory, and faulting in 4 KiB pages costs it more CPU than the bandwidth it simulates
@@ -204,11 +217,7 @@ remove_work_dir() {
 start_fake() {
   GLIBC_TUNABLES=glibc.malloc.hugetlb=1 "$FAKE" "$@" > "$W/fake.out" 2>&1 &
   FAKE_PID=$!
-  for _ in $(seq 100); do
-    grep -q '^listening on' "$W/fake.out" && break
-    kill -0 "$FAKE_PID" 2> /dev/null || break
-    sleep 0.05
-  done
+  wait_alive "$FAKE_PID" 100 grep -q '^listening on' "$W/fake.out" || true
   EP=$(sed -n 's/^listening on //p' "$W/fake.out" | head -1)
   [[ -n $EP ]] || { log "archil-s3-fake did not start (waited up to 5 s): $(cat "$W/fake.out")"; exit 1; }
 }

@@ -69,11 +69,7 @@ export ARCHIL_RUN_DIR=$W/run
 "$BIN/archil" server --data-dir "$W/data" --api-listen 127.0.0.1:0 --mount-listen 127.0.0.1:0 \
   --run-dir "$W/run" --log-level warn 2> "$W/server.log" &
 PID=$!
-for _ in $(seq 200); do
-  [[ -f $W/run/local.json ]] && break
-  kill -0 "$PID" 2> /dev/null || break
-  sleep 0.05
-done
+wait_alive "$PID" 200 test -f "$W/run/local.json" || true
 [[ -f $W/run/local.json ]] || { log "the server did not start (waited up to 10 s): $(cat "$W/server.log")"; exit 1; }
 ARCHIL_API_KEY=$(cat "$W/data/admin-api-key")
 export ARCHIL_API_KEY

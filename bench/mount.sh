@@ -177,11 +177,7 @@ log "starting archil server in $W"
 "$ARCHIL" server --data-dir "$W/data" --api-listen 127.0.0.1:0 --mount-listen 127.0.0.1:0 \
   --region bench-1 --log-level warn > "$W/server.log" 2>&1 &
 SERVER_PID=$!
-for _ in $(seq 200); do
-  [[ -f $W/run/bench-1.json ]] && break
-  kill -0 "$SERVER_PID" 2> /dev/null || break
-  sleep 0.05
-done
+wait_alive "$SERVER_PID" 200 test -f "$W/run/bench-1.json" || true
 [[ -f $W/run/bench-1.json ]] || { log "the server did not start (waited up to 10 s): $(cat "$W/server.log")"; exit 1; }
 DISK=bench
 DISK_JSON=$("$ARCHIL" --json disks create "$DISK")
@@ -443,11 +439,7 @@ peers() {
   log "starting s3rver and rclone mount"
   "$s3rver" -d "$W/s3" -a 127.0.0.1 -p 0 --silent --configure-bucket bench > "$W/s3rver.log" 2>&1 &
   S3_PID=$!
-  for _ in $(seq 200); do
-    grep -q 'listening on' "$W/s3rver.log" && break
-    kill -0 "$S3_PID" 2> /dev/null || break
-    sleep 0.05
-  done
+  wait_alive "$S3_PID" 200 grep -q 'listening on' "$W/s3rver.log" || true
   port=$(sed -n 's/.*listening on [^:]*:\([0-9]*\).*/\1/p' "$W/s3rver.log")
   if [[ -z $port ]]; then
     log "s3rver did not start (waited up to 10 s): $(tail -5 "$W/s3rver.log"): no rclone rows"
