@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "base/cancel.h"
+#include "base/thread_name.h"
 #include "client/call_metrics.h"
 #include "proto/wire_status.h"
 
@@ -106,7 +107,10 @@ Result<std::unique_ptr<DiskClient>> DiskClient::Connect(const DiskClientOptions&
     c->channel_ = *ch;
     c->last_call_ns_ = NowNs();
   }
-  c->keepalive_ = std::thread([p = c.get()] { p->KeepAlive(); });
+  c->keepalive_ = std::thread([p = c.get()] {
+    NameThisThread("keepalive");
+    p->KeepAlive();
+  });
   return c;
 }
 

@@ -1,8 +1,8 @@
 #include "control/handler_pool.h"
 
-#include <pthread.h>
-
 #include <string>
+
+#include "base/thread_name.h"
 
 namespace archil {
 
@@ -10,8 +10,7 @@ HandlerPool::HandlerPool(size_t threads, size_t max_queued) : max_queued_(max_qu
   if (threads == 0) threads = 1;
   for (size_t i = 0; i < threads; ++i) {
     threads_.emplace_back([this, i] {
-      std::string name = "http-" + std::to_string(i);
-      pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+      NameThisThread("http-" + std::to_string(i));
       Run();
     });
   }

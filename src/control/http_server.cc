@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/thread_name.h"
 #include "control/connection_limits.h"
 #include "control/handler_pool.h"
 #include "control/http_session.h"
@@ -91,7 +92,7 @@ class HttpServer::Impl {
     std::vector<std::thread> threads;
     for (size_t i = 1; i < options_.io_threads; ++i) {
       threads.emplace_back([this, i] {
-        pthread_setname_np(pthread_self(), ("http-io-" + std::to_string(i)).c_str());
+        NameThisThread("http-io-" + std::to_string(i));
         ioc_.run();
       });
     }

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "base/log.h"
+#include "base/thread_name.h"
 
 namespace archil {
 
@@ -12,7 +13,10 @@ DiskPurger::DiskPurger(Catalog* catalog, DiskDataStore* data, std::chrono::milli
 DiskPurger::~DiskPurger() { Stop(); }
 
 void DiskPurger::Start() {
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    NameThisThread("disk-purger");
+    Loop();
+  });
 }
 
 void DiskPurger::Wake() {

@@ -14,6 +14,7 @@
 #include "base/coding.h"
 #include "base/log.h"
 #include "base/random.h"
+#include "base/thread_name.h"
 #include "engine/column_families.h"
 #include "engine/default_records.h"
 #include "engine/disk_fs_ops.h"
@@ -111,8 +112,16 @@ Result<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   e->core_.on_sealed = options.on_sealed;
   ARCHIL_RETURN_IF_ERROR(e->ReplayIntents());
   ARCHIL_RETURN_IF_ERROR(e->LoadDisks());
-  if (options.intent_sync_ms > 0) e->syncer_ = std::thread([p = e.get()] { p->SyncLoop(); });
-  e->purger_ = std::thread([p = e.get()] { p->PurgeLoop(); });
+  if (options.intent_sync_ms > 0) {
+    e->syncer_ = std::thread([p = e.get()] {
+      NameThisThread("engine-sync");
+      p->SyncLoop();
+    });
+  }
+  e->purger_ = std::thread([p = e.get()] {
+    NameThisThread("engine-purge");
+    p->PurgeLoop();
+  });
   return e;
 }
 

@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <utility>
 
+#include "base/thread_name.h"
+
 namespace archil::fs {
 
 namespace {
@@ -13,7 +15,11 @@ constexpr size_t kMaxStreams = 4096;
 
 ReadAhead::ReadAhead(posix::FileSystem* fs, ReadAheadOptions options) : fs_(fs), options_(options) {
   if (options_.window == 0) return;
-  for (int i = 0; i < options_.threads; ++i) threads_.emplace_back([this] { Work(); });
+  for (int i = 0; i < options_.threads; ++i)
+    threads_.emplace_back([this] {
+      NameThisThread("read-ahead");
+      Work();
+    });
 }
 
 ReadAhead::~ReadAhead() {

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "base/log.h"
+#include "base/thread_name.h"
 
 namespace archil::metrics {
 namespace {
@@ -51,7 +52,10 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& a
   ARCHIL_ASSIGN_OR_RETURN(s->address_, net::LocalAddress(s->listener_.get()));
   s->wake_ = net::Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!s->wake_.valid()) return Status::FromErrno(errno, "eventfd for the metrics server");
-  s->thread_ = std::thread([p = s.get()] { p->Loop(); });
+  s->thread_ = std::thread([p = s.get()] {
+    NameThisThread("metrics-http");
+    p->Loop();
+  });
   ARCHIL_LOG(kInfo) << "metrics: serving GET /metrics on " << s->address_;
   return s;
 }

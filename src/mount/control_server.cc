@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "base/strings.h"
+#include "base/thread_name.h"
 
 namespace archil::mount {
 namespace {
@@ -58,7 +59,10 @@ Status ControlServer::Start() {
   chmod(path_.c_str(), 0600);
   if (listen(listen_fd_, 16) != 0) return Status::FromErrno(errno, "listen " + path_);
   if (pipe2(wake_fd_, O_CLOEXEC) != 0) return Status::FromErrno(errno, "pipe");
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    NameThisThread("mount-control");
+    Loop();
+  });
   return Status::Ok();
 }
 

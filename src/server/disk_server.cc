@@ -17,6 +17,7 @@
 #include "base/address_key.h"
 #include "base/log.h"
 #include "base/random.h"
+#include "base/thread_name.h"
 #include "engine/commit_epilogue.h"
 #include "proto/messages.h"
 #include "proto/validate.h"
@@ -86,7 +87,10 @@ Result<std::unique_ptr<DiskServer>> DiskServer::Start(const DiskServerOptions& o
   const size_t restored = s->registry_.LoadAll();
   if (restored > 0) ARCHIL_LOG(kInfo) << "server: " << restored << " stored sessions loaded";
   for (int i = 0; i < std::max(options.workers, 1); ++i) {
-    s->threads_.emplace_back([p = s.get()] { p->Run(); });
+    s->threads_.emplace_back([p = s.get(), i] {
+      NameThisThread("disk-pool-" + std::to_string(i));
+      p->Run();
+    });
   }
   ARCHIL_LOG(kInfo) << "server: serving mounts on " << s->address_;
   return s;

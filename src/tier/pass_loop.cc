@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "base/log.h"
+#include "base/thread_name.h"
 
 namespace archil::tier {
 
@@ -18,7 +19,10 @@ void PassLoop::Stop() {
 }
 
 void PassLoop::Start() {
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameThisThread(what_);
+    Run();
+  });
 }
 
 void PassLoop::Kick() {
