@@ -147,11 +147,40 @@ attacks_done() {
 # fio's O_SYNC write line on the victim's mount, on a fresh file each time (the latency script's
 # own condition: rewriting a file already written is a different and slower path, see
 # docs/measurements.md §17; and the earlier rows' files are kept, not deleted, so that no row
-# overlaps the background work of a deletion): "P50 P95".
+# overlaps the background work of a deletion): its JSON in $W/fio.json, "P50 P95" in OSYNC.
+# Called in this shell, never in a subshell, so that the next row's file is a new one.
 ROW_FILE=0
 osync() {
   ROW_FILE=$((ROW_FILE + 1))
-  $FIO --filename="$MNT/w-$ROW_FILE" --size=1G --rw=randwrite --sync=1 | fiostat write
+  $FIO --filename="$MNT/w-$ROW_FILE" --size=1G --rw=randwrite --sync=1 > "$W/fio.json"
+  OSYNC=$(fiostat write < "$W/fio.json")
+}
+# Sums /proc/PID/task/*/schedstat over PIDS by thread name (digits dropped: the pool's threads
+# as one): "NAME CPU_NS WAIT_NS" lines (time run, time runnable but waiting for a CPU).
+sched_ns() {
+  local pid t
+  for pid; do
+    for t in /proc/"$pid"/task/*; do
+      { read -r name < "$t/comm" && read -r run wait _ < "$t/schedstat" && echo "${name//[0-9]/} $run $wait"; } 2> /dev/null || true
+    done
+  done | awk '{ r[$1] += $2; w[$1] += $3 } END { for (n in r) printf "%s %.0f %.0f\n", n, r[n], w[n] }' | sort
+}
+# After osync: '#' lines with what each of its writes cost the server's and the mount daemon's
+# threads, by name, in CPU and in time runnable but waiting for a CPU (BEFORE: a file of
+# sched_ns lines taken before it).
+sched_line() {
+  local n
+  n=$(jq '.jobs[0].write.total_ios' "$W/fio.json")
+  sched_victim > "$W/sched-after"
+  awk -v n="$n" 'NR == FNR { r[$1] = $2; w[$1] = $3; next }
+    { c = ($2 - r[$1]) / n / 1e3; q = ($3 - w[$1]) / n / 1e3
+      if (c >= 1 || q >= 1) line = line sprintf("%s%s %.0f/%.0f", line == "" ? "" : ", ", $1, c, q) }
+    END { printf "# per write (%d), us of CPU/us runnable waiting by thread: %s\n", n, line }' "$1" "$W/sched-after"
+}
+# The server's and the victim's mount daemon's threads (the daemon's names prefixed "mount:").
+sched_victim() {
+  sched_ns "$SERVER_PID"
+  sched_ns $(pgrep -f "archil-mount.*$MNT" || true) | sed 's/^/mount:/'
 }
 row() {  # NAME P50 P95
   printf '%s: p50 %.3f ms, p95 %.3f ms\n' "$1" "$2" "$3"
@@ -165,14 +194,20 @@ row "local fsync floor (O_SYNC write on $(findmnt -n -o FSTYPE --target "$DIR"),
 rm -f "$W/local/w"
 
 log "idle"
-read -r idle50 idle95 < <(osync)
+sched_victim > "$W/sched-before"
+osync
+read -r idle50 idle95 <<< "$OSYNC"
 row "O_SYNC write ms, idle" "$idle50" "$idle95"
+sched_line "$W/sched-before"
 
 measure() {  # NAME: the O_SYNC row while the attacks started just before run
   sleep "$LEAD"
-  read -r p50 p95 < <(osync)
+  sched_victim > "$W/sched-before"
+  osync
+  read -r p50 p95 <<< "$OSYNC"
   row "O_SYNC write ms, $1" "$p50" "$p95"
   echo "# $1: $(ratio "$p50" "$idle50") of idle at p50, $(ratio "$p95" "$idle95") at p95"
+  sched_line "$W/sched-before"
 }
 
 if want xattr; then
