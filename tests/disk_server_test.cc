@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <optional>
 #include <thread>
 
@@ -1010,6 +1011,54 @@ TEST(DiskServer, AHandshakeUnderwayOutlastsAFloodOfSilentSockets) {
       RawCall(client->get(), proto::kTypeSessionCreate, 2, create.SerializeAsString());
   ASSERT_TRUE(created) << "the handshake was cut";
   EXPECT_EQ(created->header.status, proto::WireStatus::kOk);
+}
+
+// Letting connections in is held to its own share of the CPU (cpu_share.h): a flood of them
+// (opened and closed as fast as a loop can, 200 held at a time) pauses accepting while a client
+// already in is answered at once; once the flood stops, the connections it left in the kernel's
+// queue are let in or closed, and a client with a token behind them gets in.
+TEST(DiskServer, AFloodOfConnectionsIsAcceptedAtItsShareWhileClientsInAreServed) {
+  server::DiskServerOptions so;
+  so.max_unauthenticated = 32;
+  so.max_unauthenticated_per_peer = 100000;
+  so.auth_deadline_ms = 60000;
+  so.admission_share = 0.01;  // a hundredth of the CPUs
+  ServerHarness h(so);
+  auto in = Connect(Options(h.address()));
+  ASSERT_TRUE(in);
+  std::atomic<bool> stop{false};
+  std::atomic<int> opened{0};
+  std::thread flood([&] {
+    std::deque<net::Fd> held;
+    while (!stop) {
+      Result<net::Fd> fd = net::Connect(h.address(), 200);
+      if (!fd.ok()) continue;  // the kernel's queue is full: its SYN was dropped
+      ++opened;
+      held.push_back(std::move(*fd));
+      if (held.size() > 200) held.pop_front();
+    }
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (h.server().accept_pauses() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_GT(h.server().accept_pauses(), 0u) << opened << " connections never paused accepting";
+  for (int i = 0; i < 20; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_TRUE(RemoteFs(in.get()).GetAttr(kRootIno).ok());
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500))
+        << "a client already in waited for the flood";
+  }
+  stop = true;
+  flood.join();
+  std::printf("%d connections opened, %llu evicted, accepting paused %llu times\n", opened.load(),
+              static_cast<unsigned long long>(h.server().evicted()),
+              static_cast<unsigned long long>(h.server().accept_pauses()));
+  DiskClientOptions late_options = Options(h.address());
+  late_options.connect_timeout_ms = 20000;
+  auto late = Connect(late_options);
+  ASSERT_TRUE(late);
+  EXPECT_TRUE(RemoteFs(late.get()).GetAttr(kRootIno).ok());
 }
 
 TEST(DiskServer, GarbageHugeFramesAndIdleSocketsDoNotStallOthers) {

@@ -29,6 +29,12 @@ void AddServerCollectors(metrics::Registry* registry, engine::Engine* engine,
     s.Counter("archil_disk_evicted_connections_total",
               "Unauthenticated connections closed to make room for new ones.", {},
               static_cast<double>(disk_server->evicted()));
+    s.Counter("archil_disk_held_requests_total",
+              "Requests held because their disk was over its share of the CPU.", {},
+              static_cast<double>(disk_server->held()));
+    s.Counter("archil_disk_accept_pauses_total",
+              "Times accepting paused because letting connections in was over its CPU share.", {},
+              static_cast<double>(disk_server->accept_pauses()));
   });
   registry->AddCollector([catalog](metrics::Sink& s) {
     Result<Catalog::Counts> c = catalog->Count();

@@ -181,6 +181,10 @@ client::DiskClientOptions ClientOptionsFor(const DaemonOptions& o, metrics::Regi
   co.force = o.force;
   co.software = "archil-mount";
   co.retry_for_ms = o.timeout_s * 1000;  // 0: wait for the server forever, as a hard mount
+  // A server under a flood of connections lets them in at its admission share (protocol.md
+  // §12) and the kernel drops SYNs while its queue is full: 5 s leaves room for the SYN to be
+  // sent again at 1 s and 3 s.
+  co.connect_timeout_ms = 5000;
   return co;
 }
 

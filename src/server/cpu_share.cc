@@ -8,7 +8,9 @@
 
 namespace archil::server {
 
-CpuShare::CpuShare(Options options) : options_(options) {}
+CpuShare::CpuShare(Options options) : options_(options) {
+  admission_.tokens_ns = double(options_.burst_ns);
+}
 
 int64_t CpuShare::ThreadCpuNanos() {
   timespec ts{};
@@ -89,6 +91,27 @@ void CpuShare::Charge(uint64_t disk, int64_t cpu_ns, int64_t now_ns) {
   MarkSeen(&a, now_ns);
   Refill(&a, Active(now_ns), now_ns);
   a.tokens_ns -= double(std::max<int64_t>(0, cpu_ns));
+}
+
+int64_t CpuShare::AdmissionReleaseTime(int64_t now_ns) {
+  MutexLock lock(&mu_);
+  RefillAdmission(now_ns);
+  if (admission_.tokens_ns >= 0) return now_ns;
+  return now_ns + int64_t(std::ceil(-admission_.tokens_ns / options_.admission_cpus));
+}
+
+void CpuShare::ChargeAdmission(int64_t cpu_ns, int64_t now_ns) {
+  MutexLock lock(&mu_);
+  RefillAdmission(now_ns);
+  admission_.tokens_ns -= double(std::max<int64_t>(0, cpu_ns));
+}
+
+void CpuShare::RefillAdmission(int64_t now_ns) {
+  if (admission_.refilled_ns == 0) admission_.refilled_ns = now_ns;
+  const int64_t elapsed = std::max<int64_t>(0, now_ns - admission_.refilled_ns);
+  admission_.tokens_ns = std::min(double(options_.burst_ns),
+                                  admission_.tokens_ns + options_.admission_cpus * double(elapsed));
+  admission_.refilled_ns = std::max(admission_.refilled_ns, now_ns);
 }
 
 }  // namespace archil::server

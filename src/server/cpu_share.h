@@ -9,6 +9,11 @@
 // bucket is empty has its next requests held until it has earned back what it overspent. A disk
 // that uses less than its share is never held: only what a disk takes beyond it waits.
 //
+// Work no disk pays for (letting connections in: accepting them, evicting silent ones to make
+// room) has an account of its own that earns `admission_cpus` of wall time whatever the disks
+// do, and is not an active disk: a flood of connections that never authenticate can take at most
+// that much CPU from the disks, and a disk alone keeps every CPU while connections arrive.
+//
 // Thread-safety: safe for concurrent use (the leader asks, workers charge).
 #pragma once
 
@@ -25,6 +30,7 @@ class CpuShare {
     double cpus = 1;                  // the CPUs the server may use (> 0)
     int64_t window_ns = 200'000'000;  // how long after its last request a disk counts as active
     int64_t burst_ns = 10'000'000;    // CPU time a disk may spend at once beyond its rate
+    double admission_cpus = 0.25;     // the CPUs letting connections in may use (> 0)
   };
   explicit CpuShare(Options options);
 
@@ -33,6 +39,11 @@ class CpuShare {
   int64_t ReleaseTime(uint64_t disk, int64_t now_ns) ARCHIL_EXCLUDES(mu_);
   // A request of `disk` that ended at `now_ns` used `cpu_ns` of CPU.
   void Charge(uint64_t disk, int64_t cpu_ns, int64_t now_ns) ARCHIL_EXCLUDES(mu_);
+
+  // The same for the work of letting connections in: the time at which more may be accepted
+  // (now_ns, or later while that work is over its `admission_cpus`), and what a round of it used.
+  int64_t AdmissionReleaseTime(int64_t now_ns) ARCHIL_EXCLUDES(mu_);
+  void ChargeAdmission(int64_t cpu_ns, int64_t now_ns) ARCHIL_EXCLUDES(mu_);
 
   // The CPU time of the calling thread so far (CLOCK_THREAD_CPUTIME_ID), in nanoseconds.
   static int64_t ThreadCpuNanos();
@@ -54,12 +65,15 @@ class CpuShare {
   // Brings `a`'s bucket to now_ns at the rate `active` disks earn (full while alone).
   void Refill(Account* a, size_t active, int64_t now_ns) ARCHIL_REQUIRES(mu_);
   Account& Of(uint64_t disk, int64_t now_ns) ARCHIL_REQUIRES(mu_);
+  // Brings the admission bucket to now_ns at admission_cpus.
+  void RefillAdmission(int64_t now_ns) ARCHIL_REQUIRES(mu_);
   // The CPU time each of `active` (> 1) disks earns per unit of wall time.
   double SharedRate(size_t active) const;
 
   const Options options_;
   Mutex mu_;
   std::map<uint64_t, Account> accounts_ ARCHIL_GUARDED_BY(mu_);
+  Account admission_ ARCHIL_GUARDED_BY(mu_);  // refilled at admission_cpus; never "active"
   size_t active_ ARCHIL_GUARDED_BY(mu_) = 0;
   int64_t counted_ns_ ARCHIL_GUARDED_BY(mu_) = 0;  // when active_ was counted; 0: never
 };

@@ -60,6 +60,50 @@ TEST(CpuShare, TheShareEndsWhenTheOtherDiskGoesQuiet) {
   EXPECT_EQ(share.ReleaseTime(1, now), now);
 }
 
+// Letting connections in has its own bucket at admission_cpus: a round that overspends holds
+// the next one until it has earned back the excess, at that rate.
+TEST(CpuShare, AdmissionIsHeldToItsOwnRate) {
+  CpuShare share({.cpus = 1, .window_ns = 200 * kMs, .burst_ns = 10 * kMs, .admission_cpus = 0.25});
+  int64_t now = 1000 * kMs;
+  const int64_t start = now;
+  int64_t spent = 0;
+  while (now - start < 1000 * kMs) {
+    const int64_t release = share.AdmissionReleaseTime(now);
+    ASSERT_GE(release, now);
+    if (release > now) {
+      now = release;
+      continue;
+    }
+    now += kMs;
+    share.ChargeAdmission(kMs, now);  // a whole CPU while it runs
+    spent += kMs;
+  }
+  // A quarter of a second of CPU in a second, plus its burst, give or take a round.
+  EXPECT_LE(spent, 250 * kMs + 10 * kMs + 2 * kMs);
+  EXPECT_GE(spent, 250 * kMs - 2 * kMs);
+}
+
+// Admission is not a disk: however busy it is, a disk alone is never held, and two disks still
+// share at a third each (not a quarter, as a third active disk would make it).
+TEST(CpuShare, AdmissionTakesNothingFromTheDisksShares) {
+  CpuShare share({.cpus = 1, .window_ns = 200 * kMs, .burst_ns = 10 * kMs});
+  int64_t now = 1000 * kMs;
+  for (int i = 0; i < 50; ++i) {
+    share.ChargeAdmission(kMs, now);
+    EXPECT_EQ(share.ReleaseTime(1, now), now);
+    now += kMs;
+    share.Charge(1, kMs, now);
+  }
+  share.ReleaseTime(2, now);
+  // 9 ms left of its burst (its last request spent 1 ms): 31 ms beyond it, at a third of a CPU
+  // a second, is 93 ms.
+  share.Charge(1, 40 * kMs, now);
+  share.ChargeAdmission(40 * kMs, now);
+  const int64_t release = share.ReleaseTime(1, now);
+  EXPECT_GE(release, now + 92 * kMs);
+  EXPECT_LE(release, now + 94 * kMs);
+}
+
 TEST(CpuShare, TheMachineIsMeasured) {
   EXPECT_GE(CpuShare::AvailableCpus(), 1);
   const int64_t before = CpuShare::ThreadCpuNanos();

@@ -57,8 +57,9 @@ DiskServer::DiskServer(const DiskServerOptions& options, engine::Engine* engine,
                .per_disk = options.max_buffered_bytes_per_disk,
                .per_connection = options.max_inflight_bytes_per_connection}) {
   if (options.share_cpus >= 0) {
+    const double cpus = options.share_cpus > 0 ? options.share_cpus : CpuShare::AvailableCpus();
     share_ = std::make_unique<CpuShare>(CpuShare::Options{
-        .cpus = options.share_cpus > 0 ? options.share_cpus : CpuShare::AvailableCpus()});
+        .cpus = cpus, .admission_cpus = cpus * std::max(options.admission_share, 0.001)});
   }
 }
 
@@ -207,11 +208,17 @@ std::vector<DiskServer::Job> DiskServer::Lead() {
   for (const ConnPtr& c : again) {
     if (auto it = conns_.find(c->fd()); it != conns_.end() && it->second == c) ReadFrom(c);
   }
-  const int n = ::epoll_wait(epoll_.get(), events, 64, again_.empty() ? 250 : 0);
+  ResumeAccepting(clock_->MonotonicNanos());
+  int timeout_ms = again_.empty() ? 250 : 0;
+  if (accept_paused_until_ns_ != 0) {
+    const int64_t left = accept_paused_until_ns_ - clock_->MonotonicNanos();
+    timeout_ms = std::min<int64_t>(timeout_ms, std::max<int64_t>(0, (left + 999'999) / 1'000'000));
+  }
+  const int n = ::epoll_wait(epoll_.get(), events, 64, timeout_ms);
   for (int i = 0; i < n; ++i) {
     const int fd = events[i].data.fd;
     if (fd == listener_.get()) {
-      AcceptSome();
+      Admit();
     } else if (fd == wake_.get()) {
       uint64_t v;
       (void)!::read(wake_.get(), &v, sizeof v);
@@ -241,6 +248,34 @@ std::vector<DiskServer::Job> DiskServer::Lead() {
     last_sweep_ns_ = now;
   }
   return std::exchange(ready_, {});
+}
+
+void DiskServer::Admit() {
+  if (!share_) return AcceptSome();
+  const int64_t now = clock_->MonotonicNanos();
+  const int64_t release = share_->AdmissionReleaseTime(now);
+  if (release > now) {
+    epoll_event ev{};  // no events: the listener stays registered, unwatched
+    ev.data.fd = listener_.get();
+    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, listener_.get(), &ev) == 0) {
+      accept_paused_until_ns_ = release;
+      ++accept_pauses_;
+      return;
+    }
+  }
+  const int64_t cpu_before = CpuShare::ThreadCpuNanos();
+  AcceptSome();
+  share_->ChargeAdmission(CpuShare::ThreadCpuNanos() - cpu_before, clock_->MonotonicNanos());
+}
+
+void DiskServer::ResumeAccepting(int64_t now_ns) {
+  if (accept_paused_until_ns_ == 0 || now_ns < accept_paused_until_ns_) return;
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = listener_.get();
+  if (::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, listener_.get(), &ev) == 0) {
+    accept_paused_until_ns_ = 0;
+  }
 }
 
 void DiskServer::AcceptSome() {

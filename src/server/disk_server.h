@@ -88,6 +88,9 @@ struct DiskServerOptions {
   // The CPUs whose time requests share by disk while several disks want it (server/cpu_share.h):
   // 0, those this process may run on; negative, no sharing (a hog's requests are never held).
   double share_cpus = 0;
+  // The fraction of those CPUs that letting connections in (accepting, evicting silent ones)
+  // may use while they are in demand; the rest of a flood waits in the kernel's queue.
+  double admission_share = 0.25;
   // Where the server counts its requests (archil_disk_* in docs/operations.md); null: nowhere.
   // REQUIRES: outlives the server.
   metrics::Registry* metrics = nullptr;
@@ -119,6 +122,8 @@ class DiskServer {
   uint64_t resumed() const { return resumed_count_.load(); }
   // Requests held because their disk was over its CPU share (server/cpu_share.h).
   uint64_t held() const { return held_count_.load(); }
+  // Times the listener was left unwatched because letting connections in was over its share.
+  uint64_t accept_pauses() const { return accept_pauses_.load(); }
   // Unauthenticated connections closed to make room for new ones.
   uint64_t evicted() const { return evicted_count_.load(); }
   // Stops accepting, closes every connection, waits for running requests. Idempotent.
@@ -147,6 +152,12 @@ class DiskServer {
   // Accepts up to kAcceptsPerRound waiting connections.
   static constexpr int kAcceptsPerRound = 32;
   void AcceptSome() ARCHIL_REQUIRES(io_mu_);
+  // AcceptSome as far as the CPU share's admission account allows (cpu_share.h): over it, the
+  // listener is left out of epoll until the account's release time and new connections wait in
+  // the kernel's queue, so that a flood of connections costs the disks at most that share.
+  void Admit() ARCHIL_REQUIRES(io_mu_);
+  // Watches the listener again once its pause has ended.
+  void ResumeAccepting(int64_t now_ns) ARCHIL_REQUIRES(io_mu_);
   // A new connection's first byte has arrived (or it closed): it becomes a Connection over a
   // TLS or cleartext stream, or is closed.
   struct Pending {
@@ -263,6 +274,7 @@ class DiskServer {
   std::map<std::string, Failures> failures_ ARCHIL_GUARDED_BY(io_mu_);
   std::vector<Job> ready_ ARCHIL_GUARDED_BY(io_mu_);  // this round's requests
   int64_t last_sweep_ns_ ARCHIL_GUARDED_BY(io_mu_) = 0;
+  int64_t accept_paused_until_ns_ ARCHIL_GUARDED_BY(io_mu_) = 0;  // 0: the listener is watched
   // Connections to read again although epoll will not report them (their stream holds bytes).
   std::vector<ConnPtr> again_ ARCHIL_GUARDED_BY(io_mu_);
 
@@ -286,6 +298,7 @@ class DiskServer {
   RequestBudget budget_;
   std::atomic<uint64_t> starved_count_{0};
   std::atomic<uint64_t> held_count_{0};
+  std::atomic<uint64_t> accept_pauses_{0};
   std::atomic<uint64_t> resumed_count_{0};
   std::atomic<uint64_t> evicted_count_{0};
   // Set when the budget held much: the next quiet sweep returns freed frame memory to the system.
