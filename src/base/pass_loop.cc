@@ -1,11 +1,11 @@
-#include "tier/pass_loop.h"
+#include "base/pass_loop.h"
 
 #include <chrono>
 
 #include "base/log.h"
 #include "base/thread_name.h"
 
-namespace archil::tier {
+namespace archil {
 
 PassLoop::~PassLoop() { Stop(); }
 
@@ -32,16 +32,27 @@ void PassLoop::Kick() {
 }
 
 void PassLoop::Run() {
+  bool failed = false;
+  bool first = options_.first_at_start;
   for (;;) {
     {
       MutexLock lock(&mu_);
-      if (!stop_ && !kicked_) cv_.WaitFor(&mu_, std::chrono::milliseconds(interval_ms_));
+      if (!first && !stop_ && !kicked_) {
+        const int wait_ms =
+            failed && options_.retry_ms >= 0 ? options_.retry_ms : options_.interval_ms;
+        cv_.WaitFor(&mu_, std::chrono::milliseconds(wait_ms));
+      }
+      if (!stop_ && kicked_ && options_.settle_ms > 0) {
+        cv_.WaitFor(&mu_, std::chrono::milliseconds(options_.settle_ms));
+      }
       if (stop_) return;
       kicked_ = false;
+      first = false;
     }
     Status s = pass_();
-    if (!s.ok()) ARCHIL_LOG(kWarn) << "tier: " << what_ << " pass: " << s.ToString();
+    failed = !s.ok();
+    if (failed) ARCHIL_LOG(kWarn) << what_ << " pass failed, will retry: " << s.ToString();
   }
 }
 
-}  // namespace archil::tier
+}  // namespace archil

@@ -1,5 +1,7 @@
-// PassLoop: the background thread of a tier machine. It runs a pass every interval and whenever
-// kicked, until it is destroyed; a failed pass is logged and the next one runs on time.
+// PassLoop: a background thread that runs a pass every interval and whenever kicked, until it is
+// stopped: the tier's machines (segment upload, log shipping, snapshots, collection, catalog
+// copies, the bucket lease) and the control plane's purge of deleted disks. A failed pass is
+// logged and the next one runs after `retry_ms`.
 //
 // Thread-safety: Start() once, from one thread; Kick() from any thread; Stop() from the thread
 // that started it. The destructor stops and joins the thread: declare a PassLoop after every
@@ -13,13 +15,22 @@
 #include "base/mutex.h"
 #include "base/status.h"
 
-namespace archil::tier {
+namespace archil {
 
 class PassLoop {
  public:
-  // `what` names the pass in logs ("segment upload").
+  struct Options {
+    int interval_ms = 1000;       // between passes (> 0)
+    int retry_ms = -1;            // after a failed pass; negative: interval_ms
+    int settle_ms = 0;            // after a kick, how long to wait for more before the pass, so
+                                  // that a burst of kicks makes one pass
+    bool first_at_start = false;  // a pass as soon as started, not an interval later
+  };
+  // `what` names the pass in logs and its thread ("segment upload").
+  PassLoop(std::string what, Options options, std::function<Status()> pass)
+      : what_(std::move(what)), options_(options), pass_(std::move(pass)) {}
   PassLoop(std::string what, int interval_ms, std::function<Status()> pass)
-      : what_(std::move(what)), interval_ms_(interval_ms), pass_(std::move(pass)) {}
+      : PassLoop(std::move(what), Options{.interval_ms = interval_ms}, std::move(pass)) {}
   ~PassLoop();
   PassLoop(const PassLoop&) = delete;
   PassLoop& operator=(const PassLoop&) = delete;
@@ -28,14 +39,15 @@ class PassLoop {
   // Stops the thread after the pass it runs, if any, and joins it; then no pass runs but those
   // the owner calls itself. Idempotent; a no-op if never started.
   void Stop() ARCHIL_EXCLUDES(mu_);
-  // Asks for a pass now (or right after the one running); a no-op before Start().
+  // Asks for a pass now (or right after the one running, or settle_ms from now); a no-op before
+  // Start().
   void Kick() ARCHIL_EXCLUDES(mu_);
 
  private:
   void Run() ARCHIL_EXCLUDES(mu_);
 
   const std::string what_;
-  const int interval_ms_;
+  const Options options_;
   const std::function<Status()> pass_;
   Mutex mu_;
   CondVar cv_{&mu_};
@@ -44,4 +56,4 @@ class PassLoop {
   std::thread thread_;
 };
 
-}  // namespace archil::tier
+}  // namespace archil

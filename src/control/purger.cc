@@ -1,38 +1,26 @@
 #include "control/purger.h"
 
-#include <chrono>
-
 #include "base/log.h"
-#include "base/thread_name.h"
 
 namespace archil {
 
 DiskPurger::DiskPurger(Catalog* catalog, DiskDataStore* data, std::chrono::milliseconds retry_delay)
-    : catalog_(catalog), data_(data), retry_delay_(retry_delay) {}
+    : catalog_(catalog),
+      data_(data),
+      loop_("disk purge",
+            {.interval_ms = 60'000,
+             .retry_ms = static_cast<int>(retry_delay.count()),
+             .settle_ms = 500,
+             .first_at_start = true},
+            [this] { return PurgeOnce(); }) {}
 
 DiskPurger::~DiskPurger() { Stop(); }
 
-void DiskPurger::Start() {
-  thread_ = std::thread([this] {
-    NameThisThread("disk-purger");
-    Loop();
-  });
-}
+void DiskPurger::Start() { loop_.Start(); }
 
-void DiskPurger::Wake() {
-  MutexLock lock(&mu_);
-  wake_ = true;
-  cv_.Signal();
-}
+void DiskPurger::Wake() { loop_.Kick(); }
 
-void DiskPurger::Stop() {
-  {
-    MutexLock lock(&mu_);
-    stop_ = true;
-    cv_.Signal();
-  }
-  if (thread_.joinable()) thread_.join();
-}
+void DiskPurger::Stop() { loop_.Stop(); }
 
 Status DiskPurger::PurgeOnce() {
   ARCHIL_ASSIGN_OR_RETURN(std::vector<DiskId> ids, catalog_->DisksToPurge());
@@ -49,23 +37,6 @@ Status DiskPurger::PurgeOnce() {
     ARCHIL_LOG(kInfo) << "purged disk " << id;
   }
   return Status::Ok();
-}
-
-void DiskPurger::Loop() {
-  for (;;) {
-    Status s = PurgeOnce();
-    if (!s.ok()) ARCHIL_LOG(kWarn) << "disk purge failed, will retry: " << s.ToString();
-    MutexLock lock(&mu_);
-    if (!stop_ && !wake_) {
-      cv_.WaitFor(&mu_,
-                  s.ok() ? std::chrono::milliseconds(std::chrono::seconds(60)) : retry_delay_);
-    }
-    // Coalesce a burst of deletes into one pass, and keep the purge's commits off the path of
-    // the requests that follow a delete.
-    if (!stop_ && wake_) cv_.WaitFor(&mu_, std::chrono::milliseconds(500));
-    wake_ = false;
-    if (stop_) return;
-  }
 }
 
 }  // namespace archil

@@ -11,9 +11,8 @@
 
 #include <chrono>
 #include <string_view>
-#include <thread>
 
-#include "base/mutex.h"
+#include "base/pass_loop.h"
 #include "catalog/catalog.h"
 #include "catalog/disk_data.h"
 #include "catalog/events.h"
@@ -41,16 +40,12 @@ class DiskPurger final : public CatalogListener {
   void OnTokenRevoked(const DiskId& disk, std::string_view token_id) override {}
 
  private:
-  void Loop();
-
   Catalog* const catalog_;
   DiskDataStore* const data_;
-  const std::chrono::milliseconds retry_delay_;
-  Mutex mu_;
-  CondVar cv_{&mu_};
-  bool stop_ ARCHIL_GUARDED_BY(mu_) = false;
-  bool wake_ ARCHIL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  // A pass at start (purges a crash interrupted), every minute, 500 ms after a delete (a burst of
+  // deletes makes one pass, and the purge's commits keep off the requests that follow a delete),
+  // and `retry_delay` after a failure.
+  PassLoop loop_;  // last: its thread stops before the rest goes
 };
 
 }  // namespace archil

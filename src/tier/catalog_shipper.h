@@ -24,7 +24,7 @@
 #include "base/mutex.h"
 #include "base/status.h"
 #include "store/object_store.h"
-#include "tier/pass_loop.h"
+#include "base/pass_loop.h"
 
 namespace archil::tier {
 

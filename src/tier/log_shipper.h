@@ -32,7 +32,7 @@
 #include "base/status.h"
 #include "engine/engine.h"
 #include "store/object_store.h"
-#include "tier/pass_loop.h"
+#include "base/pass_loop.h"
 
 namespace archil::tier {
 

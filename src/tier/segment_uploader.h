@@ -46,7 +46,7 @@
 #include "base/status.h"
 #include "engine/engine.h"
 #include "store/object_store.h"
-#include "tier/pass_loop.h"
+#include "base/pass_loop.h"
 
 namespace archil::tier {
 

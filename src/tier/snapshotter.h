@@ -32,7 +32,7 @@
 #include "engine/engine.h"
 #include "store/object_store.h"
 #include "tier/manifest.h"
-#include "tier/pass_loop.h"
+#include "base/pass_loop.h"
 
 namespace archil::tier {
 
