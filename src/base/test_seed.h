@@ -3,8 +3,10 @@
 // output of a failed test.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace archil {
 
@@ -51,6 +53,19 @@ inline unsigned TestSeed() {
   std::printf("seed %u (override with ARCHIL_TEST_SEED=N)\n", seed);
   std::fflush(stdout);
   return seed;
+}
+
+// The same for a test with a default seed of its own, printed by the caller with
+// SCOPED_TRACE(SeedTrace(seed)) so that a failure names it.
+inline uint64_t TestSeed(uint64_t default_seed) {
+  const char* env = std::getenv("ARCHIL_TEST_SEED");
+  if (env == nullptr || *env == '\0') return default_seed;
+  return std::strtoull(env, nullptr, 0);
+}
+
+inline std::string SeedTrace(uint64_t seed) {
+  return "seed " + std::to_string(seed) + " (replay with ARCHIL_TEST_SEED=" + std::to_string(seed) +
+         ")";
 }
 
 }  // namespace archil

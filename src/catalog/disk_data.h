@@ -1,8 +1,8 @@
 // DiskDataStore: a disk's data as the control plane sees it: something to purge.
 //
 // DELETE /api/disks/{id} only marks a disk deleting; the purger (control/purger.h) later asks the
-// store to free the disk's data, then removes the catalog rows. The storage engine implements this
-// interface; until it exists, DirectoryDiskData removes DATA_DIR/disks/<id>.
+// store to free the disk's data, then removes the catalog rows. The data plane implements it over
+// the storage engine (dataplane/engine_disks.h); the purger's tests, with a fake.
 //
 // Thread-safety: implementations are safe for concurrent use.
 #pragma once

@@ -6,9 +6,9 @@
 #include <cerrno>
 #include <filesystem>
 
+#include "base/test_seed.h"
 #include "io/posix_env.h"
 #include "io/sim_env.h"
-#include "io/test_seed.h"
 
 namespace archil::io {
 namespace {

@@ -13,7 +13,6 @@
 #include "base/test_seed.h"
 #include "io/posix_env.h"
 #include "io/sim_env.h"
-#include "io/test_seed.h"
 
 namespace archil::io {
 namespace {

@@ -8,7 +8,7 @@
 #include <random>
 #include <thread>
 
-#include "io/test_seed.h"
+#include "base/test_seed.h"
 
 namespace archil::io {
 namespace {
