@@ -227,6 +227,21 @@ class DiskServer {
   void Goodbye(const ConnPtr& c, const proto::FrameHeader& h, const proto::Message& m);
   // A failed authentication from c's peer: AUTH_FAILED, or AUTH_RATE_LIMITED beyond 10 a minute.
   void AuthFailed(const ConnPtr& c, const proto::FrameHeader& h) ARCHIL_REQUIRES(io_mu_);
+  static constexpr int kAuthFailuresPerMinute = 10;
+  // SESSION_CREATE's steps (disk_server_sessions.cc). Those that may refuse reply to the refusal
+  // themselves and return false.
+  // The authority's refusal of a token as its answer.
+  void RefuseGrant(const ConnPtr& c, const proto::FrameHeader& h, const Status& refusal)
+      ARCHIL_REQUIRES(io_mu_);
+  // Same-host reclaim (§10.2): the session this mount point left (its daemon died) ends, unless
+  // it is still connected or was opened with another token (CLIENT_ID_IN_USE). Sets
+  // *replaced_holder to the ended session's holder id.
+  bool ReclaimMountPoint(const ConnPtr& c, const proto::FrameHeader& h, const SessionIdentity& id,
+                         std::string* replaced_holder) ARCHIL_REQUIRES(io_mu_);
+  // One mount per disk (§10.2): the disk's other mounts end if they have no connection left or
+  // `force` takes the disk over; a connected one refuses the new mount (DELEG_CONFLICT).
+  bool DisplaceOtherMounts(const ConnPtr& c, const proto::FrameHeader& h, const SessionIdentity& id,
+                           bool force, std::string_view disk_id) ARCHIL_REQUIRES(io_mu_);
   void Error(const ConnPtr& c, const proto::FrameHeader& h, proto::WireStatus status,
              std::string_view message);
 
