@@ -321,27 +321,19 @@ Response Execute(Session& session, uint16_t type, const proto::Message& req,
 
 namespace {
 
-Response Mutation(Session& s, uint16_t type, const proto::Message& req) {
+// Runs a durable mutation in its slot: its commit writes the slot record of its reply (Recorded).
+Response Durable(Session& s, uint16_t type, const v1::Mut& mut, const Call& call,
+                 const Build& build) {
+  return InSlot(s, mut, [&] { return Recorded(s, mut, type, call, build); });
+}
+
+// The mutations of names: one commit each, its reply in the slot record.
+Response Names(Session& s, uint16_t type, const proto::Message& req) {
   posix::FileSystem& fs = s.fs();
-  auto durable = [&](const v1::Mut& mut, const Call& call, const Build& build) {
-    return InSlot(s, mut, [&] { return Recorded(s, mut, type, call, build); });
-  };
   switch (type) {
-    case proto::kTypeCreate:
-      return Create(s, As<v1::Create>(req));
-    case proto::kTypeSetAttr: {
-      const auto& m = As<v1::SetAttr>(req);
-      return durable(m.mut(), AttrCall([&] { return fs.SetAttr(Ino(m.ino()), FromProto(m)); }),
-                     [](const engine::CommitResult& c) {
-                       v1::SetAttrReply r;
-                       if (c.attr) ToProto(*c.attr, r.mutable_attr());
-                       r.set_stable(true);
-                       return r.SerializeAsString();
-                     });
-    }
     case proto::kTypeMkdir: {
       const auto& m = As<v1::Mkdir>(req);
-      return durable(m.mut(), AttrCall([&] {
+      return Durable(s, type, m.mut(), AttrCall([&] {
                        return fs.Mkdir(Ino(m.parent()), m.name(), m.mode() & 07777,
                                        OwnerOf(m.caller()));
                      }),
@@ -349,7 +341,7 @@ Response Mutation(Session& s, uint16_t type, const proto::Message& req) {
     }
     case proto::kTypeMknod: {
       const auto& m = As<v1::Mknod>(req);
-      return durable(m.mut(), AttrCall([&] {
+      return Durable(s, type, m.mut(), AttrCall([&] {
                        return fs.Mknod(Ino(m.parent()), m.name(), m.mode(),
                                        static_cast<uint32_t>(m.rdev()), OwnerOf(m.caller()));
                      }),
@@ -357,7 +349,7 @@ Response Mutation(Session& s, uint16_t type, const proto::Message& req) {
     }
     case proto::kTypeSymlink: {
       const auto& m = As<v1::Symlink>(req);
-      return durable(m.mut(), AttrCall([&] {
+      return Durable(s, type, m.mut(), AttrCall([&] {
                        return fs.Symlink(Ino(m.parent()), m.name(), m.target(),
                                          OwnerOf(m.caller()));
                      }),
@@ -365,14 +357,14 @@ Response Mutation(Session& s, uint16_t type, const proto::Message& req) {
     }
     case proto::kTypeLink: {
       const auto& m = As<v1::Link>(req);
-      return durable(m.mut(), AttrCall([&] {
+      return Durable(s, type, m.mut(), AttrCall([&] {
                        return fs.Link(Ino(m.ino()), Ino(m.new_parent()), m.new_name());
                      }),
                      AttrReply<v1::LinkReply>());
     }
     case proto::kTypeUnlink: {
       const auto& m = As<v1::Unlink>(req);
-      return durable(m.mut(), StatusCall([&] {
+      return Durable(s, type, m.mut(), StatusCall([&] {
                        HoldIfOpen(s, m.keep_if_open(), Ino(m.parent()), m.name());
                        return fs.Unlink(Ino(m.parent()), m.name());
                      }),
@@ -380,58 +372,69 @@ Response Mutation(Session& s, uint16_t type, const proto::Message& req) {
     }
     case proto::kTypeRmdir: {
       const auto& m = As<v1::Rmdir>(req);
-      return durable(m.mut(), StatusCall([&] { return fs.Rmdir(Ino(m.parent()), m.name()); }),
+      return Durable(s, type, m.mut(),
+                     StatusCall([&] { return fs.Rmdir(Ino(m.parent()), m.name()); }),
                      EmptyReply<v1::RmdirReply>());
     }
     case proto::kTypeRename: {
       const auto& m = As<v1::Rename>(req);
-      return durable(m.mut(), StatusCall([&] {
+      return Durable(s, type, m.mut(), StatusCall([&] {
                        HoldIfOpen(s, m.keep_target_if_open(), Ino(m.new_parent()), m.new_name());
                        return fs.Rename(Ino(m.parent()), m.name(), Ino(m.new_parent()),
                                         m.new_name(), m.flags());
                      }),
                      EmptyReply<v1::RenameReply>());
     }
+    default:
+      return ErrorResponse(WireStatus::kUnsupportedType, "not served by this server");
+  }
+}
+
+// The mutations of an inode's attributes, data extent and xattrs.
+Response Attributes(Session& s, uint16_t type, const proto::Message& req) {
+  posix::FileSystem& fs = s.fs();
+  switch (type) {
+    case proto::kTypeSetAttr: {
+      const auto& m = As<v1::SetAttr>(req);
+      return Durable(s, type, m.mut(),
+                     AttrCall([&] { return fs.SetAttr(Ino(m.ino()), FromProto(m)); }),
+                     [](const engine::CommitResult& c) {
+                       v1::SetAttrReply r;
+                       if (c.attr) ToProto(*c.attr, r.mutable_attr());
+                       r.set_stable(true);
+                       return r.SerializeAsString();
+                     });
+    }
     case proto::kTypeFallocate: {
       const auto& m = As<v1::Fallocate>(req);
-      return durable(m.mut(), StatusCall([&] {
+      return Durable(s, type, m.mut(), StatusCall([&] {
                        return fs.Fallocate(Ino(m.ino()), m.mode(), m.offset(), m.length());
                      }),
                      EmptyReply<v1::FallocateReply>());
     }
     case proto::kTypeSetXattr: {
       const auto& m = As<v1::SetXattr>(req);
-      return durable(m.mut(), StatusCall([&] {
+      return Durable(s, type, m.mut(), StatusCall([&] {
                        return fs.SetXattr(Ino(m.ino()), m.name(), m.value(), m.flags());
                      }),
                      EmptyReply<v1::SetXattrReply>());
     }
     case proto::kTypeRemoveXattr: {
       const auto& m = As<v1::RemoveXattr>(req);
-      return durable(m.mut(), StatusCall([&] { return fs.RemoveXattr(Ino(m.ino()), m.name()); }),
+      return Durable(s, type, m.mut(),
+                     StatusCall([&] { return fs.RemoveXattr(Ino(m.ino()), m.name()); }),
                      EmptyReply<v1::RemoveXattrReply>());
     }
-    case proto::kTypeCheckpointCreate: {  // one synced commit: the record, the epoch, the slot
-      const auto& m = As<v1::CheckpointCreate>(req);
-      // A session of a checkpoint is a read-only view; a checkpoint would be of the live disk.
-      if (!s.identity().checkpoint.empty()) {
-        return Refuse(s, m.mut(),
-                      ErrorResponse(WireStatus::kReadOnly,
-                                    "this session is a read-only view of checkpoint " +
-                                        s.identity().checkpoint +
-                                        ": checkpoints are taken through a session of the disk"));
-      }
-      return durable(m.mut(), StatusCall([&] {
-                       return s.engine().Checkpoint(s.identity().disk, m.name()).status();
-                     }),
-                     [](const engine::CommitResult& c) {
-                       v1::CheckpointCreateReply r;
-                       r.set_epoch(c.checkpoint_epoch);
-                       r.set_created_at_ns(c.checkpoint_created_ns);
-                       return r.SerializeAsString();
-                     });
-    }
-    case proto::kTypeOpen: {  // state: the reply is cached in memory only (§7)
+    default:
+      return ErrorResponse(WireStatus::kUnsupportedType, "not served by this server");
+  }
+}
+
+// OPEN and RELEASE: a holder's state, not durable; the reply is cached in memory only (§7).
+Response Holders(Session& s, uint16_t type, const proto::Message& req) {
+  posix::FileSystem& fs = s.fs();
+  switch (type) {
+    case proto::kTypeOpen: {
       const auto& m = As<v1::Open>(req);
       return InSlot(s, m.mut(), [&]() -> CachedReply {
         Status st = fs.Open(Ino(m.ino()), s.holder());
@@ -450,6 +453,55 @@ Response Mutation(Session& s, uint16_t type, const proto::Message& req) {
         return CachedReply{WireStatus::kOk, v1::ReleaseReply().SerializeAsString()};
       });
     }
+    default:
+      return ErrorResponse(WireStatus::kUnsupportedType, "not served by this server");
+  }
+}
+
+// One synced commit: the checkpoint's record, the disk's next epoch, the slot.
+Response CheckpointCreate(Session& s, uint16_t type, const proto::Message& req) {
+  const auto& m = As<v1::CheckpointCreate>(req);
+  // A session of a checkpoint is a read-only view; a checkpoint would be of the live disk.
+  if (!s.identity().checkpoint.empty()) {
+    return Refuse(
+        s, m.mut(),
+        ErrorResponse(WireStatus::kReadOnly,
+                      "this session is a read-only view of checkpoint " + s.identity().checkpoint +
+                          ": checkpoints are taken through a session of the disk"));
+  }
+  return Durable(s, type, m.mut(), StatusCall([&] {
+                   return s.engine().Checkpoint(s.identity().disk, m.name()).status();
+                 }),
+                 [](const engine::CommitResult& c) {
+                   v1::CheckpointCreateReply r;
+                   r.set_epoch(c.checkpoint_epoch);
+                   r.set_created_at_ns(c.checkpoint_created_ns);
+                   return r.SerializeAsString();
+                 });
+}
+
+Response Mutation(Session& s, uint16_t type, const proto::Message& req) {
+  switch (type) {
+    case proto::kTypeCreate:
+      return Create(s, As<v1::Create>(req));
+    case proto::kTypeMkdir:
+    case proto::kTypeMknod:
+    case proto::kTypeSymlink:
+    case proto::kTypeLink:
+    case proto::kTypeUnlink:
+    case proto::kTypeRmdir:
+    case proto::kTypeRename:
+      return Names(s, type, req);
+    case proto::kTypeSetAttr:
+    case proto::kTypeFallocate:
+    case proto::kTypeSetXattr:
+    case proto::kTypeRemoveXattr:
+      return Attributes(s, type, req);
+    case proto::kTypeCheckpointCreate:
+      return CheckpointCreate(s, type, req);
+    case proto::kTypeOpen:
+    case proto::kTypeRelease:
+      return Holders(s, type, req);
     default:
       return ErrorResponse(WireStatus::kUnsupportedType, "not served by this server");
   }
