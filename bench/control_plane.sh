@@ -279,10 +279,10 @@ fi
 
 # Cold start, in one hyperfine run: /bin/true (the exec and loader alone), an empty C++ program
 # linked as `archil` is (apps/archil/CMakeLists.txt and the release preset: -O2, -static-libstdc++
-# -static-libgcc -Wl,--as-needed, and a PIE, Debian's g++ default; no -g, which is not loaded),
-# and `archil version`.
+# -static-libgcc -Wl,--as-needed, and not a PIE, ADR 0022; no -g, which is not loaded), and
+# `archil version`.
 echo 'int main() {}' > "$T/empty.cc"
-g++ -O2 -static-libstdc++ -static-libgcc -Wl,--as-needed -o "$T/empty" "$T/empty.cc"
+g++ -O2 -static-libstdc++ -static-libgcc -Wl,--as-needed -no-pie -o "$T/empty" "$T/empty.cc"
 EMPTY=$T/empty
 hyperfine -N -w 20 -r 300 --export-json "$T/hf.json" /bin/true "$EMPTY" "$BIN/archil version" >/dev/null 2>&1
 cold() { jq -r ".results[$1] | \"mean \(.mean * 1000 | . * 100 | round / 100), min \(.min * 1000 | . * 100 | round / 100)\"" "$T/hf.json"; }
