@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "base/random.h"
 #include "base/strings.h"
+#include "base/thread_name.h"
 #include "store/s3_xml.h"
 
 namespace archil::store {
@@ -299,7 +300,12 @@ Result<ObjectStore::FileUpload> S3Store::PutMultipart(const std::string& key,
   std::vector<std::thread> threads;
   const uint64_t nthreads =
       std::min<uint64_t>(nparts, static_cast<uint64_t>(config_.upload_threads));
-  for (uint64_t t = 1; t < nthreads; ++t) threads.emplace_back(worker);
+  for (uint64_t t = 1; t < nthreads; ++t) {
+    threads.emplace_back([&worker, t] {
+      NameThisThread("s3-part-" + std::to_string(t));
+      worker();
+    });
+  }
   worker();
   for (std::thread& t : threads) t.join();
 

@@ -15,6 +15,7 @@
 
 #include "base/crc32c.h"
 #include "base/log.h"
+#include "base/thread_name.h"
 #include "engine/log_record.h"
 #include "io/posix_env.h"
 #include "tier/log_object.h"
@@ -94,7 +95,12 @@ Result<uint64_t> DownloadAll(store::ObjectStore* store,
     }
   };
   std::vector<std::thread> helpers;
-  for (size_t t = 1; t < std::min(kDownloads, wanted.size()); ++t) helpers.emplace_back(work);
+  for (size_t t = 1; t < std::min(kDownloads, wanted.size()); ++t) {
+    helpers.emplace_back([&work, t] {
+      NameThisThread("recovery-" + std::to_string(t));
+      work();
+    });
+  }
   work();
   for (std::thread& t : helpers) t.join();
   uint64_t bytes = 0;

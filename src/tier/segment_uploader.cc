@@ -17,6 +17,7 @@
 
 #include "base/crc32c.h"
 #include "base/log.h"
+#include "base/thread_name.h"
 
 namespace archil::tier {
 namespace {
@@ -272,7 +273,12 @@ Status SegmentUploader::Pass() {
   Status listed = take_in();
   if (!listed.ok()) return listed;
   std::vector<std::thread> workers;
-  for (int t = 0; t < std::max(options_.parallel, 1); ++t) workers.emplace_back(work);
+  for (int t = 0; t < std::max(options_.parallel, 1); ++t) {
+    workers.emplace_back([&work, t] {
+      NameThisThread("seg-upload-" + std::to_string(t));
+      work();
+    });
+  }
   for (bool relist = true; relist;) {
     relist = false;
     {
