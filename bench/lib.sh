@@ -214,8 +214,11 @@ wait_alive() {
 # EP (its endpoint). Its allocations use transparent huge pages (glibc 2.35+): it keeps every body
 # in memory, and faulting in 4 KiB pages costs it more CPU than the bandwidth it simulates
 # (docs/measurements.md §20).
+# With FAKE_CPUS set (a taskset list), the fake runs on those CPUs only.
 start_fake() {
-  GLIBC_TUNABLES=glibc.malloc.hugetlb=1 "$FAKE" "$@" > "$W/fake.out" 2>&1 &
+  local pin=()
+  [[ -n ${FAKE_CPUS:-} ]] && pin=(taskset -c "$FAKE_CPUS")
+  GLIBC_TUNABLES=glibc.malloc.hugetlb=1 ${pin[@]+"${pin[@]}"} "$FAKE" "$@" > "$W/fake.out" 2>&1 &
   FAKE_PID=$!
   wait_alive "$FAKE_PID" 100 grep -q '^listening on' "$W/fake.out" || true
   EP=$(sed -n 's/^listening on //p' "$W/fake.out" | head -1)

@@ -32,14 +32,16 @@
 #                                     a new one started on the bucket: the time it reports
 #
 # Usage: bench/tier_server.sh [--latency-ms N] [--mbps N] [--size MiB] [--sustain S] [--runtime S]
-#                             [--rounds N] [--dir DIR]
+#                             [--rounds N] [--dir DIR] [--pin]
+#   --pin: the fake on the last CPU alone, the server, the mount and fio on the others (the store
+#   stands for a service on other machines; without it, the fake's CPU competes with the server's)
 #   defaults: 20 ms first byte, 200 MB/s, 1024 MiB, 20 s of sustained writes, 5 s per latency row,
 #   3 rounds of the idle/uploading lines,
 #   /var/tmp (a fresh subdirectory, removed on every exit unless ARCHIL_BENCH_KEEP=1). The fake
 #   keeps objects in memory: --size 10240 needs over 10 GiB of it.
 set -euo pipefail
 
-LATENCY=20 MBPS=200 SIZE=1024 SUSTAIN=20 RUNTIME=5 ROUNDS=3 DIR=/var/tmp
+LATENCY=20 MBPS=200 SIZE=1024 SUSTAIN=20 RUNTIME=5 ROUNDS=3 DIR=/var/tmp PIN=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --latency-ms) LATENCY="$2"; shift 2 ;;
@@ -49,6 +51,7 @@ while [[ $# -gt 0 ]]; do
     --runtime) RUNTIME="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
     --dir) DIR="$2"; shift 2 ;;
+    --pin) PIN=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "tier_server.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
@@ -84,6 +87,12 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+FAKE_CPUS=''
+if [[ $PIN == 1 && $(nproc) -ge 2 ]]; then
+  need_tools taskset
+  FAKE_CPUS=$(($(nproc) - 1))
+  taskset -pc "0-$(($(nproc) - 2))" $$ > /dev/null  # this shell and what it starts but the fake
+fi
 export AWS_ACCESS_KEY_ID=archil-test AWS_SECRET_ACCESS_KEY=archil-test-secret
 # The floor of the upload row: the store client alone (bench/store_bench.cc: S3Store::PutFile of
 # 12 files of 64 MiB, 4 at once, as the server's uploader sends them) on a fake of its own with
@@ -141,6 +150,7 @@ latency_fio "$RUNTIME"
 
 echo "# tier_server bench on $(hostname), $(date -u +%FT%TZ), kernel $(uname -r), $(nproc) CPUs, revision $(git -C "$BENCH_REPO" describe --always --dirty 2> /dev/null || echo unknown)"
 echo "# store: archil-s3-fake at $EP, first byte ${LATENCY} ms, ${MBPS} MB/s; --dir $DIR ($(dir_fs "$DIR")); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# CPUs: ${FAKE_CPUS:-all} for the fake; $([[ -n $FAKE_CPUS ]] && echo "0-$((FAKE_CPUS - 1))" || echo all) for the server, the mount and fio"
 mkdir -p "$W/floor"
 echo "floor, local fsync: $($FIO --filename="$W/floor/f" --size=64m --rw=write --sync=1 | fiolat write)"
 
