@@ -22,9 +22,9 @@
 
 #include "base/clock.h"
 #include "base/mutex.h"
+#include "base/pass_loop.h"
 #include "base/status.h"
 #include "store/object_store.h"
-#include "base/pass_loop.h"
 
 namespace archil::tier {
 

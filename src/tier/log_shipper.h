@@ -29,10 +29,10 @@
 #include <string>
 
 #include "base/mutex.h"
+#include "base/pass_loop.h"
 #include "base/status.h"
 #include "engine/engine.h"
 #include "store/object_store.h"
-#include "base/pass_loop.h"
 
 namespace archil::tier {
 

@@ -28,11 +28,11 @@
 
 #include "base/clock.h"
 #include "base/mutex.h"
+#include "base/pass_loop.h"
 #include "base/status.h"
 #include "engine/engine.h"
 #include "store/object_store.h"
 #include "tier/manifest.h"
-#include "base/pass_loop.h"
 
 namespace archil::tier {
 
