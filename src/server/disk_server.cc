@@ -202,7 +202,8 @@ std::vector<DiskServer::Job> DiskServer::Lead() {
   int timeout_ms = again_.empty() ? 250 : 0;
   if (accept_paused_until_ns_ != 0) {
     const int64_t left = accept_paused_until_ns_ - clock_->MonotonicNanos();
-    timeout_ms = std::min<int64_t>(timeout_ms, std::max<int64_t>(0, (left + 999'999) / 1'000'000));
+    timeout_ms = static_cast<int>(
+        std::min<int64_t>(timeout_ms, std::max<int64_t>(0, (left + 999'999) / 1'000'000)));
   }
   const int n = ::epoll_wait(epoll_.get(), events, 64, timeout_ms);
   for (int i = 0; i < n; ++i) {
