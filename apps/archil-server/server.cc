@@ -22,6 +22,7 @@
 #include "base/owner_watch.h"
 #include "base/service_notify.h"
 #include "base/strings.h"
+#include "base/thread_name.h"
 #include "catalog/events.h"
 #include "catalog/sqlite_catalog.h"
 #include "control/advertisement.h"
@@ -86,6 +87,7 @@ Result<std::string> CatalogPath(const ServerOptions& o) {
 // returns a thread that waits for one of them and calls `on_signal`.
 std::thread StartSignalThread(sigset_t set, const std::function<void(int)>& on_signal) {
   return std::thread([set, on_signal] {
+    NameThisThread("signals");
     int sig = 0;
     while (sigwait(&set, &sig) != 0) {
     }

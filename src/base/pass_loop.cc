@@ -43,7 +43,13 @@ void PassLoop::Run() {
         cv_.WaitFor(&mu_, std::chrono::milliseconds(wait_ms));
       }
       if (!stop_ && kicked_ && options_.settle_ms > 0) {
-        cv_.WaitFor(&mu_, std::chrono::milliseconds(options_.settle_ms));
+        // Until the settle time is over, whatever kicks come meanwhile (each signals the cv).
+        const auto until =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.settle_ms);
+        for (auto now = std::chrono::steady_clock::now(); !stop_ && now < until;
+             now = std::chrono::steady_clock::now()) {
+          cv_.WaitFor(&mu_, until - now);
+        }
       }
       if (stop_) return;
       kicked_ = false;

@@ -55,7 +55,10 @@ TEST(PassLoopTest, AKickRunsAPassAndABurstOfKicksSettlesIntoOne) {
     return Status::Ok();
   });
   loop.Start();
-  for (int i = 0; i < 10; ++i) loop.Kick();
+  for (int i = 0; i < 10; ++i) {  // spread over half the settle time, each waking the loop
+    loop.Kick();
+    std::this_thread::sleep_for(milliseconds(10));
+  }
   EXPECT_TRUE(WaitFor(passes, 1));
   std::this_thread::sleep_for(milliseconds(300));
   EXPECT_EQ(passes.load(), 1) << "ten kicks within the settle time make one pass";

@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "base/strings.h"
+#include "base/thread_name.h"
 
 namespace archil {
 
@@ -51,7 +52,10 @@ std::optional<std::chrono::microseconds> ServiceWatchdogInterval() {
 
 ServiceWatchdog::ServiceWatchdog(std::function<Status()> healthy) : healthy_(std::move(healthy)) {
   if (std::optional<std::chrono::microseconds> every = ServiceWatchdogInterval()) {
-    thread_ = std::thread([this, half = *every / 2] { Run(half); });
+    thread_ = std::thread([this, half = *every / 2] {
+      NameThisThread("watchdog");
+      Run(half);
+    });
   }
 }
 
