@@ -180,7 +180,7 @@ sched_line() {
 # The server's and the victim's mount daemon's threads (the daemon's names prefixed "mount:").
 sched_victim() {
   sched_ns "$SERVER_PID"
-  sched_ns $(pgrep -f "archil-mount.*$MNT" || true) | sed 's/^/mount:/'
+  sched_ns $(pgrep -f "archil-mount.* $MNT$" || true) | sed 's/^/mount:/'
 }
 row() {  # NAME P50 P95
   printf '%s: p50 %.3f ms, p95 %.3f ms\n' "$1" "$2" "$3"
