@@ -180,7 +180,9 @@ sched_line() {
 # The server's and the victim's mount daemon's threads (the daemon's names prefixed "mount:").
 sched_victim() {
   sched_ns "$SERVER_PID"
-  sched_ns $(pgrep -f "archil-mount.* $MNT$" || true) | sed 's/^/mount:/'
+  local daemons
+  mapfile -t daemons < <(pgrep -f "archil-mount.* $MNT$" || true)
+  sched_ns ${daemons[@]+"${daemons[@]}"} | sed 's/^/mount:/'
 }
 row() {  # NAME P50 P95
   printf '%s: p50 %.3f ms, p95 %.3f ms\n' "$1" "$2" "$3"
