@@ -1,5 +1,6 @@
 #include "base/owner_watch.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -10,6 +11,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace archil {
 
@@ -27,6 +29,41 @@ Result<pid_t> ParseOwnerPid(const char* value) {
 }
 
 Result<pid_t> OwnerFromEnv() { return ParseOwnerPid(std::getenv("ARCHIL_OWNER_PID")); }
+
+bool StatusShowsKill(std::string_view status) {
+  for (std::string_view key : {"ShdPnd:", "SigPnd:"}) {
+    const size_t at = status.find(key);
+    if (at == std::string_view::npos) continue;
+    size_t i = at + key.size();
+    while (i < status.size() && (status[i] == ' ' || status[i] == '\t')) ++i;
+    size_t end = i;
+    while (end < status.size() && std::isxdigit(static_cast<unsigned char>(status[end]))) ++end;
+    // The mask's last hex digit holds signals 1-4, the one before 5-8, the third 9-12.
+    if (end - i < 3) continue;
+    const char c = status[end - 3];
+    const int digit = std::isdigit(static_cast<unsigned char>(c))
+                          ? c - '0'
+                          : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10;
+    if (digit & 1) return true;  // signal 9, SIGKILL
+  }
+  return false;
+}
+
+namespace {
+
+// True if `pid` has a SIGKILL pending: it is dying, but may wait in an uninterruptible sleep (on
+// a page of a FUSE mount, say, that only this process could end) before it can.
+bool KillPending(pid_t pid) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/status";
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[4096];
+  const ssize_t n = read(fd, buf, sizeof buf);
+  close(fd);
+  return n > 0 && StatusShowsKill(std::string_view(buf, static_cast<size_t>(n)));
+}
+
+}  // namespace
 
 OwnerWatch::OwnerWatch(pid_t owner, std::function<void()> on_death)
     : thread_([this, owner, f = std::move(on_death)] { Run(owner, f); }) {}
@@ -49,6 +86,9 @@ void OwnerWatch::Run(pid_t owner, const std::function<void()>& on_death) {
       dead = kill(owner, 0) != 0 && errno == ESRCH;
       if (!dead) usleep(kPollMs * 1000);
     }
+    // A killed owner stuck in an uninterruptible wait on what we serve would never end: it is
+    // dead for us once its SIGKILL is pending.
+    if (!dead) dead = KillPending(owner);
   }
   if (pidfd >= 0) close(pidfd);
   if (dead && !stop_) on_death();

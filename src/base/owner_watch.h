@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <functional>
+#include <string_view>
 #include <thread>
 
 #include "base/status.h"
@@ -25,6 +26,11 @@ namespace archil {
 Result<pid_t> OwnerFromEnv();
 // As OwnerFromEnv, of a value.
 Result<pid_t> ParseOwnerPid(const char* value);
+
+// True if a /proc/PID/status text shows a SIGKILL pending (its ShdPnd or SigPnd mask). An owner
+// with one counts as dead: killed while in an uninterruptible wait on a mount its own daemon
+// serves, it cannot end before the daemon does (docs/adr/0019-a-mount-never-wedges-its-machine.md).
+bool StatusShowsKill(std::string_view status);
 
 class OwnerWatch {
  public:

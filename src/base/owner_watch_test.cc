@@ -43,6 +43,22 @@ class Flag {
   bool set_ = false;
 };
 
+// A killed owner may wait in an uninterruptible sleep (on a page of the mount its daemon serves)
+// with its SIGKILL pending: the watch reads that from /proc/PID/status as its death.
+TEST(OwnerWatch, ASigkillPendingInProcStatusCountsAsDeath) {
+  EXPECT_TRUE(
+      StatusShowsKill("Name:\tt\nState:\tD (disk sleep)\nSigQ:\t0/1\n"
+                      "SigPnd:\t0000000000000100\nShdPnd:\t0000000000000100\n"));
+  EXPECT_TRUE(StatusShowsKill("ShdPnd:\t0000000000000100\nSigBlk:\t0000000000000000\n"));
+  EXPECT_TRUE(StatusShowsKill("SigPnd:\t0000000000000300\n"));  // SIGKILL and SIGUSR1
+  EXPECT_FALSE(StatusShowsKill("SigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\n"));
+  EXPECT_FALSE(StatusShowsKill("SigPnd:\t0000000000004000\n"));  // SIGTERM only
+  EXPECT_FALSE(StatusShowsKill("SigPnd:\t0000000000000200\n"));  // SIGUSR1 only
+  EXPECT_FALSE(StatusShowsKill("SigBlk:\t0000000000000100\n"));  // blocked is not pending
+  EXPECT_FALSE(StatusShowsKill(""));
+  EXPECT_FALSE(StatusShowsKill("SigPnd:\t1\n"));  // too short to hold signal 9
+}
+
 TEST(OwnerWatch, CallsBackWithinTheBoundOfTheOwnersDeath) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
