@@ -225,6 +225,12 @@ Response StatFs(Session& s) {
   return Ok(r);
 }
 
+// Runs a durable mutation in its slot: its commit writes the slot record of its reply (Recorded).
+Response Durable(Session& s, uint16_t type, const v1::Mut& mut, const Call& call,
+                 const Build& build) {
+  return InSlot(s, mut, [&] { return Recorded(s, mut, type, call, build); });
+}
+
 Response Mutation(Session& s, uint16_t type, const proto::Message& req);
 
 }  // namespace
@@ -241,6 +247,13 @@ Response DelayResponse(std::string_view message, uint32_t retry_after_ms) {
   e.set_retry_after_ms(retry_after_ms);
   return Response{WireStatus::kDelay, e.SerializeAsString(), {}, false};
 }
+
+namespace {
+// A message type this server does not serve.
+Response Unsupported() {
+  return ErrorResponse(WireStatus::kUnsupportedType, "not served by this server");
+}
+}  // namespace
 
 Response Refuse(Session& session, const v1::Mut& mut, Response refusal) {
   return InSlot(session, mut, [&] { return CachedReply{refusal.status, refusal.body}; });
@@ -303,16 +316,14 @@ Response Execute(Session& session, uint16_t type, const proto::Message& req,
     }
     case proto::kTypeWrite: {
       const auto& m = As<v1::Write>(req);
-      return InSlot(session, m.mut(), [&] {
-        return Recorded(session, m.mut(), type,
-                        AttrCall([&] { return fs.Write(Ino(m.ino()), m.offset(), payload); }),
-                        [](const engine::CommitResult& c) {
-                          v1::WriteReply r;
-                          if (c.attr) ToProto(*c.attr, r.mutable_attr());
-                          r.set_stable(true);
-                          return r.SerializeAsString();
-                        });
-      });
+      return Durable(session, type, m.mut(),
+                     AttrCall([&] { return fs.Write(Ino(m.ino()), m.offset(), payload); }),
+                     [](const engine::CommitResult& c) {
+                       v1::WriteReply r;
+                       if (c.attr) ToProto(*c.attr, r.mutable_attr());
+                       r.set_stable(true);
+                       return r.SerializeAsString();
+                     });
     }
     default:
       return Mutation(session, type, req);
@@ -320,12 +331,6 @@ Response Execute(Session& session, uint16_t type, const proto::Message& req,
 }
 
 namespace {
-
-// Runs a durable mutation in its slot: its commit writes the slot record of its reply (Recorded).
-Response Durable(Session& s, uint16_t type, const v1::Mut& mut, const Call& call,
-                 const Build& build) {
-  return InSlot(s, mut, [&] { return Recorded(s, mut, type, call, build); });
-}
 
 // The mutations of names: one commit each, its reply in the slot record.
 Response Names(Session& s, uint16_t type, const proto::Message& req) {
@@ -386,7 +391,7 @@ Response Names(Session& s, uint16_t type, const proto::Message& req) {
                      EmptyReply<v1::RenameReply>());
     }
     default:
-      return ErrorResponse(WireStatus::kUnsupportedType, "not served by this server");
+      return Unsupported();
   }
 }
 
@@ -426,7 +431,7 @@ Response Attributes(Session& s, uint16_t type, const proto::Message& req) {
                      EmptyReply<v1::RemoveXattrReply>());
     }
     default:
-      return ErrorResponse(WireStatus::kUnsupportedType, "not served by this server");
+      return Unsupported();
   }
 }
 
@@ -454,7 +459,7 @@ Response Holders(Session& s, uint16_t type, const proto::Message& req) {
       });
     }
     default:
-      return ErrorResponse(WireStatus::kUnsupportedType, "not served by this server");
+      return Unsupported();
   }
 }
 
@@ -503,7 +508,7 @@ Response Mutation(Session& s, uint16_t type, const proto::Message& req) {
     case proto::kTypeRelease:
       return Holders(s, type, req);
     default:
-      return ErrorResponse(WireStatus::kUnsupportedType, "not served by this server");
+      return Unsupported();
   }
 }
 
