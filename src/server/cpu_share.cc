@@ -53,11 +53,14 @@ void CpuShare::Refill(Account* a, size_t active, int64_t now_ns) {
   if (active <= 1) {
     a->tokens_ns = double(options_.burst_ns);  // alone, a disk's bucket is simply full
   } else {
-    const int64_t elapsed = std::max<int64_t>(0, now_ns - a->refilled_ns);
-    a->tokens_ns =
-        std::min(double(options_.burst_ns), a->tokens_ns + SharedRate(active) * double(elapsed));
+    Earn(a, SharedRate(active), now_ns);
   }
   a->refilled_ns = now_ns;
+}
+
+void CpuShare::Earn(Account* a, double rate, int64_t now_ns) const {
+  const int64_t elapsed = std::max<int64_t>(0, now_ns - a->refilled_ns);
+  a->tokens_ns = std::min(double(options_.burst_ns), a->tokens_ns + rate * double(elapsed));
 }
 
 void CpuShare::MarkSeen(Account* a, int64_t now_ns) {
@@ -108,9 +111,7 @@ void CpuShare::ChargeAdmission(int64_t cpu_ns, int64_t now_ns) {
 
 void CpuShare::RefillAdmission(int64_t now_ns) {
   if (admission_.refilled_ns == 0) admission_.refilled_ns = now_ns;
-  const int64_t elapsed = std::max<int64_t>(0, now_ns - admission_.refilled_ns);
-  admission_.tokens_ns = std::min(double(options_.burst_ns),
-                                  admission_.tokens_ns + options_.admission_cpus * double(elapsed));
+  Earn(&admission_, options_.admission_cpus, now_ns);
   admission_.refilled_ns = std::max(admission_.refilled_ns, now_ns);
 }
 

@@ -65,6 +65,8 @@ class CpuShare {
   // Brings `a`'s bucket to now_ns at the rate `active` disks earn (full while alone).
   void Refill(Account* a, size_t active, int64_t now_ns) ARCHIL_REQUIRES(mu_);
   Account& Of(uint64_t disk, int64_t now_ns) ARCHIL_REQUIRES(mu_);
+  // Adds to `a`'s bucket what `rate` CPUs earn from its last refill to now_ns, up to the burst.
+  void Earn(Account* a, double rate, int64_t now_ns) const ARCHIL_REQUIRES(mu_);
   // Brings the admission bucket to now_ns at admission_cpus.
   void RefillAdmission(int64_t now_ns) ARCHIL_REQUIRES(mu_);
   // The CPU time each of `active` (> 1) disks earns per unit of wall time.
