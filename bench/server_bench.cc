@@ -42,7 +42,7 @@
 #include "base/clock.h"
 #include "client/disk_client.h"
 #include "client/remote_fs.h"
-#include "engine/commit_epilogue.h"
+#include "engine/commit_hooks.h"
 #include "engine/engine.h"
 #include "io/posix_env.h"
 #include "net/socket.h"
@@ -187,7 +187,7 @@ int Main(int argc, char** argv) {
   eo.clock = &SystemClock::Instance();
   std::unique_ptr<engine::Engine> engine = Must(engine::Engine::Open(eo), "open engine");
   Must(engine->CreateDisk(engine::DiskNo(1), {}), "create disk");
-  posix::FileSystem* direct = Must(engine->Disk(engine::DiskNo(1)), "disk");
+  engine::DiskFs* direct = Must(engine->Disk(engine::DiskNo(1)), "disk");
   OneDisk authority;
   server::DiskServerOptions so;
   so.listen = "127.0.0.1:0";
@@ -234,15 +234,17 @@ int Main(int argc, char** argv) {
       ew_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
     {
       // What the server adds to the engine's commit: the slot record with the encoded reply.
-      engine::EpilogueScope scope(engine->SlotEpilogue(
-          engine::DiskNo(1), engine::SessionIdBytes{1}, 0, [i](const engine::CommitResult& c) {
-            v1::WriteReply r;
-            if (c.attr) server::ToProto(*c.attr, r.mutable_attr());
-            r.set_stable(true);
-            return engine::SlotRecord{0, proto::kTypeWrite, uint64_t(i) + 1, r.SerializeAsString()};
-          }));
+      const engine::CommitHooks slot{
+          .epilogue = engine->SlotEpilogue(
+              engine::DiskNo(1), engine::SessionIdBytes{1}, 0, [i](const engine::CommitResult& c) {
+                v1::WriteReply r;
+                if (c.attr) server::ToProto(*c.attr, r.mutable_attr());
+                r.set_stable(true);
+                return engine::SlotRecord{0, proto::kTypeWrite, uint64_t(i) + 1,
+                                          r.SerializeAsString()};
+              })};
       t0 = Clock::now();
-      Must(direct->Write(fs_, uint64_t(i) * 4096, block).status(), "write");
+      Must(direct->Write(fs_, uint64_t(i) * 4096, block, slot).status(), "write");
       if (timed) {
         es_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
       }

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -117,6 +118,12 @@ class [[nodiscard]] Result {
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!std::get<Status>(v_).ok());
   }
+  // A Result of a type that converts to T (a derived class's pointer, say) converts too.
+  template <typename U>
+  requires(!std::is_same_v<U, T> && std::is_convertible_v<U, T>)
+      Result(Result<U> other)  // NOLINT(google-explicit-constructor)
+      : v_(other.ok() ? std::variant<T, Status>(std::in_place_index<0>, std::move(other).value())
+                      : std::variant<T, Status>(std::in_place_index<1>, other.status())) {}
 
   bool ok() const { return std::holds_alternative<T>(v_); }
   // OK when a value is held.

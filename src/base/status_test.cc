@@ -123,5 +123,27 @@ TEST(ResultTest, HoldsMoveOnlyValues) {
   EXPECT_EQ(*p, 7);
 }
 
+TEST(ResultTest, ConvertsToAResultOfABaseType) {
+  struct Base {
+    virtual ~Base() = default;
+    virtual int Id() const { return 1; }
+  };
+  struct Derived : Base {
+    int Id() const override { return 2; }
+  };
+  Derived d;
+  Result<Base*> held = Result<Derived*>(&d);
+  ASSERT_TRUE(held.ok());
+  EXPECT_EQ((*held)->Id(), 2);
+  Result<Base*> failed = Result<Derived*>(Status::NotFound("no such thing"));
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(failed.status().message(), "no such thing");
+  Result<std::shared_ptr<Base>> shared =
+      Result<std::shared_ptr<Derived>>(std::make_shared<Derived>());
+  ASSERT_TRUE(shared.ok());
+  EXPECT_EQ((*shared)->Id(), 2);
+}
+
 }  // namespace
 }  // namespace archil

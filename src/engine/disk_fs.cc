@@ -5,7 +5,6 @@
 #include <cerrno>
 
 #include "base/coding.h"
-#include "engine/commit_epilogue.h"
 #include "engine/disk_fs_ops.h"
 
 namespace archil::engine {
@@ -67,26 +66,25 @@ Status DiskFs::Admit(uint64_t bytes) const {
   return core_->space ? core_->space->Admit(bytes) : Status::Ok();
 }
 
-Status DiskFs::Mutate(const std::function<Status(Txn&)>& prepare) {
-  CommitEpilogue epilogue = TakeEpilogue();
+Status DiskFs::Mutate(const CommitHooks& hooks, const std::function<Status(Txn&)>& prepare) {
   return core_->queue->Commit(
       [&](Txn& t) -> Status {
         ARCHIL_RETURN_IF_ERROR(prepare(t));
-        if (epilogue) epilogue(t, CommitResult{});
+        if (hooks.epilogue) hooks.epilogue(t, CommitResult{});
         return Status::Ok();
       },
-      TakeOnQueued());
+      hooks.on_queued);
 }
 
-Result<posix::Attr> DiskFs::MutateAttr(const std::function<Result<posix::Attr>(Txn&)>& prepare) {
-  CommitEpilogue epilogue = TakeEpilogue();
+Result<posix::Attr> DiskFs::MutateAttr(const CommitHooks& hooks,
+                                       const std::function<Result<posix::Attr>(Txn&)>& prepare) {
   return core_->queue->CommitWith<posix::Attr>(
       [&](Txn& t) -> Result<posix::Attr> {
         Result<posix::Attr> r = prepare(t);
-        if (r.ok() && epilogue) epilogue(t, CommitResult{&r.value()});
+        if (r.ok() && hooks.epilogue) hooks.epilogue(t, CommitResult{&r.value()});
         return r;
       },
-      TakeOnQueued());
+      hooks.on_queued);
 }
 
 Result<posix::Attr> DiskFs::Lookup(posix::Ino parent, std::string_view name) {
@@ -108,9 +106,14 @@ Result<posix::Attr> DiskFs::GetAttr(posix::Ino ino) {
 }
 
 Result<posix::Attr> DiskFs::SetAttr(posix::Ino ino, const posix::SetAttrRequest& r) {
+  return SetAttr(ino, r, CommitHooks{});
+}
+
+Result<posix::Attr> DiskFs::SetAttr(posix::Ino ino, const posix::SetAttrRequest& r,
+                                    const CommitHooks& hooks) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   if (r.mode && *r.mode > 07777) return Status::Errno(EINVAL, "mode beyond 07777");
-  return MutateAttr([&](Txn& t) -> Result<posix::Attr> {
+  return MutateAttr(hooks, [&](Txn& t) -> Result<posix::Attr> {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
     if (r.size) {
@@ -141,11 +144,11 @@ Result<posix::Attr> DiskFs::SetAttr(posix::Ino ino, const posix::SetAttrRequest&
 // The shared body of Mknod, Mkdir and Symlink: a new inode of `mode` named `name` in `parent`;
 // `fill` sets what is particular to its kind.
 Result<posix::Attr> DiskFs::CreateNode(Ino parent, std::string_view name, uint32_t mode,
-                                       posix::Owner owner,
+                                       posix::Owner owner, const CommitHooks& hooks,
                                        const std::function<void(Inode&)>& fill) {
   ARCHIL_RETURN_IF_ERROR(Admit(kBlockSize));
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
-  return MutateAttr([&](Txn& t) -> Result<posix::Attr> {
+  return MutateAttr(hooks, [&](Txn& t) -> Result<posix::Attr> {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode dir, ops.LoadDir(t, parent));
     ARCHIL_ASSIGN_OR_RETURN(std::optional<DentryRecord> d, ops.LoadDentry(t, parent, name));
@@ -164,19 +167,29 @@ Result<posix::Attr> DiskFs::CreateNode(Ino parent, std::string_view name, uint32
 
 Result<posix::Attr> DiskFs::Mknod(posix::Ino parent, std::string_view name, uint32_t mode,
                                   uint32_t rdev, posix::Owner owner) {
+  return Mknod(parent, name, mode, rdev, owner, CommitHooks{});
+}
+
+Result<posix::Attr> DiskFs::Mknod(posix::Ino parent, std::string_view name, uint32_t mode,
+                                  uint32_t rdev, posix::Owner owner, const CommitHooks& hooks) {
   uint32_t type = mode & S_IFMT;
   if (type != S_IFREG && type != S_IFIFO && type != S_IFSOCK && type != S_IFCHR &&
       type != S_IFBLK) {
     return Status::Errno(EINVAL, "mknod of an unsupported file type");
   }
-  return CreateNode(parent, name, type | (mode & 07777), owner, [&](Inode& n) {
+  return CreateNode(parent, name, type | (mode & 07777), owner, hooks, [&](Inode& n) {
     if (type == S_IFCHR || type == S_IFBLK) n.rec.rdev = rdev;
   });
 }
 
 Result<posix::Attr> DiskFs::Mkdir(posix::Ino parent, std::string_view name, uint32_t mode,
                                   posix::Owner owner) {
-  return CreateNode(parent, name, S_IFDIR | (mode & 07777), owner, [&](Inode& n) {
+  return Mkdir(parent, name, mode, owner, CommitHooks{});
+}
+
+Result<posix::Attr> DiskFs::Mkdir(posix::Ino parent, std::string_view name, uint32_t mode,
+                                  posix::Owner owner, const CommitHooks& hooks) {
+  return CreateNode(parent, name, S_IFDIR | (mode & 07777), owner, hooks, [&](Inode& n) {
     n.rec.nlink = 2;
     n.rec.parent = parent;
   });
@@ -184,20 +197,31 @@ Result<posix::Attr> DiskFs::Mkdir(posix::Ino parent, std::string_view name, uint
 
 Result<posix::Attr> DiskFs::Symlink(posix::Ino parent, std::string_view name,
                                     std::string_view target, posix::Owner owner) {
+  return Symlink(parent, name, target, owner, CommitHooks{});
+}
+
+Result<posix::Attr> DiskFs::Symlink(posix::Ino parent, std::string_view name,
+                                    std::string_view target, posix::Owner owner,
+                                    const CommitHooks& hooks) {
   if (target.empty()) return Status::Errno(ENOENT, "empty symlink target");
   if (target.size() > posix::kSymlinkMax) {
     return Status::Errno(ENAMETOOLONG, "symlink target too long");
   }
-  return CreateNode(parent, name, S_IFLNK | 0777, owner, [&](Inode& n) {
+  return CreateNode(parent, name, S_IFLNK | 0777, owner, hooks, [&](Inode& n) {
     n.rec.symlink_target = std::string(target);
     n.rec.size = target.size();
   });
 }
 
 Result<posix::Attr> DiskFs::Link(posix::Ino ino, posix::Ino new_parent, std::string_view new_name) {
+  return Link(ino, new_parent, new_name, CommitHooks{});
+}
+
+Result<posix::Attr> DiskFs::Link(posix::Ino ino, posix::Ino new_parent, std::string_view new_name,
+                                 const CommitHooks& hooks) {
   ARCHIL_RETURN_IF_ERROR(Admit(kBlockSize));
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(new_name));
-  return MutateAttr([&](Txn& t) -> Result<posix::Attr> {
+  return MutateAttr(hooks, [&](Txn& t) -> Result<posix::Attr> {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
     ARCHIL_ASSIGN_OR_RETURN(Inode dir, ops.LoadDir(t, new_parent));
@@ -227,9 +251,13 @@ Result<std::pair<DiskFs::Inode, DiskFs::Inode>> DiskFs::LoadEntry(Txn& t, Ino pa
 }
 
 Status DiskFs::Unlink(posix::Ino parent, std::string_view name) {
+  return Unlink(parent, name, CommitHooks{});
+}
+
+Status DiskFs::Unlink(posix::Ino parent, std::string_view name, const CommitHooks& hooks) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
-  return Mutate([&](Txn& t) -> Status {
+  return Mutate(hooks, [&](Txn& t) -> Status {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(auto entry, LoadEntry(t, parent, name));
     auto& [dir, n] = entry;
@@ -242,9 +270,13 @@ Status DiskFs::Unlink(posix::Ino parent, std::string_view name) {
 }
 
 Status DiskFs::Rmdir(posix::Ino parent, std::string_view name) {
+  return Rmdir(parent, name, CommitHooks{});
+}
+
+Status DiskFs::Rmdir(posix::Ino parent, std::string_view name, const CommitHooks& hooks) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
-  return Mutate([&](Txn& t) -> Status {
+  return Mutate(hooks, [&](Txn& t) -> Status {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(auto entry, LoadEntry(t, parent, name));
     auto& [dir, n] = entry;
@@ -261,6 +293,11 @@ Status DiskFs::Rmdir(posix::Ino parent, std::string_view name) {
 
 Status DiskFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new_parent,
                       std::string_view new_name, uint32_t flags) {
+  return Rename(parent, name, new_parent, new_name, flags, CommitHooks{});
+}
+
+Status DiskFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new_parent,
+                      std::string_view new_name, uint32_t flags, const CommitHooks& hooks) {
   ARCHIL_RETURN_IF_ERROR(Admit(kBlockSize));
   using posix::kRenameExchange;
   using posix::kRenameNoReplace;
@@ -270,7 +307,7 @@ Status DiskFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new_p
   }
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(new_name));
-  return Mutate([&](Txn& t) -> Status {
+  return Mutate(hooks, [&](Txn& t) -> Status {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode from, ops.LoadDir(t, parent));
     ARCHIL_ASSIGN_OR_RETURN(Inode to, ops.LoadDir(t, new_parent));
@@ -424,6 +461,11 @@ Result<std::string> DiskFs::GetXattr(posix::Ino ino, std::string_view name) {
 
 Status DiskFs::SetXattr(posix::Ino ino, std::string_view name, std::string_view value,
                         uint32_t flags) {
+  return SetXattr(ino, name, value, flags, CommitHooks{});
+}
+
+Status DiskFs::SetXattr(posix::Ino ino, std::string_view name, std::string_view value,
+                        uint32_t flags, const CommitHooks& hooks) {
   ARCHIL_RETURN_IF_ERROR(Admit(kBlockSize + value.size()));
   using posix::kXattrCreate;
   using posix::kXattrReplace;
@@ -432,7 +474,7 @@ Status DiskFs::SetXattr(posix::Ino ino, std::string_view name, std::string_view 
   if ((flags & ~(kXattrCreate | kXattrReplace)) != 0 || flags == (kXattrCreate | kXattrReplace)) {
     return Status::Errno(EINVAL, "invalid xattr flags");
   }
-  return Mutate([&](Txn& t) -> Status {
+  return Mutate(hooks, [&](Txn& t) -> Status {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
     LevelKey key = XattrLevelKey(ino, name);
@@ -489,9 +531,13 @@ Result<std::vector<std::string>> DiskFs::ListXattr(posix::Ino ino) {
 }
 
 Status DiskFs::RemoveXattr(posix::Ino ino, std::string_view name) {
+  return RemoveXattr(ino, name, CommitHooks{});
+}
+
+Status DiskFs::RemoveXattr(posix::Ino ino, std::string_view name, const CommitHooks& hooks) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   ARCHIL_RETURN_IF_ERROR(posix::ValidateXattrName(name));
-  return Mutate([&](Txn& t) -> Status {
+  return Mutate(hooks, [&](Txn& t) -> Status {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
     LevelKey key = XattrLevelKey(ino, name);

@@ -30,6 +30,7 @@
 #include "base/mutex.h"
 #include "base/siphash.h"
 #include "engine/column_families.h"
+#include "engine/commit_hooks.h"
 #include "engine/commit_queue.h"
 #include "engine/fs_records.h"
 #include "engine/keys.h"
@@ -113,10 +114,35 @@ class DiskFs final : public posix::FileSystem {
   Status Release(posix::Ino ino, posix::HolderId holder) override;
   Status DropHolder(posix::HolderId holder) override;
 
+  // The mutations above with `hooks` attached to their commit (engine/commit_hooks.h): the disk
+  // server's way to write a reply's slot record in the operation's own batch.
+  Result<posix::Attr> SetAttr(posix::Ino ino, const posix::SetAttrRequest& request,
+                              const CommitHooks& hooks);
+  Result<posix::Attr> Mknod(posix::Ino parent, std::string_view name, uint32_t mode, uint32_t rdev,
+                            posix::Owner owner, const CommitHooks& hooks);
+  Result<posix::Attr> Mkdir(posix::Ino parent, std::string_view name, uint32_t mode,
+                            posix::Owner owner, const CommitHooks& hooks);
+  Result<posix::Attr> Symlink(posix::Ino parent, std::string_view name, std::string_view target,
+                              posix::Owner owner, const CommitHooks& hooks);
+  Result<posix::Attr> Link(posix::Ino ino, posix::Ino new_parent, std::string_view new_name,
+                           const CommitHooks& hooks);
+  Status Unlink(posix::Ino parent, std::string_view name, const CommitHooks& hooks);
+  Status Rmdir(posix::Ino parent, std::string_view name, const CommitHooks& hooks);
+  Status Rename(posix::Ino parent, std::string_view name, posix::Ino new_parent,
+                std::string_view new_name, uint32_t flags, const CommitHooks& hooks);
+  Status SetXattr(posix::Ino ino, std::string_view name, std::string_view value, uint32_t flags,
+                  const CommitHooks& hooks);
+  Status RemoveXattr(posix::Ino ino, std::string_view name, const CommitHooks& hooks);
+  Result<posix::Attr> Write(posix::Ino ino, uint64_t offset, std::string_view data,
+                            const CommitHooks& hooks);
+  Status Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint64_t length,
+                   const CommitHooks& hooks);
+
   // ---- checkpoints (head views only) ----
   // Freezes the open epoch as checkpoint `name` in one commit. AlreadyExists if the name is
   // taken; InvalidArgument unless it is 1..100 of [A-Za-z0-9._-].
-  Result<Epoch> Checkpoint(std::string_view name) ARCHIL_EXCLUDES(mu_);
+  Result<Epoch> Checkpoint(std::string_view name, const CommitHooks& hooks = {})
+      ARCHIL_EXCLUDES(mu_);
   // NotFound if no such checkpoint.
   Result<Epoch> CheckpointEpoch(std::string_view name) ARCHIL_EXCLUDES(mu_);
   std::vector<CheckpointInfo> Checkpoints() ARCHIL_EXCLUDES(mu_);  // oldest first
@@ -175,7 +201,8 @@ class DiskFs final : public posix::FileSystem {
   friend class Ops;
   std::vector<uint64_t> HoldersOf(Ino ino) ARCHIL_EXCLUDES(mu_);
   Result<posix::Attr> CreateNode(Ino parent, std::string_view name, uint32_t mode,
-                                 posix::Owner owner, const std::function<void(Inode&)>& fill);
+                                 posix::Owner owner, const CommitHooks& hooks,
+                                 const std::function<void(Inode&)>& fill);
   Result<std::pair<Inode, Inode>> LoadEntry(Txn& t, Ino parent, std::string_view name);
   // Removes an inode that has neither a name nor a holder (its last Release, its holder's end).
   Status PurgeIfUnreferenced(Ino ino);
@@ -183,9 +210,10 @@ class DiskFs final : public posix::FileSystem {
   Result<posix::XattrTotals> XattrTotalsOf(Ops& ops, KvReader& r, Ino ino);
   Status Writable() const;
   // The one commit of a public mutation: `prepare`, then in the same batch (only if it
-  // succeeded) the epilogue the calling thread installed (engine/commit_epilogue.h).
-  Status Mutate(const std::function<Status(Txn&)>& prepare);
-  Result<posix::Attr> MutateAttr(const std::function<Result<posix::Attr>(Txn&)>& prepare);
+  // succeeded) the caller's epilogue; the caller's on_queued once it is queued.
+  Status Mutate(const CommitHooks& hooks, const std::function<Status(Txn&)>& prepare);
+  Result<posix::Attr> MutateAttr(const CommitHooks& hooks,
+                                 const std::function<Result<posix::Attr>(Txn&)>& prepare);
   // Writable, and `bytes` more fit above the space reserve (ENOSPC otherwise).
   Status Admit(uint64_t bytes) const;
   bool AnyPinnedLocked() const ARCHIL_REQUIRES(mu_);

@@ -212,11 +212,16 @@ Result<std::string> DiskFs::Read(posix::Ino ino, uint64_t offset, size_t length)
 }
 
 Result<posix::Attr> DiskFs::Write(posix::Ino ino, uint64_t offset, std::string_view data) {
+  return Write(ino, offset, data, CommitHooks{});
+}
+
+Result<posix::Attr> DiskFs::Write(posix::Ino ino, uint64_t offset, std::string_view data,
+                                  const CommitHooks& hooks) {
   if (offset > posix::kMaxFileSize || data.size() > posix::kMaxFileSize - offset) {
     return Status::Errno(EFBIG, "write beyond the maximum file size");
   }
   ARCHIL_RETURN_IF_ERROR(Admit(kBlockSize + data.size()));
-  return MutateAttr([&](Txn& t) -> Result<posix::Attr> {
+  return MutateAttr(hooks, [&](Txn& t) -> Result<posix::Attr> {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
     if (S_ISDIR(n.rec.mode)) return Status::Errno(EISDIR, "write to a directory");
@@ -249,6 +254,11 @@ Result<posix::Attr> DiskFs::Write(posix::Ino ino, uint64_t offset, std::string_v
 }
 
 Status DiskFs::Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint64_t length) {
+  return Fallocate(ino, mode, offset, length, CommitHooks{});
+}
+
+Status DiskFs::Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint64_t length,
+                         const CommitHooks& hooks) {
   using posix::kFallocKeepSize;
   using posix::kFallocPunchHole;
   using posix::kFallocZeroRange;
@@ -263,7 +273,7 @@ Status DiskFs::Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint64_
     return Status::Errno(EOPNOTSUPP, "punch hole needs keep-size");
   // Punching a hole frees space; zeroing a range may rewrite its two edge blocks.
   ARCHIL_RETURN_IF_ERROR(op == kFallocPunchHole ? Writable() : Admit(2 * kBlockSize));
-  return Mutate([&](Txn& t) -> Status {
+  return Mutate(hooks, [&](Txn& t) -> Status {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
     if (S_ISFIFO(n.rec.mode)) return Status::Errno(ESPIPE, "fallocate of a FIFO");

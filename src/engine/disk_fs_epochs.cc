@@ -2,7 +2,6 @@
 // (docs/formats.md §4.1 EPOCH/CKPT, §5.2, §5.5).
 #include <cerrno>
 
-#include "engine/commit_epilogue.h"
 #include "engine/disk_fs_ops.h"
 #include "engine/segusage_record.h"
 
@@ -50,48 +49,50 @@ bool DiskFs::PinnedIn(Epoch lo, Epoch hi) {
   return false;
 }
 
-Result<Epoch> DiskFs::Checkpoint(std::string_view name) {
+Result<Epoch> DiskFs::Checkpoint(std::string_view name, const CommitHooks& hooks) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   if (!ValidCheckpointName(name)) {
     return Status::InvalidArgument("checkpoint names are 1-100 of A-Z a-z 0-9 . _ -");
   }
-  CommitEpilogue epilogue = TakeEpilogue();
-  return core_->queue->CommitWith<Epoch>([&](Txn& t) -> Result<Epoch> {
-    Ops ops(this);
-    const std::string ckpt_key = MetaCkptKey(disk_, name);
-    Result<std::string> have = t.Get(ops.cf(Cf::kMeta), ckpt_key);
-    if (have.ok()) return Status::AlreadyExists("checkpoint '" + std::string(name) + "' exists");
-    if (have.status().code() != Status::Code::kNotFound) return have.status();
-    const std::string disk_key = MetaKey(disk_, MetaType::kDisk);
-    ARCHIL_ASSIGN_OR_RETURN(std::string dv, t.Get(ops.cf(Cf::kMeta), disk_key));
-    ARCHIL_ASSIGN_OR_RETURN(DiskRecord d, DecodeDisk(dv));
-    const Epoch e = d.cur_epoch;
-    d.cur_epoch = Epoch(e.value() + 1);
-    t.Put(ops.cf(Cf::kMeta), disk_key, EncodeDisk(d));
-    EpochRecord er;
-    er.state = EpochState::kCheckpoint;
-    er.frozen_at = ops.NowNs();
-    er.checkpoint_name = std::string(name);
-    t.Put(ops.cf(Cf::kMeta), MetaEpochKey(disk_, e), EncodeEpoch(er));
-    CkptRecord c;
-    c.state = CkptState::kCommitted;
-    c.epoch = e;
-    c.created = c.committed = er.frozen_at;
-    t.Put(ops.cf(Cf::kMeta), ckpt_key, EncodeCkpt(c));
-    // The bump is visible at once to the mutations after this one in the group.
-    {
-      MutexLock lock(&mu_);
-      cur_epoch_ = d.cur_epoch;
-      epochs_[e.value()] = er;
-    }
-    t.OnAbort([this, e] {
-      MutexLock lock(&mu_);
-      cur_epoch_ = e;
-      epochs_.erase(e.value());
-    });
-    if (epilogue) epilogue(t, CommitResult{nullptr, e.value(), er.frozen_at});
-    return e;
-  });
+  return core_->queue->CommitWith<Epoch>(
+      [&](Txn& t) -> Result<Epoch> {
+        Ops ops(this);
+        const std::string ckpt_key = MetaCkptKey(disk_, name);
+        Result<std::string> have = t.Get(ops.cf(Cf::kMeta), ckpt_key);
+        if (have.ok())
+          return Status::AlreadyExists("checkpoint '" + std::string(name) + "' exists");
+        if (have.status().code() != Status::Code::kNotFound) return have.status();
+        const std::string disk_key = MetaKey(disk_, MetaType::kDisk);
+        ARCHIL_ASSIGN_OR_RETURN(std::string dv, t.Get(ops.cf(Cf::kMeta), disk_key));
+        ARCHIL_ASSIGN_OR_RETURN(DiskRecord d, DecodeDisk(dv));
+        const Epoch e = d.cur_epoch;
+        d.cur_epoch = Epoch(e.value() + 1);
+        t.Put(ops.cf(Cf::kMeta), disk_key, EncodeDisk(d));
+        EpochRecord er;
+        er.state = EpochState::kCheckpoint;
+        er.frozen_at = ops.NowNs();
+        er.checkpoint_name = std::string(name);
+        t.Put(ops.cf(Cf::kMeta), MetaEpochKey(disk_, e), EncodeEpoch(er));
+        CkptRecord c;
+        c.state = CkptState::kCommitted;
+        c.epoch = e;
+        c.created = c.committed = er.frozen_at;
+        t.Put(ops.cf(Cf::kMeta), ckpt_key, EncodeCkpt(c));
+        // The bump is visible at once to the mutations after this one in the group.
+        {
+          MutexLock lock(&mu_);
+          cur_epoch_ = d.cur_epoch;
+          epochs_[e.value()] = er;
+        }
+        t.OnAbort([this, e] {
+          MutexLock lock(&mu_);
+          cur_epoch_ = e;
+          epochs_.erase(e.value());
+        });
+        if (hooks.epilogue) hooks.epilogue(t, CommitResult{nullptr, e.value(), er.frozen_at});
+        return e;
+      },
+      hooks.on_queued);
 }
 
 Result<Epoch> DiskFs::CheckpointEpoch(std::string_view name) {

@@ -447,13 +447,13 @@ Status Engine::FinishDelete(DiskNo disk) {
   return queue_->CommitBatch(std::move(b)).WithContext("delete the keys of a disk");
 }
 
-Result<posix::FileSystem*> Engine::Disk(DiskNo disk) {
+Result<DiskFs*> Engine::Disk(DiskNo disk) {
   MutexLock lock(&mu_);
   auto it = disks_.find(disk.value());
   if (it == disks_.end() || hidden_.count(disk.value())) {
     return Status::NotFound("no disk " + std::to_string(disk.value()));
   }
-  return static_cast<posix::FileSystem*>(it->second.get());
+  return it->second.get();
 }
 
 Result<std::shared_ptr<DiskFs>> Engine::Head(DiskNo disk) {

@@ -40,7 +40,7 @@
 #include "base/mutex.h"
 #include "base/status.h"
 #include "engine/column_families.h"
-#include "engine/commit_epilogue.h"
+#include "engine/commit_hooks.h"
 #include "engine/commit_log.h"
 #include "engine/commit_queue.h"
 #include "engine/disk_fs.h"
@@ -173,7 +173,7 @@ class Engine {
   Result<std::vector<std::pair<DiskNo, DiskNo>>> DeletedDisks();
   Status ForgetDeletedDisk(DiskNo disk);
   // The file system of a disk (its head). NotFound if unknown or hidden.
-  Result<posix::FileSystem*> Disk(DiskNo disk) ARCHIL_EXCLUDES(mu_);
+  Result<DiskFs*> Disk(DiskNo disk) ARCHIL_EXCLUDES(mu_);
   std::vector<DiskNo> ListDisks() ARCHIL_EXCLUDES(mu_);
   // As ListDisks, hidden disks (deleted, kept for their branches) included.
   std::vector<DiskNo> ListDisksAndHidden() ARCHIL_EXCLUDES(mu_);
@@ -186,7 +186,7 @@ class Engine {
   Status DeleteCheckpoint(DiskNo disk, std::string_view name) ARCHIL_EXCLUDES(mu_);
   // A read-only file system of a checkpoint (mutations fail with EROFS). REQUIRES: the
   // checkpoint is not deleted while the view is in use.
-  Result<std::shared_ptr<posix::FileSystem>> OpenCheckpoint(DiskNo disk, std::string_view name)
+  Result<std::shared_ptr<DiskFs>> OpenCheckpoint(DiskNo disk, std::string_view name)
       ARCHIL_EXCLUDES(mu_);
   // Makes disk `child` a writable branch of `parent` as of checkpoint `checkpoint`, named
   // `branch_name` (unique within the lineage). O(1). NotFound for an unknown parent or
@@ -222,7 +222,7 @@ class Engine {
   // Every stored session of `disk` with its slots; sessions whose records do not decode are
   // skipped and logged (a client then finds its session unknown and creates a new one).
   Result<std::vector<StoredSession>> Sessions(DiskNo disk);
-  // An epilogue (engine/commit_epilogue.h) that writes slot `slot` of session `id` of `disk`,
+  // An epilogue (engine/commit_hooks.h) that writes slot `slot` of session `id` of `disk`,
   // made by `make` from the mutation's result, in the mutation's own batch.
   CommitEpilogue SlotEpilogue(DiskNo disk, const SessionIdBytes& id, uint32_t slot,
                               std::function<SlotRecord(const CommitResult&)> make);

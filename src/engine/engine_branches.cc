@@ -34,18 +34,18 @@ bool ValidBranchName(std::string_view name) {
 }  // namespace
 
 Result<Epoch> Engine::Checkpoint(DiskNo disk, std::string_view name) {
-  ARCHIL_ASSIGN_OR_RETURN(posix::FileSystem * fs, Disk(disk));
-  return static_cast<DiskFs*>(fs)->Checkpoint(name);
+  ARCHIL_ASSIGN_OR_RETURN(DiskFs * fs, Disk(disk));
+  return fs->Checkpoint(name);
 }
 
 Result<std::vector<CheckpointInfo>> Engine::Checkpoints(DiskNo disk) {
-  ARCHIL_ASSIGN_OR_RETURN(posix::FileSystem * fs, Disk(disk));
-  return static_cast<DiskFs*>(fs)->Checkpoints();
+  ARCHIL_ASSIGN_OR_RETURN(DiskFs * fs, Disk(disk));
+  return fs->Checkpoints();
 }
 
 Status Engine::DeleteCheckpoint(DiskNo disk, std::string_view name) {
-  ARCHIL_ASSIGN_OR_RETURN(posix::FileSystem * fs, Disk(disk));
-  return static_cast<DiskFs*>(fs)->DeleteCheckpoint(name);
+  ARCHIL_ASSIGN_OR_RETURN(DiskFs * fs, Disk(disk));
+  return fs->DeleteCheckpoint(name);
 }
 
 Result<uint64_t> Engine::StoredBytes(DiskNo disk) {
@@ -54,17 +54,15 @@ Result<uint64_t> Engine::StoredBytes(DiskNo disk) {
 }
 
 Result<uint64_t> Engine::CheckpointUniqueBytes(DiskNo disk, std::string_view name) {
-  ARCHIL_ASSIGN_OR_RETURN(posix::FileSystem * fs, Disk(disk));
-  return static_cast<DiskFs*>(fs)->CheckpointUniqueBytes(name);
+  ARCHIL_ASSIGN_OR_RETURN(DiskFs * fs, Disk(disk));
+  return fs->CheckpointUniqueBytes(name);
 }
 
-Result<std::shared_ptr<posix::FileSystem>> Engine::OpenCheckpoint(DiskNo disk,
-                                                                  std::string_view name) {
-  ARCHIL_ASSIGN_OR_RETURN(posix::FileSystem * fs, Disk(disk));
-  auto* head = static_cast<DiskFs*>(fs);
+Result<std::shared_ptr<DiskFs>> Engine::OpenCheckpoint(DiskNo disk, std::string_view name) {
+  ARCHIL_ASSIGN_OR_RETURN(DiskFs * head, Disk(disk));
   ARCHIL_ASSIGN_OR_RETURN(Epoch e, head->CheckpointEpoch(name));
-  return std::shared_ptr<posix::FileSystem>(std::make_shared<DiskFs>(
-      &core_, LevelRef{disk, e}, head->dir_hash_key(), head->lineage_index()));
+  return std::make_shared<DiskFs>(&core_, LevelRef{disk, e}, head->dir_hash_key(),
+                                  head->lineage_index());
 }
 
 Status Engine::CreateBranch(DiskNo parent, std::string_view checkpoint, DiskNo child,
@@ -81,8 +79,7 @@ Result<BranchCreated> Engine::CreateBranch(const BranchRequest& req) {
   if (req.idempotency_key.size() > kMaxIdempotencyKey) {
     return Status::InvalidArgument("an Idempotency-Key is at most 255 bytes");
   }
-  ARCHIL_ASSIGN_OR_RETURN(posix::FileSystem * pfs, Disk(req.parent));
-  auto* head = static_cast<DiskFs*>(pfs);
+  ARCHIL_ASSIGN_OR_RETURN(DiskFs * head, Disk(req.parent));
   ARCHIL_ASSIGN_OR_RETURN(Epoch fork, head->CheckpointEpoch(req.checkpoint));
   const int64_t now = options_.clock->NowMicros() * 1000;
   DiskRecord rec;

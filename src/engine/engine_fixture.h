@@ -33,7 +33,7 @@ class EngineTest : public ::testing::Test {
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     engine_ = std::move(e).value();
   }
-  posix::FileSystem* NewDisk(uint64_t n) {
+  DiskFs* NewDisk(uint64_t n) {
     EXPECT_TRUE(engine_->CreateDisk(DiskNo(n), {}).ok());
     return *engine_->Disk(DiskNo(n));
   }

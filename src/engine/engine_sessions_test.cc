@@ -1,5 +1,5 @@
 // Sessions and reply-cache slots in the engine: stored, loaded, deleted, and a slot written in
-// the very batch of the operation it answers (engine/commit_epilogue.h).
+// the very batch of the operation it answers (engine/commit_hooks.h).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -34,12 +34,10 @@ CommitEpilogue SlotOf(Engine& e, uint32_t slot, uint64_t seq) {
 }
 
 TEST_F(EngineTest, SessionsAreStoredLoadedAndDeletedWithTheirSlots) {
-  posix::FileSystem* fs = NewDisk(1);
+  DiskFs* fs = NewDisk(1);
   ASSERT_TRUE(engine_->PutSession(DiskNo(1), kId, Session(4)).ok());
-  {
-    EpilogueScope scope(SlotOf(*engine_, 2, 7));
-    ASSERT_TRUE(fs->Mkdir(kRootIno, "d", 0755, {}).ok());
-  }
+  ASSERT_TRUE(
+      fs->Mkdir(kRootIno, "d", 0755, {}, CommitHooks{.epilogue = SlotOf(*engine_, 2, 7)}).ok());
   Result<std::vector<StoredSession>> s = engine_->Sessions(DiskNo(1));
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   ASSERT_EQ(s->size(), 1u);
@@ -56,39 +54,42 @@ TEST_F(EngineTest, SessionsAreStoredLoadedAndDeletedWithTheirSlots) {
 }
 
 TEST_F(EngineTest, ACheckpointAnswersFromItsOwnCommit) {
-  NewDisk(1);
+  DiskFs* fs = NewDisk(1);
   ASSERT_TRUE(engine_->PutSession(DiskNo(1), kId, Session(4)).ok());
-  {
-    EpilogueScope scope(engine_->SlotEpilogue(DiskNo(1), kId, 5, [](const CommitResult& r) {
-      return SlotRecord{
-          0, 0x0601, 1,
-          std::to_string(r.checkpoint_epoch) + "@" + std::to_string(r.checkpoint_created_ns > 0)};
-    }));
-    ASSERT_EQ(*engine_->Checkpoint(DiskNo(1), "one"), Epoch(1));
-  }
-  {
-    EpilogueScope scope(SlotOf(*engine_, 6, 1));
-    EXPECT_EQ(Err(engine_->Checkpoint(DiskNo(1), "one")), EEXIST);  // no slot record
-  }
+  CommitHooks answer{.epilogue =
+                         engine_->SlotEpilogue(DiskNo(1), kId, 5, [](const CommitResult& r) {
+                           return SlotRecord{0, 0x0601, 1,
+                                             std::to_string(r.checkpoint_epoch) + "@" +
+                                                 std::to_string(r.checkpoint_created_ns > 0)};
+                         })};
+  ASSERT_EQ(*fs->Checkpoint("one", answer), Epoch(1));
+  EXPECT_EQ(Err(fs->Checkpoint("one", CommitHooks{.epilogue = SlotOf(*engine_, 6, 1)})),
+            EEXIST);  // no slot record
   const auto slots = engine_->Sessions(DiskNo(1))->at(0).slots;
   ASSERT_EQ(slots.size(), 1u);
   EXPECT_EQ(slots.at(5).body, "1@1");
 }
 
-TEST_F(EngineTest, AFailedOperationWritesNoSlotAndTheEpilogueIsUsedOnce) {
-  posix::FileSystem* fs = NewDisk(1);
+TEST_F(EngineTest, AFailedOperationWritesNoSlotAndHooksRunOnlyForTheirOperation) {
+  DiskFs* fs = NewDisk(1);
   ASSERT_TRUE(engine_->PutSession(DiskNo(1), kId, Session(4)).ok());
   ASSERT_TRUE(fs->Mkdir(kRootIno, "d", 0755, {}).ok());
-  {
-    EpilogueScope scope(SlotOf(*engine_, 0, 1));
-    EXPECT_EQ(Err(fs->Mkdir(kRootIno, "d", 0755, {})), EEXIST);
-  }
+  int queued = 0;
+  auto hooks = [&](uint32_t slot, uint64_t seq) {
+    return CommitHooks{.epilogue = SlotOf(*engine_, slot, seq),
+                       .on_queued = [&queued] { ++queued; }};
+  };
+  // Refused before it reaches the queue: neither hook runs.
+  EXPECT_EQ(Err(fs->Mkdir(kRootIno, "a/b", 0755, {}, hooks(0, 1))), EINVAL);
+  EXPECT_EQ(queued, 0);
+  // Failed in its prepare: it was queued, and wrote no slot.
+  EXPECT_EQ(Err(fs->Mkdir(kRootIno, "d", 0755, {}, hooks(0, 1))), EEXIST);
+  EXPECT_EQ(queued, 1);
   EXPECT_TRUE(engine_->Sessions(DiskNo(1))->at(0).slots.empty());
-  {
-    EpilogueScope scope(SlotOf(*engine_, 0, 2));
-    ASSERT_TRUE(fs->Rmdir(kRootIno, "d").ok());            // takes the epilogue: no result
-    ASSERT_TRUE(fs->Mkdir(kRootIno, "e", 0755, {}).ok());  // none left to take
-  }
+  ASSERT_TRUE(fs->Rmdir(kRootIno, "d", hooks(0, 2)).ok());  // an answer from no result
+  EXPECT_EQ(queued, 2);
+  ASSERT_TRUE(fs->Mkdir(kRootIno, "e", 0755, {}).ok());  // no hooks: the slot stays as it was
+  EXPECT_EQ(queued, 2);
   const auto slots = engine_->Sessions(DiskNo(1))->at(0).slots;
   ASSERT_EQ(slots.size(), 1u);
   EXPECT_EQ(slots.at(0).seq, 2u);
@@ -96,7 +97,7 @@ TEST_F(EngineTest, AFailedOperationWritesNoSlotAndTheEpilogueIsUsedOnce) {
 }
 
 TEST_F(EngineTest, ASlotIsDurableWithItsOperationAndAnUnusedSessionMayVanish) {
-  posix::FileSystem* fs = NewDisk(1);
+  DiskFs* fs = NewDisk(1);
   ASSERT_TRUE(fs->Mkdir(kRootIno, "sync", 0755, {}).ok());  // the disk itself is durable
   ASSERT_TRUE(engine_->PutSession(DiskNo(1), kId, Session(4)).ok());
   engine_.reset();
@@ -107,13 +108,10 @@ TEST_F(EngineTest, ASlotIsDurableWithItsOperationAndAnUnusedSessionMayVanish) {
 
   fs = *engine_->Disk(DiskNo(1));
   ASSERT_TRUE(engine_->PutSession(DiskNo(1), kId, Session(4)).ok());
-  posix::Ino f;
-  {
-    EpilogueScope scope(SlotOf(*engine_, 3, 11));
-    Result<posix::Attr> a = fs->Mknod(kRootIno, "f", S_IFREG | 0644, 0, {});
-    ASSERT_TRUE(a.ok());
-    f = a->ino;
-  }
+  Result<posix::Attr> a = fs->Mknod(kRootIno, "f", S_IFREG | 0644, 0, {},
+                                    CommitHooks{.epilogue = SlotOf(*engine_, 3, 11)});
+  ASSERT_TRUE(a.ok());
+  const posix::Ino f = a->ino;
   engine_.reset();
   env_.SimulatePowerLoss(4);
   Reopen();

@@ -419,7 +419,9 @@ TEST(FullDiskTest, RandomWorkOnAFullDiskLosesNothingAndGivesSpaceBackAtOnce) {
       static_cast<unsigned long long>(rounds), static_cast<unsigned long long>(first), filled,
       enospc, restarts, cuts, failed);
   // Rounds that never filled the disk tested little: most must have.
-  if (rounds >= 4) EXPECT_GE(filled, static_cast<int>(rounds) / 2);
+  if (rounds >= 4) {
+    EXPECT_GE(filled, static_cast<int>(rounds) / 2);
+  }
 }
 
 }  // namespace

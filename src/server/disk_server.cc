@@ -18,7 +18,6 @@
 #include "base/log.h"
 #include "base/random.h"
 #include "base/thread_name.h"
-#include "engine/commit_epilogue.h"
 #include "proto/messages.h"
 #include "proto/validate.h"
 #include "server/attr_convert.h"
@@ -609,13 +608,11 @@ bool DiskServer::OnFrame(const ConnPtr& c, proto::Frame frame, Charge* charge) {
       }
       for (size_t i = 0; i < next.size(); ++i) lf_cv_.Signal();
     };
-    {
-      // A WRITE is one commit: the next mutation of its file may start as soon as that commit has
-      // its place in the engine's queue, so that a file's writes share syncs (ADR 0015).
-      std::optional<engine::OnQueuedScope> early;
-      if (type == proto::kTypeWrite) early.emplace(finish);
-      Work(c, *f, m->get(), WireStatus::kOk, held);
-    }
+    // A WRITE is one commit: the next mutation of its file may start as soon as that commit has
+    // its place in the engine's queue, so that a file's writes share syncs (ADR 0015). Finish
+    // runs once; a write that never reached the queue finishes here.
+    Work(c, *f, m->get(), WireStatus::kOk, held,
+         type == proto::kTypeWrite ? std::function<void()>(finish) : nullptr);
     finish();
   };
   // The work holds its ticket until it is taken out to run (TakeRun), which breaks the cycle.
@@ -668,7 +665,7 @@ void DiskServer::Count(uint16_t type, const Response& r, uint64_t bytes_in, int6
 }
 
 void DiskServer::Work(const ConnPtr& c, const proto::Frame& frame, const proto::Message* m,
-                      WireStatus parsed, Charge charge) {
+                      WireStatus parsed, Charge charge, const std::function<void()>& on_queued) {
   const int64_t start_ns = clock_->MonotonicNanos();
   const proto::FrameHeader& h = frame.header;
   Response r;
@@ -691,7 +688,7 @@ void DiskServer::Work(const ConnPtr& c, const proto::Frame& frame, const proto::
     // mutation's answer, kept in its slot like any other.
     Status gate = options_.admit_mutation(session->identity().disk);
     if (gate.ok()) {
-      r = Execute(*session, h.type, *m, frame.payload);
+      r = Execute(*session, h.type, *m, frame.payload, on_queued);
     } else if (gate.code() == Status::Code::kUnavailable) {
       r = DelayResponse(gate.message(), 250);
     } else {
@@ -699,7 +696,7 @@ void DiskServer::Work(const ConnPtr& c, const proto::Frame& frame, const proto::
                  ErrorResponse(proto::WireStatusForErrno(ErrnoFor(gate)), gate.message()));
     }
   } else {
-    r = Execute(*session, h.type, *m, frame.payload);
+    r = Execute(*session, h.type, *m, frame.payload, on_queued);
   }
   // Counted before the reply leaves: a client that has its answer finds it counted.
   Count(h.type, r, frame.payload.size(), start_ns);

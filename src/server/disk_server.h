@@ -190,9 +190,10 @@ class DiskServer {
   // Handles one complete frame; false if the connection must close. A frame queued for a worker
   // takes `charge` with it (left 0); the caller discharges what is left.
   bool OnFrame(const ConnPtr& c, proto::Frame frame, Charge* charge) ARCHIL_REQUIRES(io_mu_);
-  // Executes a request and replies (any pool thread), then discharges its frame.
+  // Executes a request and replies (any pool thread), then discharges its frame. `on_queued`:
+  // Execute's, for a WRITE.
   void Work(const ConnPtr& c, const proto::Frame& frame, const proto::Message* m,
-            proto::WireStatus parsed, Charge charge);
+            proto::WireStatus parsed, Charge charge, const std::function<void()>& on_queued = {});
   void Close(const ConnPtr& c) ARCHIL_REQUIRES(io_mu_);
   void Sweep() ARCHIL_REQUIRES(io_mu_);
   void ResumeReading(const ConnPtr& c) ARCHIL_REQUIRES(io_mu_);

@@ -171,15 +171,15 @@ void DiskServer::SessionCreate(const ConnPtr& c, const proto::FrameHeader& h,
   if (c->authenticated()) return Error(c, h, WireStatus::kProtocolState, "already bound");
   Result<Grant> grant = authority_->Authorize(m.token(), m.disk());
   if (!grant.ok()) return RefuseGrant(c, h, grant.status());
-  Result<posix::FileSystem*> fs = engine_->Disk(grant->disk);
+  Result<engine::DiskFs*> fs = engine_->Disk(grant->disk);
   if (!fs.ok()) return Error(c, h, WireStatus::kDiskNotFound, "no such disk");
   // A checkpoint mount holds checkpoint_mu_ until its session exists, so that a delete of the
   // checkpoint, which ends its sessions first, cannot slip in between.
   std::unique_lock<std::mutex> checkpoint_lock(checkpoint_mu_, std::defer_lock);
-  std::shared_ptr<posix::FileSystem> view;
+  std::shared_ptr<engine::DiskFs> view;
   if (!m.checkpoint().empty()) {
     checkpoint_lock.lock();
-    Result<std::shared_ptr<posix::FileSystem>> v =
+    Result<std::shared_ptr<engine::DiskFs>> v =
         engine_->OpenCheckpoint(grant->disk, m.checkpoint());
     if (!v.ok()) {
       return Error(c, h, proto::WireStatusForErrno(ErrnoFor(v.status())),

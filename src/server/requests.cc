@@ -54,26 +54,27 @@ Response InSlot(Session& s, const v1::Mut& mut, const std::function<CachedReply(
   return Response{reply.status, std::move(reply.body), {}, false};
 }
 
-// The engine call of a durable mutation: fills *result for operations that return attributes.
-using Call = std::function<Status(std::optional<posix::Attr>* result)>;
+// The engine call of a durable mutation, with `hooks` attached to its commit: fills *result for
+// operations that return attributes.
+using Hooks = engine::CommitHooks;
+using Call = std::function<Status(const Hooks& hooks, std::optional<posix::Attr>* result)>;
 // The encoded reply of a successful mutation, from its result (nullptr: none).
 using Build = std::function<std::string(const engine::CommitResult& result)>;
 
 // Runs `call` so that its commit also writes the slot record holding the reply `build` makes
-// (engine/commit_epilogue.h). Inside InSlot.
+// (engine/commit_hooks.h), and runs `on_queued` once that commit is queued. Inside InSlot.
 CachedReply Recorded(Session& s, const v1::Mut& mut, uint16_t type, const Call& call,
-                     const Build& build) {
+                     const Build& build, const std::function<void()>& on_queued = {}) {
   std::optional<std::string> body;  // made inside the commit
   std::optional<posix::Attr> result;
-  Status st;
-  {
-    engine::EpilogueScope scope(s.engine().SlotEpilogue(
-        s.identity().disk, s.identity().id, mut.slot(), [&](const engine::CommitResult& r) {
-          body = build(r);
-          return engine::SlotRecord{0, type, mut.seq(), *body};
-        }));
-    st = call(&result);
-  }
+  const Hooks hooks{
+      .epilogue = s.engine().SlotEpilogue(s.identity().disk, s.identity().id, mut.slot(),
+                                          [&](const engine::CommitResult& r) {
+                                            body = build(r);
+                                            return engine::SlotRecord{0, type, mut.seq(), *body};
+                                          }),
+      .on_queued = on_queued};
+  Status st = call(hooks, &result);
   if (!st.ok()) return CachedError(st);
   // An operation that changed nothing commits nothing (and needs no record to be exactly-once).
   if (!body) body = build(engine::CommitResult{result ? &*result : nullptr});
@@ -94,17 +95,18 @@ Build EmptyReply() {
   return [](const engine::CommitResult&) { return Reply().SerializeAsString(); };
 }
 
-Call AttrCall(std::function<Result<posix::Attr>()> fn) {
-  return [fn = std::move(fn)](std::optional<posix::Attr>* out) {
-    Result<posix::Attr> r = fn();
+Call AttrCall(std::function<Result<posix::Attr>(const Hooks&)> fn) {
+  return [fn = std::move(fn)](const Hooks& hooks, std::optional<posix::Attr>* out) {
+    Result<posix::Attr> r = fn(hooks);
     if (!r.ok()) return r.status();
     *out = *r;
     return Status::Ok();
   };
 }
 
-Call StatusCall(std::function<Status()> fn) {
-  return [fn = std::move(fn)](std::optional<posix::Attr>*) { return fn(); };
+Call StatusCall(std::function<Status(const Hooks&)> fn) {
+  return
+      [fn = std::move(fn)](const Hooks& hooks, std::optional<posix::Attr>*) { return fn(hooks); };
 }
 
 // Keeps an inode the client has open alive past its last name (protocol.md §5.3 "Orphans").
@@ -117,7 +119,7 @@ void HoldIfOpen(Session& s, bool keep, posix::Ino parent, std::string_view name)
 // ---- requests ----
 
 Response Create(Session& s, const v1::Create& m) {
-  posix::FileSystem& fs = s.fs();
+  engine::DiskFs& fs = s.fs();
   return InSlot(s, m.mut(), [&]() -> CachedReply {
     const bool excl = (m.open_flags() & O_EXCL) != 0;
     if (!excl) {
@@ -133,15 +135,17 @@ Response Create(Session& s, const v1::Create& m) {
         if ((m.open_flags() & O_TRUNC) && S_ISREG(existing->mode) && existing->size > 0) {
           posix::SetAttrRequest trunc;
           trunc.size = 0;
-          return Recorded(s, m.mut(), proto::kTypeCreate,
-                          AttrCall([&] { return fs.SetAttr(existing->ino, trunc); }), opened);
+          return Recorded(s, m.mut(), proto::kTypeCreate, AttrCall([&](const Hooks& h) {
+                            return fs.SetAttr(existing->ino, trunc, h);
+                          }),
+                          opened);
         }
         return CachedReply{WireStatus::kOk, opened(engine::CommitResult{&*existing})};
       }
     }
-    return Recorded(s, m.mut(), proto::kTypeCreate, AttrCall([&] {
+    return Recorded(s, m.mut(), proto::kTypeCreate, AttrCall([&](const Hooks& h) {
                       return fs.Mknod(Ino(m.parent()), m.name(), S_IFREG | (m.mode() & 07777), 0,
-                                      OwnerOf(m.caller()));
+                                      OwnerOf(m.caller()), h);
                     }),
                     [](const engine::CommitResult& c) {
                       v1::CreateReply r;
@@ -227,8 +231,8 @@ Response StatFs(Session& s) {
 
 // Runs a durable mutation in its slot: its commit writes the slot record of its reply (Recorded).
 Response Durable(Session& s, uint16_t type, const v1::Mut& mut, const Call& call,
-                 const Build& build) {
-  return InSlot(s, mut, [&] { return Recorded(s, mut, type, call, build); });
+                 const Build& build, const std::function<void()>& on_queued = {}) {
+  return InSlot(s, mut, [&] { return Recorded(s, mut, type, call, build, on_queued); });
 }
 
 Response Mutation(Session& s, uint16_t type, const proto::Message& req);
@@ -260,8 +264,8 @@ Response Refuse(Session& session, const v1::Mut& mut, Response refusal) {
 }
 
 Response Execute(Session& session, uint16_t type, const proto::Message& req,
-                 std::string_view payload) {
-  posix::FileSystem& fs = session.fs();
+                 std::string_view payload, const std::function<void()>& on_queued) {
+  engine::DiskFs& fs = session.fs();
   switch (type) {
     case proto::kTypeLookup: {
       const auto& m = As<v1::Lookup>(req);
@@ -316,14 +320,16 @@ Response Execute(Session& session, uint16_t type, const proto::Message& req,
     }
     case proto::kTypeWrite: {
       const auto& m = As<v1::Write>(req);
-      return Durable(session, type, m.mut(),
-                     AttrCall([&] { return fs.Write(Ino(m.ino()), m.offset(), payload); }),
-                     [](const engine::CommitResult& c) {
-                       v1::WriteReply r;
-                       if (c.attr) ToProto(*c.attr, r.mutable_attr());
-                       r.set_stable(true);
-                       return r.SerializeAsString();
-                     });
+      return Durable(
+          session, type, m.mut(),
+          AttrCall([&](const Hooks& h) { return fs.Write(Ino(m.ino()), m.offset(), payload, h); }),
+          [](const engine::CommitResult& c) {
+            v1::WriteReply r;
+            if (c.attr) ToProto(*c.attr, r.mutable_attr());
+            r.set_stable(true);
+            return r.SerializeAsString();
+          },
+          on_queued);
     }
     default:
       return Mutation(session, type, req);
@@ -334,59 +340,60 @@ namespace {
 
 // The mutations of names: one commit each, its reply in the slot record.
 Response Names(Session& s, uint16_t type, const proto::Message& req) {
-  posix::FileSystem& fs = s.fs();
+  engine::DiskFs& fs = s.fs();
   switch (type) {
     case proto::kTypeMkdir: {
       const auto& m = As<v1::Mkdir>(req);
-      return Durable(s, type, m.mut(), AttrCall([&] {
+      return Durable(s, type, m.mut(), AttrCall([&](const Hooks& h) {
                        return fs.Mkdir(Ino(m.parent()), m.name(), m.mode() & 07777,
-                                       OwnerOf(m.caller()));
+                                       OwnerOf(m.caller()), h);
                      }),
                      AttrReply<v1::MkdirReply>());
     }
     case proto::kTypeMknod: {
       const auto& m = As<v1::Mknod>(req);
-      return Durable(s, type, m.mut(), AttrCall([&] {
+      return Durable(s, type, m.mut(), AttrCall([&](const Hooks& h) {
                        return fs.Mknod(Ino(m.parent()), m.name(), m.mode(),
-                                       static_cast<uint32_t>(m.rdev()), OwnerOf(m.caller()));
+                                       static_cast<uint32_t>(m.rdev()), OwnerOf(m.caller()), h);
                      }),
                      AttrReply<v1::MknodReply>());
     }
     case proto::kTypeSymlink: {
       const auto& m = As<v1::Symlink>(req);
-      return Durable(s, type, m.mut(), AttrCall([&] {
-                       return fs.Symlink(Ino(m.parent()), m.name(), m.target(),
-                                         OwnerOf(m.caller()));
+      return Durable(s, type, m.mut(), AttrCall([&](const Hooks& h) {
+                       return fs.Symlink(Ino(m.parent()), m.name(), m.target(), OwnerOf(m.caller()),
+                                         h);
                      }),
                      AttrReply<v1::SymlinkReply>());
     }
     case proto::kTypeLink: {
       const auto& m = As<v1::Link>(req);
-      return Durable(s, type, m.mut(), AttrCall([&] {
-                       return fs.Link(Ino(m.ino()), Ino(m.new_parent()), m.new_name());
+      return Durable(s, type, m.mut(), AttrCall([&](const Hooks& h) {
+                       return fs.Link(Ino(m.ino()), Ino(m.new_parent()), m.new_name(), h);
                      }),
                      AttrReply<v1::LinkReply>());
     }
     case proto::kTypeUnlink: {
       const auto& m = As<v1::Unlink>(req);
-      return Durable(s, type, m.mut(), StatusCall([&] {
+      return Durable(s, type, m.mut(), StatusCall([&](const Hooks& h) {
                        HoldIfOpen(s, m.keep_if_open(), Ino(m.parent()), m.name());
-                       return fs.Unlink(Ino(m.parent()), m.name());
+                       return fs.Unlink(Ino(m.parent()), m.name(), h);
                      }),
                      EmptyReply<v1::UnlinkReply>());
     }
     case proto::kTypeRmdir: {
       const auto& m = As<v1::Rmdir>(req);
-      return Durable(s, type, m.mut(),
-                     StatusCall([&] { return fs.Rmdir(Ino(m.parent()), m.name()); }),
+      return Durable(s, type, m.mut(), StatusCall([&](const Hooks& h) {
+                       return fs.Rmdir(Ino(m.parent()), m.name(), h);
+                     }),
                      EmptyReply<v1::RmdirReply>());
     }
     case proto::kTypeRename: {
       const auto& m = As<v1::Rename>(req);
-      return Durable(s, type, m.mut(), StatusCall([&] {
+      return Durable(s, type, m.mut(), StatusCall([&](const Hooks& h) {
                        HoldIfOpen(s, m.keep_target_if_open(), Ino(m.new_parent()), m.new_name());
                        return fs.Rename(Ino(m.parent()), m.name(), Ino(m.new_parent()),
-                                        m.new_name(), m.flags());
+                                        m.new_name(), m.flags(), h);
                      }),
                      EmptyReply<v1::RenameReply>());
     }
@@ -397,12 +404,13 @@ Response Names(Session& s, uint16_t type, const proto::Message& req) {
 
 // The mutations of an inode's attributes, data extent and xattrs.
 Response Attributes(Session& s, uint16_t type, const proto::Message& req) {
-  posix::FileSystem& fs = s.fs();
+  engine::DiskFs& fs = s.fs();
   switch (type) {
     case proto::kTypeSetAttr: {
       const auto& m = As<v1::SetAttr>(req);
-      return Durable(s, type, m.mut(),
-                     AttrCall([&] { return fs.SetAttr(Ino(m.ino()), FromProto(m)); }),
+      return Durable(s, type, m.mut(), AttrCall([&](const Hooks& h) {
+                       return fs.SetAttr(Ino(m.ino()), FromProto(m), h);
+                     }),
                      [](const engine::CommitResult& c) {
                        v1::SetAttrReply r;
                        if (c.attr) ToProto(*c.attr, r.mutable_attr());
@@ -412,22 +420,23 @@ Response Attributes(Session& s, uint16_t type, const proto::Message& req) {
     }
     case proto::kTypeFallocate: {
       const auto& m = As<v1::Fallocate>(req);
-      return Durable(s, type, m.mut(), StatusCall([&] {
-                       return fs.Fallocate(Ino(m.ino()), m.mode(), m.offset(), m.length());
+      return Durable(s, type, m.mut(), StatusCall([&](const Hooks& h) {
+                       return fs.Fallocate(Ino(m.ino()), m.mode(), m.offset(), m.length(), h);
                      }),
                      EmptyReply<v1::FallocateReply>());
     }
     case proto::kTypeSetXattr: {
       const auto& m = As<v1::SetXattr>(req);
-      return Durable(s, type, m.mut(), StatusCall([&] {
-                       return fs.SetXattr(Ino(m.ino()), m.name(), m.value(), m.flags());
+      return Durable(s, type, m.mut(), StatusCall([&](const Hooks& h) {
+                       return fs.SetXattr(Ino(m.ino()), m.name(), m.value(), m.flags(), h);
                      }),
                      EmptyReply<v1::SetXattrReply>());
     }
     case proto::kTypeRemoveXattr: {
       const auto& m = As<v1::RemoveXattr>(req);
-      return Durable(s, type, m.mut(),
-                     StatusCall([&] { return fs.RemoveXattr(Ino(m.ino()), m.name()); }),
+      return Durable(s, type, m.mut(), StatusCall([&](const Hooks& h) {
+                       return fs.RemoveXattr(Ino(m.ino()), m.name(), h);
+                     }),
                      EmptyReply<v1::RemoveXattrReply>());
     }
     default:
@@ -474,8 +483,8 @@ Response CheckpointCreate(Session& s, uint16_t type, const proto::Message& req) 
                       "this session is a read-only view of checkpoint " + s.identity().checkpoint +
                           ": checkpoints are taken through a session of the disk"));
   }
-  return Durable(s, type, m.mut(), StatusCall([&] {
-                   return s.engine().Checkpoint(s.identity().disk, m.name()).status();
+  return Durable(s, type, m.mut(), StatusCall([&](const Hooks& h) {
+                   return s.fs().Checkpoint(m.name(), h).status();
                  }),
                  [](const engine::CommitResult& c) {
                    v1::CheckpointCreateReply r;

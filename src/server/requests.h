@@ -1,6 +1,6 @@
 // Executes one authenticated request of a session on its disk (docs/protocol.md §5.3-5.5) with
 // the exactly-once rule of §7: a mutating request goes through the session's slot table, and a
-// durable one writes its slot record in its own commit (engine/commit_epilogue.h), so a retry
+// durable one writes its slot record in its own commit (engine/commit_hooks.h), so a retry
 // after a lost reply or a server restart gets the original answer and never a second effect.
 //
 // The request has passed the frame, connection and stateless checks (proto/validate.h); what
@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -35,8 +36,11 @@ struct Response {
 
 // REQUIRES: `type` is a request type of §5.1 other than the connection and session types, and
 // `request` is its parsed, validated message.
+// `on_queued` (WRITE only; the other types ignore it) runs as soon as the write's commit has its
+// place in the engine's queue, before it is durable: the disk server starts the next mutation of
+// the file then (ADR 0015). It does not run for a replay or a write that fails before that.
 Response Execute(Session& session, uint16_t type, const proto::Message& request,
-                 std::string_view payload);
+                 std::string_view payload, const std::function<void()>& on_queued = {});
 
 // The answer to a mutating request refused before it ran (it failed validation): the refusal
 // still takes the request's seq in its slot, as a failed operation does (§7), so the client's

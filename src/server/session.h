@@ -40,8 +40,8 @@ struct SessionIdentity {
 class Session {
  public:
   // `view` (may be null) owns `fs` for a checkpoint session.
-  Session(SessionIdentity identity, uint32_t slots, engine::Engine* engine, posix::FileSystem* fs,
-          std::shared_ptr<posix::FileSystem> view = nullptr)
+  Session(SessionIdentity identity, uint32_t slots, engine::Engine* engine, engine::DiskFs* fs,
+          std::shared_ptr<engine::DiskFs> view = nullptr)
       : identity_(std::move(identity)),
         slots_(slots),
         engine_(engine),
@@ -51,7 +51,7 @@ class Session {
   const SessionIdentity& identity() const { return identity_; }
   SlotTable& slots() { return slots_; }
   engine::Engine& engine() const { return *engine_; }
-  posix::FileSystem& fs() const { return *fs_; }
+  engine::DiskFs& fs() const { return *fs_; }
   // The holder id the engine's open-file table knows this session by.
   posix::HolderId holder() const;
 
@@ -64,8 +64,7 @@ class Session {
   // GOODBYE, disk deleted, token revoked, or replaced; or the server stops). Returns a key for
   // Detach. A connection binds one lane (protocol.md §6); one already bound to that lane is
   // replaced: told so (not final: its client may bind again) and closed.
-  uint64_t Attach(std::function<void(const Ending&)> close, uint32_t lane = 0)
-      ARCHIL_EXCLUDES(mu_);
+  uint64_t Attach(std::function<void(const Ending&)> close, uint32_t lane = 0) ARCHIL_EXCLUDES(mu_);
   void Detach(uint64_t key) ARCHIL_EXCLUDES(mu_);
   size_t connections() const ARCHIL_EXCLUDES(mu_);
   // Marks the session ended and closes every attached connection, telling each `why`; later
@@ -77,8 +76,8 @@ class Session {
   const SessionIdentity identity_;
   SlotTable slots_;
   engine::Engine* const engine_;
-  const std::shared_ptr<posix::FileSystem> view_;
-  posix::FileSystem* const fs_;
+  const std::shared_ptr<engine::DiskFs> view_;
+  engine::DiskFs* const fs_;
 
   mutable Mutex mu_;
   bool closed_ ARCHIL_GUARDED_BY(mu_) = false;

@@ -23,21 +23,21 @@ engine::SessionRecord RecordOf(const SessionIdentity& id, uint32_t slots) {
 }  // namespace
 
 std::shared_ptr<Session> SessionRegistry::Make(SessionIdentity identity, uint32_t slots,
-                                               posix::FileSystem* fs,
-                                               std::shared_ptr<posix::FileSystem> view) {
+                                               engine::DiskFs* fs,
+                                               std::shared_ptr<engine::DiskFs> view) {
   return std::make_shared<Session>(std::move(identity), slots, engine_, fs, std::move(view));
 }
 
 Result<std::shared_ptr<Session>> SessionRegistry::Create(SessionIdentity identity, uint32_t slots,
-                                                         std::shared_ptr<posix::FileSystem> view) {
+                                                         std::shared_ptr<engine::DiskFs> view) {
   ARCHIL_RETURN_IF_ERROR(SecureRandomBytes(identity.id.data(), identity.id.size()));
   ARCHIL_RETURN_IF_ERROR(SecureRandomBytes(identity.holder_id.data(), identity.holder_id.size()));
   std::shared_ptr<Session> s;
   if (view) {
-    posix::FileSystem* fs = view.get();
+    engine::DiskFs* fs = view.get();
     s = Make(std::move(identity), slots, fs, std::move(view));
   } else {
-    ARCHIL_ASSIGN_OR_RETURN(posix::FileSystem * fs, engine_->Disk(identity.disk));
+    ARCHIL_ASSIGN_OR_RETURN(engine::DiskFs * fs, engine_->Disk(identity.disk));
     ARCHIL_RETURN_IF_ERROR(
         engine_->PutSession(identity.disk, identity.id, RecordOf(identity, slots)));
     s = Make(std::move(identity), slots, fs);
@@ -49,7 +49,7 @@ Result<std::shared_ptr<Session>> SessionRegistry::Create(SessionIdentity identit
 
 Status SessionRegistry::LoadDisk(engine::DiskNo disk) {
   if (loaded_.count(disk.value())) return Status::Ok();
-  ARCHIL_ASSIGN_OR_RETURN(posix::FileSystem * fs, engine_->Disk(disk));
+  ARCHIL_ASSIGN_OR_RETURN(engine::DiskFs * fs, engine_->Disk(disk));
   ARCHIL_ASSIGN_OR_RETURN(std::vector<engine::StoredSession> stored, engine_->Sessions(disk));
   for (engine::StoredSession& st : stored) {
     if (sessions_.count(st.id)) continue;

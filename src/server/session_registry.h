@@ -30,7 +30,7 @@ class SessionRegistry {
   // disk's head; or, with `view` (the engine's view of identity.checkpoint), on that read-only
   // view, not stored. NotFound if the disk is not in the engine.
   Result<std::shared_ptr<Session>> Create(SessionIdentity identity, uint32_t slots,
-                                          std::shared_ptr<posix::FileSystem> view = nullptr)
+                                          std::shared_ptr<engine::DiskFs> view = nullptr)
       ARCHIL_EXCLUDES(mu_);
   // The session `id` of `disk`, loading the disk's stored sessions first if this run has not;
   // NotFound if there is none, PermissionDenied if `id` is a session of another disk.
@@ -64,8 +64,8 @@ class SessionRegistry {
 
  private:
   Status LoadDisk(engine::DiskNo disk) ARCHIL_REQUIRES(mu_);
-  std::shared_ptr<Session> Make(SessionIdentity identity, uint32_t slots, posix::FileSystem* fs,
-                                std::shared_ptr<posix::FileSystem> view = nullptr);
+  std::shared_ptr<Session> Make(SessionIdentity identity, uint32_t slots, engine::DiskFs* fs,
+                                std::shared_ptr<engine::DiskFs> view = nullptr);
 
   engine::Engine* const engine_;
   mutable Mutex mu_;
