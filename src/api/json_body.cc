@@ -91,10 +91,42 @@ Result<std::optional<uint64_t>> OptionalUint(const json& object, const char* fie
   return std::optional<uint64_t>(it->get<uint64_t>());
 }
 
+Result<std::optional<bool>> OptionalBool(const json& object, const char* field) {
+  auto it = object.find(field);
+  if (it == object.end() || it->is_null()) return std::optional<bool>();
+  if (!it->is_boolean()) return Status::InvalidArgument(std::string(field) + " must be a boolean");
+  return std::optional<bool>(it->get<bool>());
+}
+
+namespace {
+template <typename T>
+Result<T> Required(Result<std::optional<T>> v, const char* field) {
+  if (!v.ok()) return v.status();
+  if (!*v) return Status::InvalidArgument("missing required field " + std::string(field));
+  return **v;
+}
+}  // namespace
+
 Result<std::string> RequiredString(const json& object, const char* field) {
+  return Required(OptionalString(object, field), field);
+}
+
+Result<uint64_t> RequiredUint(const json& object, const char* field, uint64_t max) {
+  return Required(OptionalUint(object, field, max), field);
+}
+
+Result<bool> RequiredBool(const json& object, const char* field) {
+  return Required(OptionalBool(object, field), field);
+}
+
+Result<std::string> StringOr(const json& object, const char* field, std::string_view fallback) {
   ARCHIL_ASSIGN_OR_RETURN(std::optional<std::string> v, OptionalString(object, field));
-  if (!v) return Status::InvalidArgument("missing required field " + std::string(field));
-  return *v;
+  return v ? std::move(*v) : std::string(fallback);
+}
+
+Status RequireObject(const json& value, std::string_view what) {
+  if (value.is_object()) return Status::Ok();
+  return Status::InvalidArgument(std::string(what) + " must be an object");
 }
 
 std::string DumpJson(const json& value) {

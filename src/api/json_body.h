@@ -22,13 +22,23 @@ Result<nlohmann::json> ParseJsonObject(std::string_view body);
 Status CheckKnownFields(const nlohmann::json& object,
                         std::initializer_list<std::string_view> allowed);
 
-// Typed member access. Absent (or null) -> nullopt; present with the wrong type -> InvalidArgument
-// naming the field and the expected type.
+// Typed member access, the one way this project reads JSON fields (request bodies, a server's
+// replies, the tier's records). Absent (or null) -> nullopt; present with the wrong type ->
+// InvalidArgument naming the field and the expected type. An `object` that is not an object has
+// no members.
 Result<std::optional<std::string>> OptionalString(const nlohmann::json& object, const char* field);
 Result<std::optional<uint64_t>> OptionalUint(const nlohmann::json& object, const char* field,
                                              uint64_t max);
-// As OptionalString, but absent is InvalidArgument.
+Result<std::optional<bool>> OptionalBool(const nlohmann::json& object, const char* field);
+// As the Optional ones, but absent is InvalidArgument.
 Result<std::string> RequiredString(const nlohmann::json& object, const char* field);
+Result<uint64_t> RequiredUint(const nlohmann::json& object, const char* field, uint64_t max);
+Result<bool> RequiredBool(const nlohmann::json& object, const char* field);
+// As OptionalString, with `fallback` when absent.
+Result<std::string> StringOr(const nlohmann::json& object, const char* field,
+                             std::string_view fallback);
+// InvalidArgument unless `value` is a JSON object (`what` names it).
+Status RequireObject(const nlohmann::json& value, std::string_view what);
 
 // Serialises without ever throwing: invalid UTF-8 in strings becomes U+FFFD.
 std::string DumpJson(const nlohmann::json& value);

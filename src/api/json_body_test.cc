@@ -54,6 +54,26 @@ TEST(JsonBodyTest, WrongTypesNameTheField) {
   EXPECT_FALSE(RequiredString(j, "absent").ok());
 }
 
+TEST(JsonBodyTest, RequiredAndDefaultedMembers) {
+  nlohmann::json j = *ParseJsonObject(R"({"n": 7, "b": true, "s": "x", "z": null, "big": 300})");
+  EXPECT_EQ(*RequiredUint(j, "n", 10), 7u);
+  EXPECT_EQ(RequiredUint(j, "big", 255).status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(RequiredUint(j, "absent", 10).status().message().find("missing required field absent"),
+            std::string::npos);
+  EXPECT_TRUE(*RequiredBool(j, "b"));
+  EXPECT_NE(RequiredBool(j, "n").status().message().find("n must be a boolean"), std::string::npos);
+  EXPECT_FALSE(RequiredBool(j, "z").ok());  // null is absent
+  EXPECT_FALSE(OptionalBool(j, "z")->has_value());
+  EXPECT_EQ(*StringOr(j, "s", "d"), "x");
+  EXPECT_EQ(*StringOr(j, "z", "d"), "d");
+  EXPECT_EQ(*StringOr(j, "absent", "d"), "d");
+  EXPECT_FALSE(StringOr(j, "n", "d").ok());
+  EXPECT_TRUE(RequireObject(j, "it").ok());
+  EXPECT_EQ(RequireObject(nlohmann::json::array(), "a list").message(), "a list must be an object");
+  // A value that is not an object has no members.
+  EXPECT_FALSE(OptionalString(nlohmann::json("s"), "s")->has_value());
+}
+
 TEST(JsonBodyTest, UnknownFieldsAreNamed) {
   nlohmann::json j = *ParseJsonObject(R"({"name": "x", "mounts": []})");
   Status s = CheckKnownFields(j, {"name"});

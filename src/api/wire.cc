@@ -7,64 +7,33 @@ namespace {
 
 using nlohmann::json;
 
-// Reply-side field readers: a missing or mistyped field is Corruption naming it.
-class Reader {
- public:
-  Reader(const json& j, const char* what) : j_(j), what_(what) {}
+// A server's reply is read with the same field readers as a request body (api/json_body.h), but
+// what does not decode is Corruption naming what the server sent, not InvalidArgument: the fault
+// is the server's. Unknown fields are ignored (a newer server may add some).
+Status FromServer(std::string_view what, const Status& s) {
+  if (s.ok() || s.code() == Status::Code::kCorruption) return s;  // ok, or already named
+  return Status::Corruption("server sent a " + std::string(what) +
+                            " that does not decode: " + s.message());
+}
 
-  Status Check() const {
-    if (!j_.is_object()) return Bad("is not an object");
-    return Status::Ok();
-  }
-  Status Str(const char* field, std::string* out, bool required = true) const {
-    auto it = j_.find(field);
-    if (it == j_.end() || it->is_null()) {
-      return required ? Bad(std::string("has no ") + field) : Status::Ok();
-    }
-    if (!it->is_string()) return Bad(std::string(field) + " is not a string");
-    *out = it->get<std::string>();
-    return Status::Ok();
-  }
-  Status OptStr(const char* field, std::optional<std::string>* out) const {
-    auto it = j_.find(field);
-    if (it == j_.end() || it->is_null()) return Status::Ok();
-    if (!it->is_string()) return Bad(std::string(field) + " is not a string");
-    *out = it->get<std::string>();
-    return Status::Ok();
-  }
-  Status U32(const char* field, uint32_t* out) const {
-    auto it = j_.find(field);
-    if (it == j_.end() || !it->is_number_unsigned() || it->get<uint64_t>() > UINT32_MAX) {
-      return Bad(std::string(field) + " is not a 32-bit unsigned integer");
-    }
-    *out = static_cast<uint32_t>(it->get<uint64_t>());
-    return Status::Ok();
-  }
-  Status Bool(const char* field, bool* out) const {
-    auto it = j_.find(field);
-    if (it == j_.end() || !it->is_boolean()) return Bad(std::string(field) + " is not a boolean");
-    *out = it->get<bool>();
-    return Status::Ok();
-  }
-  // The member `field`, or null when absent.
-  const json& Member(const char* field) const {
-    static const json kNull;
-    auto it = j_.find(field);
-    return it == j_.end() ? kNull : *it;
-  }
+template <typename T>
+Result<T> FromServer(std::string_view what, Result<T> r) {
+  if (r.ok()) return r;
+  return FromServer(what, r.status());
+}
 
- private:
-  Status Bad(const std::string& what) const {
-    return Status::Corruption(std::string("server sent a ") + what_ + " that " + what);
-  }
-  const json& j_;
-  const char* what_;
-};
+// The member `field`, or null when absent.
+const json& Member(const json& j, const char* field) {
+  static const json kNull;
+  auto it = j.find(field);
+  return it == j.end() ? kNull : *it;
+}
 
 template <typename T, typename Fn>
 Result<std::vector<T>> DecodeArray(const json& j, const char* what, Fn decode) {
-  if (!j.is_array())
+  if (!j.is_array()) {
     return Status::Corruption(std::string("server sent a ") + what + " that is not a list");
+  }
   std::vector<T> out;
   out.reserve(j.size());
   for (const json& item : j) {
@@ -214,45 +183,46 @@ Result<CreateKeyRequest> DecodeCreateKeyRequest(std::string_view body) {
 }
 
 Result<User> DecodeUser(const json& j) {
-  Reader r(j, "disk user");
-  ARCHIL_RETURN_IF_ERROR(r.Check());
-  User u;
-  ARCHIL_RETURN_IF_ERROR(r.Str("identifier", &u.identifier));
-  ARCHIL_RETURN_IF_ERROR(r.Str("type", &u.type, false));
-  ARCHIL_RETURN_IF_ERROR(r.Str("nickname", &u.nickname, false));
-  ARCHIL_RETURN_IF_ERROR(r.Str("tokenSuffix", &u.token_suffix, false));
-  ARCHIL_RETURN_IF_ERROR(r.Str("createdAt", &u.created_at, false));
-  ARCHIL_RETURN_IF_ERROR(r.OptStr("token", &u.token));
-  return u;
+  return FromServer("disk user", [&]() -> Result<User> {
+    ARCHIL_RETURN_IF_ERROR(RequireObject(j, "a disk user"));
+    User u;
+    ARCHIL_ASSIGN_OR_RETURN(u.identifier, RequiredString(j, "identifier"));
+    ARCHIL_ASSIGN_OR_RETURN(u.type, StringOr(j, "type", ""));
+    ARCHIL_ASSIGN_OR_RETURN(u.nickname, StringOr(j, "nickname", ""));
+    ARCHIL_ASSIGN_OR_RETURN(u.token_suffix, StringOr(j, "tokenSuffix", ""));
+    ARCHIL_ASSIGN_OR_RETURN(u.created_at, StringOr(j, "createdAt", ""));
+    ARCHIL_ASSIGN_OR_RETURN(u.token, OptionalString(j, "token"));
+    return u;
+  }());
 }
 
 Result<Disk> DecodeDisk(const json& j) {
-  Reader r(j, "disk");
-  ARCHIL_RETURN_IF_ERROR(r.Check());
-  Disk d;
-  ARCHIL_RETURN_IF_ERROR(r.Str("id", &d.id));
-  ARCHIL_RETURN_IF_ERROR(r.Str("name", &d.name));
-  ARCHIL_RETURN_IF_ERROR(r.Str("organization", &d.organization, false));
-  ARCHIL_RETURN_IF_ERROR(r.Str("status", &d.status, false));
-  ARCHIL_RETURN_IF_ERROR(r.Str("provider", &d.provider, false));
-  ARCHIL_RETURN_IF_ERROR(r.Str("region", &d.region, false));
-  ARCHIL_RETURN_IF_ERROR(r.Str("createdAt", &d.created_at, false));
-  const json& attrs = r.Member("rootAttrs");
-  if (!attrs.is_null()) {
-    Reader a(attrs, "disk's rootAttrs");
-    ARCHIL_RETURN_IF_ERROR(a.Check());
-    ARCHIL_RETURN_IF_ERROR(a.U32("uid", &d.root.uid));
-    ARCHIL_RETURN_IF_ERROR(a.U32("gid", &d.root.gid));
-    ARCHIL_RETURN_IF_ERROR(a.U32("mode", &d.root.mode));
-  }
-  const json& users = r.Member("authorizedUsers");
-  if (!users.is_null()) {
-    ARCHIL_ASSIGN_OR_RETURN(d.users, DecodeArray<User>(users, "user list", DecodeUser));
-  }
-  ARCHIL_RETURN_IF_ERROR(r.OptStr("branchName", &d.branch_name));
-  ARCHIL_RETURN_IF_ERROR(r.OptStr("rootId", &d.root_id));
-  ARCHIL_RETURN_IF_ERROR(r.OptStr("parentId", &d.parent_id));
-  return d;
+  return FromServer("disk", [&]() -> Result<Disk> {
+    ARCHIL_RETURN_IF_ERROR(RequireObject(j, "a disk"));
+    Disk d;
+    ARCHIL_ASSIGN_OR_RETURN(d.id, RequiredString(j, "id"));
+    ARCHIL_ASSIGN_OR_RETURN(d.name, RequiredString(j, "name"));
+    ARCHIL_ASSIGN_OR_RETURN(d.organization, StringOr(j, "organization", ""));
+    ARCHIL_ASSIGN_OR_RETURN(d.status, StringOr(j, "status", ""));
+    ARCHIL_ASSIGN_OR_RETURN(d.provider, StringOr(j, "provider", ""));
+    ARCHIL_ASSIGN_OR_RETURN(d.region, StringOr(j, "region", ""));
+    ARCHIL_ASSIGN_OR_RETURN(d.created_at, StringOr(j, "createdAt", ""));
+    if (const json& attrs = Member(j, "rootAttrs"); !attrs.is_null()) {
+      ARCHIL_RETURN_IF_ERROR(RequireObject(attrs, "rootAttrs"));
+      ARCHIL_ASSIGN_OR_RETURN(uint64_t uid, RequiredUint(attrs, "uid", UINT32_MAX));
+      ARCHIL_ASSIGN_OR_RETURN(uint64_t gid, RequiredUint(attrs, "gid", UINT32_MAX));
+      ARCHIL_ASSIGN_OR_RETURN(uint64_t mode, RequiredUint(attrs, "mode", UINT32_MAX));
+      d.root = RootAttrs{static_cast<uint32_t>(uid), static_cast<uint32_t>(gid),
+                         static_cast<uint32_t>(mode)};
+    }
+    if (const json& users = Member(j, "authorizedUsers"); !users.is_null()) {
+      ARCHIL_ASSIGN_OR_RETURN(d.users, DecodeArray<User>(users, "user list", DecodeUser));
+    }
+    ARCHIL_ASSIGN_OR_RETURN(d.branch_name, OptionalString(j, "branchName"));
+    ARCHIL_ASSIGN_OR_RETURN(d.root_id, OptionalString(j, "rootId"));
+    ARCHIL_ASSIGN_OR_RETURN(d.parent_id, OptionalString(j, "parentId"));
+    return d;
+  }());
 }
 
 Result<std::vector<Disk>> DecodeDiskList(const json& j) {
@@ -260,39 +230,38 @@ Result<std::vector<Disk>> DecodeDiskList(const json& j) {
 }
 
 Result<CreateDiskReply> DecodeCreateDiskReply(const json& j) {
-  Reader r(j, "created disk");
-  ARCHIL_RETURN_IF_ERROR(r.Check());
-  CreateDiskReply out;
-  ARCHIL_RETURN_IF_ERROR(r.Str("diskId", &out.disk_id));
-  ARCHIL_RETURN_IF_ERROR(r.Bool("created", &out.created));
-  const json& users = r.Member("authorizedUsers");
-  if (!users.is_null()) {
-    ARCHIL_ASSIGN_OR_RETURN(out.users, DecodeArray<User>(users, "user list", DecodeUser));
-  }
-  const json& disk = r.Member("disk");
-  if (!disk.is_null()) {
-    ARCHIL_ASSIGN_OR_RETURN(out.disk, DecodeDisk(disk));
-  }
-  return out;
+  return FromServer("created disk", [&]() -> Result<CreateDiskReply> {
+    ARCHIL_RETURN_IF_ERROR(RequireObject(j, "a created disk"));
+    CreateDiskReply out;
+    ARCHIL_ASSIGN_OR_RETURN(out.disk_id, RequiredString(j, "diskId"));
+    ARCHIL_ASSIGN_OR_RETURN(out.created, RequiredBool(j, "created"));
+    if (const json& users = Member(j, "authorizedUsers"); !users.is_null()) {
+      ARCHIL_ASSIGN_OR_RETURN(out.users, DecodeArray<User>(users, "user list", DecodeUser));
+    }
+    if (const json& disk = Member(j, "disk"); !disk.is_null()) {
+      ARCHIL_ASSIGN_OR_RETURN(out.disk, DecodeDisk(disk));
+    }
+    return out;
+  }());
 }
 
 Result<ApiKey> DecodeApiKey(const json& j) {
-  Reader r(j, "API key");
-  ARCHIL_RETURN_IF_ERROR(r.Check());
-  ApiKey k;
-  ARCHIL_RETURN_IF_ERROR(r.Str("id", &k.id));
-  ARCHIL_RETURN_IF_ERROR(r.Str("name", &k.name, false));
-  ARCHIL_RETURN_IF_ERROR(r.Str("description", &k.description, false));
-  ARCHIL_RETURN_IF_ERROR(r.Str("tokenSuffix", &k.token_suffix, false));
-  ARCHIL_RETURN_IF_ERROR(r.Str("createdAt", &k.created_at, false));
-  ARCHIL_RETURN_IF_ERROR(r.OptStr("token", &k.token));
-  return k;
+  return FromServer("API key", [&]() -> Result<ApiKey> {
+    ARCHIL_RETURN_IF_ERROR(RequireObject(j, "an API key"));
+    ApiKey k;
+    ARCHIL_ASSIGN_OR_RETURN(k.id, RequiredString(j, "id"));
+    ARCHIL_ASSIGN_OR_RETURN(k.name, StringOr(j, "name", ""));
+    ARCHIL_ASSIGN_OR_RETURN(k.description, StringOr(j, "description", ""));
+    ARCHIL_ASSIGN_OR_RETURN(k.token_suffix, StringOr(j, "tokenSuffix", ""));
+    ARCHIL_ASSIGN_OR_RETURN(k.created_at, StringOr(j, "createdAt", ""));
+    ARCHIL_ASSIGN_OR_RETURN(k.token, OptionalString(j, "token"));
+    return k;
+  }());
 }
 
 Result<std::vector<ApiKey>> DecodeKeyList(const json& j) {
-  Reader r(j, "key list");
-  ARCHIL_RETURN_IF_ERROR(r.Check());
-  return DecodeArray<ApiKey>(r.Member("tokens"), "key list's tokens", DecodeApiKey);
+  ARCHIL_RETURN_IF_ERROR(FromServer("key list", RequireObject(j, "a key list")));
+  return DecodeArray<ApiKey>(Member(j, "tokens"), "key list's tokens", DecodeApiKey);
 }
 
 std::string EncodeOk(const json& data, const std::string* next_cursor) {
@@ -314,27 +283,29 @@ Result<Envelope> DecodeEnvelope(std::string_view body) {
                               parsed.status().message());
   }
   const json& j = *parsed;
-  Reader r(j, "response");
-  Envelope e;
-  ARCHIL_RETURN_IF_ERROR(r.Bool("success", &e.success));
-  if (e.success) {
-    e.data = r.Member("data");
-    ARCHIL_RETURN_IF_ERROR(r.OptStr("nextCursor", &e.next_cursor));
-  } else {
-    ARCHIL_RETURN_IF_ERROR(r.Str("error", &e.error));
-    ARCHIL_RETURN_IF_ERROR(r.Str("code", &e.code, false));
-  }
-  return e;
+  return FromServer("response", [&]() -> Result<Envelope> {
+    Envelope e;
+    ARCHIL_ASSIGN_OR_RETURN(e.success, RequiredBool(j, "success"));
+    if (e.success) {
+      e.data = Member(j, "data");
+      ARCHIL_ASSIGN_OR_RETURN(e.next_cursor, OptionalString(j, "nextCursor"));
+    } else {
+      ARCHIL_ASSIGN_OR_RETURN(e.error, RequiredString(j, "error"));
+      ARCHIL_ASSIGN_OR_RETURN(e.code, StringOr(j, "code", ""));
+    }
+    return e;
+  }());
 }
 
 Result<Checkpoint> DecodeCheckpoint(const json& j) {
-  Reader r(j, "checkpoint");
-  ARCHIL_RETURN_IF_ERROR(r.Check());
-  Checkpoint c;
-  ARCHIL_RETURN_IF_ERROR(r.Str("checkpoint_name", &c.name));
-  ARCHIL_RETURN_IF_ERROR(r.Str("status", &c.status));
-  ARCHIL_RETURN_IF_ERROR(r.Str("created_at", &c.created_at, false));
-  return c;
+  return FromServer("checkpoint", [&]() -> Result<Checkpoint> {
+    ARCHIL_RETURN_IF_ERROR(RequireObject(j, "a checkpoint"));
+    Checkpoint c;
+    ARCHIL_ASSIGN_OR_RETURN(c.name, RequiredString(j, "checkpoint_name"));
+    ARCHIL_ASSIGN_OR_RETURN(c.status, RequiredString(j, "status"));
+    ARCHIL_ASSIGN_OR_RETURN(c.created_at, StringOr(j, "created_at", ""));
+    return c;
+  }());
 }
 
 Result<std::vector<Checkpoint>> DecodeCheckpointList(const json& j) {
@@ -342,16 +313,17 @@ Result<std::vector<Checkpoint>> DecodeCheckpointList(const json& j) {
 }
 
 Result<Branch> DecodeBranch(const json& j) {
-  Reader r(j, "branch");
-  ARCHIL_RETURN_IF_ERROR(r.Check());
-  Branch b;
-  ARCHIL_RETURN_IF_ERROR(r.Str("branch_name", &b.name));
-  ARCHIL_RETURN_IF_ERROR(r.Str("filesystem_id", &b.filesystem_id));
-  ARCHIL_RETURN_IF_ERROR(r.Str("parent_id", &b.parent_id, false));
-  ARCHIL_RETURN_IF_ERROR(r.Str("from_checkpoint_name", &b.from_checkpoint, false));
-  ARCHIL_RETURN_IF_ERROR(r.Str("status", &b.status, false));
-  ARCHIL_RETURN_IF_ERROR(r.Str("created_at", &b.created_at, false));
-  return b;
+  return FromServer("branch", [&]() -> Result<Branch> {
+    ARCHIL_RETURN_IF_ERROR(RequireObject(j, "a branch"));
+    Branch b;
+    ARCHIL_ASSIGN_OR_RETURN(b.name, RequiredString(j, "branch_name"));
+    ARCHIL_ASSIGN_OR_RETURN(b.filesystem_id, RequiredString(j, "filesystem_id"));
+    ARCHIL_ASSIGN_OR_RETURN(b.parent_id, StringOr(j, "parent_id", ""));
+    ARCHIL_ASSIGN_OR_RETURN(b.from_checkpoint, StringOr(j, "from_checkpoint_name", ""));
+    ARCHIL_ASSIGN_OR_RETURN(b.status, StringOr(j, "status", ""));
+    ARCHIL_ASSIGN_OR_RETURN(b.created_at, StringOr(j, "created_at", ""));
+    return b;
+  }());
 }
 
 Result<std::vector<Branch>> DecodeBranchList(const json& j) {

@@ -94,6 +94,16 @@ TEST(WireTest, RepliesWithWrongTypesAreCorruption) {
   EXPECT_EQ(DecodeKeyList(json::array()).status().code(), Status::Code::kCorruption);
   EXPECT_EQ(DecodeCreateDiskReply(json{{"diskId", "d"}, {"created", "yes"}}).status().code(),
             Status::Code::kCorruption);
+  // The message says what the server sent and which field is wrong; a nested record's error is
+  // named once, by the innermost record.
+  json no_id = ToJson(SampleDisk());
+  no_id.erase("id");
+  EXPECT_EQ(DecodeDisk(no_id).status().message(),
+            "server sent a disk that does not decode: missing required field id");
+  json bad_user = ToJson(SampleDisk());
+  bad_user["authorizedUsers"][0]["identifier"] = 7;
+  EXPECT_EQ(DecodeDisk(bad_user).status().message(),
+            "server sent a disk user that does not decode: identifier must be a string");
 }
 
 // Checkpoint and branch records are snake_case, as Archil's are.
