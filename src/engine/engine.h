@@ -46,7 +46,9 @@
 #include "engine/disk_fs.h"
 #include "engine/lineage.h"
 #include "engine/segment_files.h"
+#include "engine/served_disks.h"
 #include "engine/session_records.h"
+#include "engine/tier_source.h"
 #include "engine/types.h"
 #include "io/env.h"
 #include "posix/file_system.h"
@@ -83,22 +85,6 @@ struct EngineOptions {
   // Writes that add data or names fail with ENOSPC once the data directory's file system would
   // have less than this free; deletes never do (engine/space_guard.h).
   uint64_t reserve_bytes = uint64_t{256} << 20;
-};
-
-// A sealed segment the tier has to upload (Engine::SealedSegments).
-struct SealedSegment {
-  DiskNo disk;  // the disk whose data it holds (seg_disk)
-  DiskNo root;  // the root of that disk's lineage: the object's prefix (formats.md §8)
-  SegNo seg;
-  std::string path;  // its file: immutable while SEALED
-  int64_t sealed_ns = 0;
-};
-
-// A disk-server session as stored (formats.md §4.12), with its reply-cache slots.
-struct StoredSession {
-  SessionIdBytes id{};
-  SessionRecord record;
-  std::map<uint32_t, SlotRecord> slots;  // by slot number
 };
 
 struct DiskOptions {
@@ -138,14 +124,9 @@ struct BranchCreated {
   bool created = false;  // false: an earlier request with the same Idempotency-Key made it
 };
 
-// Where a disk sits in its lineage.
-struct LineageInfo {
-  DiskNo root;    // the lineage's root (the disk itself for a root)
-  DiskNo parent;  // 0 for a root
-  bool hidden = false;
-};
-
-class Engine {
+// The roles its users see: ServedDisks (the disk server), TierSource (the tier's workers). The
+// contracts of the methods marked with a role are in its header.
+class Engine final : public ServedDisks, public TierSource {
  public:
   static Result<std::unique_ptr<Engine>> Open(const EngineOptions& options);
   ~Engine();
@@ -161,32 +142,22 @@ class Engine {
   // Returns once the space of every disk deleted so far is freed; the first purge error since
   // the last call, if any (that disk is purged again at the next open). For tests and tools.
   Status WaitForPurges() ARCHIL_EXCLUDES(mu_);
-  // With a tier (keep_segments_until_uploaded), a deleted disk's space is freed only once the
-  // tier has marked it deleted in the bucket (docs/tiering.md §4), so that no recovery brings it
-  // back: these are the deleted disks (and their lineage roots) still to mark.
-  std::vector<std::pair<DiskNo, DiskNo>> DeletionsToMark() ARCHIL_EXCLUDES(mu_);
-  // The tier marked `disk` deleted: a tombstone is written for the collector and the disk is
-  // purged. NotFound if it is not waiting for its mark.
-  Status DeletionMarked(DiskNo disk) ARCHIL_EXCLUDES(mu_);
-  // Deleted, marked and purged disks whose objects the collector has yet to delete, with their
-  // lineage roots; ForgetDeletedDisk once it has.
-  Result<std::vector<std::pair<DiskNo, DiskNo>>> DeletedDisks();
-  Status ForgetDeletedDisk(DiskNo disk);
-  // The file system of a disk (its head). NotFound if unknown or hidden.
-  Result<DiskFs*> Disk(DiskNo disk) ARCHIL_EXCLUDES(mu_);
-  std::vector<DiskNo> ListDisks() ARCHIL_EXCLUDES(mu_);
-  // As ListDisks, hidden disks (deleted, kept for their branches) included.
-  std::vector<DiskNo> ListDisksAndHidden() ARCHIL_EXCLUDES(mu_);
+  // With a tier (keep_segments_until_uploaded): TierSource's deleted disks.
+  std::vector<std::pair<DiskNo, DiskNo>> DeletionsToMark() override ARCHIL_EXCLUDES(mu_);
+  Status DeletionMarked(DiskNo disk) override ARCHIL_EXCLUDES(mu_);
+  Result<std::vector<std::pair<DiskNo, DiskNo>>> DeletedDisks() override;
+  Status ForgetDeletedDisk(DiskNo disk) override;
+  Result<DiskFs*> Disk(DiskNo disk) override ARCHIL_EXCLUDES(mu_);         // ServedDisks
+  std::vector<DiskNo> ListDisks() override ARCHIL_EXCLUDES(mu_);           // ServedDisks
+  std::vector<DiskNo> ListDisksAndHidden() override ARCHIL_EXCLUDES(mu_);  // TierSource
 
   // Takes checkpoint `name` of a disk: every mutation that returned before the call is in it,
   // none that starts after. O(1). AlreadyExists if the name is taken in this disk.
   Result<Epoch> Checkpoint(DiskNo disk, std::string_view name) ARCHIL_EXCLUDES(mu_);
   Result<std::vector<CheckpointInfo>> Checkpoints(DiskNo disk) ARCHIL_EXCLUDES(mu_);
-  // Deletes a checkpoint; frees what only it referenced (when no branch was made from it).
-  Status DeleteCheckpoint(DiskNo disk, std::string_view name) ARCHIL_EXCLUDES(mu_);
-  // A read-only file system of a checkpoint (mutations fail with EROFS). REQUIRES: the
-  // checkpoint is not deleted while the view is in use.
-  Result<std::shared_ptr<DiskFs>> OpenCheckpoint(DiskNo disk, std::string_view name)
+  // ServedDisks:
+  Status DeleteCheckpoint(DiskNo disk, std::string_view name) override ARCHIL_EXCLUDES(mu_);
+  Result<std::shared_ptr<DiskFs>> OpenCheckpoint(DiskNo disk, std::string_view name) override
       ARCHIL_EXCLUDES(mu_);
   // Makes disk `child` a writable branch of `parent` as of checkpoint `checkpoint`, named
   // `branch_name` (unique within the lineage). O(1). NotFound for an unknown parent or
@@ -198,34 +169,24 @@ class Engine {
   // Every branch of the lineage `disk` belongs to (hidden ones marked), oldest first. NotFound if
   // the disk is unknown.
   Result<std::vector<BranchInfo>> Branches(DiskNo disk) ARCHIL_EXCLUDES(mu_);
-  // Hidden disks included; NotFound if unknown (or deleted).
-  Result<LineageInfo> Lineage(DiskNo disk) ARCHIL_EXCLUDES(mu_);
+  Result<LineageInfo> Lineage(DiskNo disk) override ARCHIL_EXCLUDES(mu_);  // TierSource
 
-  // ---- disk-server sessions (docs/protocol.md §7, formats.md §4.12) ----
   // ---- ownership (docs/tiering.md §5) ----
   // This engine's identity, made when its directory was (SERVER record).
   const std::array<uint8_t, 16>& server_id() const { return server_id_; }
-  // The owner generation under which it writes to its object store (OWNER record; 1 until a
-  // recovery or a takeover raises it): new segments carry it in their numbers.
-  uint32_t owner_gen() const { return owner_gen_.load(); }
+  // TierSource's owner generation (the OWNER record).
+  uint32_t owner_gen() const override { return owner_gen_.load(); }
   // Raises it, durably. FailedPrecondition below the current one.
   Status SetOwnerGen(uint32_t gen);
 
-  // Changes a random value at every open: the protocol's boot verifier. A client that sees it
-  // change knows that what was not durable may be gone, and replays (protocol.md §8).
-  uint64_t boot_verifier() const { return boot_verifier_; }
-  // Records a session of `disk`, without a sync: it becomes durable with the next synced commit
-  // (a session that no durable operation used may vanish in a crash, and that is harmless).
-  Status PutSession(DiskNo disk, const SessionIdBytes& id, const SessionRecord& record);
-  // Deletes a session and its slots, without a sync. OK if there is none.
-  Status DeleteSession(DiskNo disk, const SessionIdBytes& id);
-  // Every stored session of `disk` with its slots; sessions whose records do not decode are
-  // skipped and logged (a client then finds its session unknown and creates a new one).
-  Result<std::vector<StoredSession>> Sessions(DiskNo disk);
-  // An epilogue (engine/commit_hooks.h) that writes slot `slot` of session `id` of `disk`,
-  // made by `make` from the mutation's result, in the mutation's own batch.
+  uint64_t boot_verifier() const override { return boot_verifier_; }  // ServedDisks
+
+  // ---- disk-server sessions (ServedDisks; engine_sessions.cc) ----
+  Status PutSession(DiskNo disk, const SessionIdBytes& id, const SessionRecord& record) override;
+  Status DeleteSession(DiskNo disk, const SessionIdBytes& id) override;
+  Result<std::vector<StoredSession>> Sessions(DiskNo disk) override;
   CommitEpilogue SlotEpilogue(DiskNo disk, const SessionIdBytes& id, uint32_t slot,
-                              std::function<SlotRecord(const CommitResult&)> make);
+                              std::function<SlotRecord(const CommitResult&)> make) override;
 
   // Syncs every open segment and drops the intents that made redundant (what the background
   // syncer does every intent_sync_ms).
@@ -241,11 +202,9 @@ class Engine {
   Result<uint64_t> StoredBytes(DiskNo disk) ARCHIL_EXCLUDES(mu_);
   // Data bytes deleting the checkpoint would free now (what only it references).
   Result<uint64_t> CheckpointUniqueBytes(DiskNo disk, std::string_view name) ARCHIL_EXCLUDES(mu_);
-  // ---- the commit log (with log_commits; engine_log.cc) ----
-  // Up to `max` records of `disk`'s outbox with seq after `after`, in seq order, each as
-  // formats.md §8.3 encodes it (engine/log_record.h).
+  // ---- the commit log (with log_commits; TierSource's, and recovery's; engine_log.cc) ----
   Result<std::vector<std::pair<Seq, std::string>>> OutboxRecords(DiskNo disk, Seq after,
-                                                                 size_t max);
+                                                                 size_t max) override;
   // Recovery: writes log records of `disk` (encoded) into the database, in one synced batch.
   // They must continue its log: the first one's seq is one past the disk's COUNTERS.last_seq in
   // the database (1 for a disk it does not hold), and each next one's the next (Corruption
@@ -253,12 +212,9 @@ class Engine {
   // (FailedPrecondition); it is at the next Open. The same batch sets LOCAL.uploaded_seq to the
   // last record's seq: what recovery applies is in the store.
   Status ApplyLogRecords(DiskNo disk, const std::vector<std::string>& records) ARCHIL_EXCLUDES(mu_);
-  // The snapshotter (docs/tiering.md §3, Take): reads every logged key of `disk` (LoggedKey) in
-  // one consistent view of the database: `begin` gets the disk's last seq in that view, then
-  // `each` every key in (CF, key) order, merge CFs' values merged. Returns the first non-OK
-  // status of a callback. NotFound if the disk has no log (no COUNTERS record).
-  Status ScanDiskState(DiskNo disk, const std::function<Status(Seq)>& begin,
-                       const std::function<Status(Cf, std::string_view, std::string_view)>& each);
+  Status ScanDiskState(
+      DiskNo disk, const std::function<Status(Seq)>& begin,
+      const std::function<Status(Cf, std::string_view, std::string_view)>& each) override;
   // Recovery: writes part of a snapshot of `disk` at `seq` (entries as ScanDiskState gave them,
   // each cf a logged CF, each key the disk's) in one synced batch, with LOCAL.uploaded_seq =
   // `seq`. With `first`, the database must hold nothing of the disk's log yet (no COUNTERS:
@@ -266,32 +222,19 @@ class Engine {
   Status ApplySnapshotEntries(DiskNo disk, Seq seq, bool first,
                               const std::vector<std::tuple<Cf, std::string, std::string>>& entries)
       ARCHIL_EXCLUDES(mu_);
-  // The last seq of `disk`'s log that is in the object store (LOCAL.uploaded_seq; 0 if none).
-  Result<Seq> UploadedSeq(DiskNo disk);
-  // The seq of `disk`'s last committed record (COUNTERS.last_seq; 0 if it has no log).
-  Result<Seq> LastSeq(DiskNo disk);
-  // The log shipper stored `disk`'s records up to `through`: one batch sets LOCAL.uploaded_seq
-  // and deletes them from the outbox (docs/tiering.md §2, Advance). A `through` at or below
-  // uploaded_seq changes nothing.
-  Status LogShipped(DiskNo disk, Seq through);
-  // Whether segment `seg` of `disk` is in the object store: UPLOADED, or no record (with a tier a
-  // segment dies only once uploaded, so a record that referenced it was stored before).
-  Result<bool> SegmentStored(DiskNo disk, SegNo seg);
-  // Every segment `disk`'s records name, with the path of its file (recovery puts it there).
-  Result<std::vector<std::pair<SegNo, std::string>>> SegmentFilesOf(DiskNo disk);
+  Result<Seq> UploadedSeq(DiskNo disk) override;
+  Result<Seq> LastSeq(DiskNo disk) override;
+  Status LogShipped(DiskNo disk, Seq through) override;
+  Result<bool> SegmentStored(DiskNo disk, SegNo seg) override;
+  Result<std::vector<std::pair<SegNo, std::string>>> SegmentFilesOf(DiskNo disk) override;
 
   // ---- the tier (docs/tiering.md §1; engine_tier.cc) ----
-  // Every SEALED segment (not yet uploaded) of every disk, hidden ones included, oldest seal
-  // first. A segment listed here may die or its disk be purged before the caller reads it: its
-  // file is then gone (NotFound) and SegmentUploaded says NotFound.
-  Result<std::vector<SealedSegment>> SealedSegments() ARCHIL_EXCLUDES(mu_);
+  Result<std::vector<SealedSegment>> SealedSegments() override ARCHIL_EXCLUDES(mu_);
   // Seals every disk's open segment whose first block was written `age_ns` or more ago (what the
   // syncer does with seal_age_ms). Each disk's next write opens a new segment.
   Status SealSegmentsOlderThan(int64_t age_ns) ARCHIL_EXCLUDES(mu_);
-  // The tier stored sealed segment `seg` of `disk` (see keep_segments_until_uploaded), as a link
-  // to the segment file itself when `stored_by_link` (such a segment is never hole-punched).
-  // NotFound if the disk or segment is gone; FailedPrecondition if the segment is still open.
-  Status SegmentUploaded(DiskNo disk, SegNo seg, bool stored_by_link = false) ARCHIL_EXCLUDES(mu_);
+  // See keep_segments_until_uploaded.
+  Status SegmentUploaded(DiskNo disk, SegNo seg, bool stored_by_link) override ARCHIL_EXCLUDES(mu_);
   // Diagnostics and tests: checks the rules that tie records together (every extent points at a
   // live block; each live block is held by exactly one head extent or deadlist entry; every
   // history version has its deadlist entry). Internal naming the first violation. Waits for the

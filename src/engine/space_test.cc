@@ -75,10 +75,11 @@ TEST_F(SpaceTest, WithATierSegmentsWaitForTheirUpload) {
   // Upload all but the newest (open) one: the dead ones go, the live one stays.
   for (size_t i = 0; i + 1 < names.size(); ++i) {
     SegNo seg(std::stoull(names[i], nullptr, 16));
-    ASSERT_TRUE(engine_->SegmentUploaded(DiskNo(1), seg).ok());
+    ASSERT_TRUE(engine_->SegmentUploaded(DiskNo(1), seg, false).ok());
   }
   EXPECT_LE(SegmentFiles(), 3u);
-  EXPECT_EQ(engine_->SegmentUploaded(DiskNo(1), SegNo(12345)).code(), Status::Code::kNotFound);
+  EXPECT_EQ(engine_->SegmentUploaded(DiskNo(1), SegNo(12345), false).code(),
+            Status::Code::kNotFound);
   ASSERT_TRUE(engine_->CheckInvariants().ok());
   std::string want(65536, static_cast<char>('a' + 39 % 26));
   EXPECT_EQ(*fs->Read(f, 0, 65536), want);

@@ -35,7 +35,7 @@ constexpr unsigned char kTlsHandshakeRecord = 0x16;  // a TLS record's first byt
 
 }  // namespace
 
-DiskServer::DiskServer(const DiskServerOptions& options, engine::Engine* engine,
+DiskServer::DiskServer(const DiskServerOptions& options, engine::ServedDisks* engine,
                        Authority* authority, const Clock* clock)
     : options_(options),
       engine_(engine),
@@ -53,8 +53,8 @@ DiskServer::DiskServer(const DiskServerOptions& options, engine::Engine* engine,
 }
 
 Result<std::unique_ptr<DiskServer>> DiskServer::Start(const DiskServerOptions& options,
-                                                      engine::Engine* engine, Authority* authority,
-                                                      const Clock* clock) {
+                                                      engine::ServedDisks* engine,
+                                                      Authority* authority, const Clock* clock) {
   std::unique_ptr<DiskServer> s(new DiskServer(options, engine, authority, clock));
   ARCHIL_ASSIGN_OR_RETURN(s->listener_, net::Listen(options.listen));
   ARCHIL_ASSIGN_OR_RETURN(s->address_, net::LocalAddress(s->listener_.get()));

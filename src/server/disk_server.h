@@ -39,7 +39,7 @@
 
 #include "base/clock.h"
 #include "base/mutex.h"
-#include "engine/engine.h"
+#include "engine/served_disks.h"
 #include "metrics/registry.h"
 #include "net/socket.h"
 #include "net/tls.h"
@@ -100,8 +100,8 @@ class DiskServer {
  public:
   // Listens and starts serving. Busy if the address is in use.
   static Result<std::unique_ptr<DiskServer>> Start(const DiskServerOptions& options,
-                                                   engine::Engine* engine, Authority* authority,
-                                                   const Clock* clock);
+                                                   engine::ServedDisks* engine,
+                                                   Authority* authority, const Clock* clock);
   ~DiskServer();  // Stop()
 
   // The address it listens on ("127.0.0.1:8421"; the chosen port when options.listen had 0).
@@ -110,7 +110,7 @@ class DiskServer {
   // at once (the client sees the session gone). Returns how many.
   size_t EndDiskSessions(engine::DiskNo disk) { return registry_.EndDisk(disk); }
   size_t EndTokenSessions(std::string_view token_id) { return registry_.EndToken(token_id); }
-  // Ends the mounts of the checkpoint, then deletes it (engine::Engine::DeleteCheckpoint).
+  // Ends the mounts of the checkpoint, then deletes it (engine::ServedDisks::DeleteCheckpoint).
   Status DeleteCheckpoint(engine::DiskNo disk, std::string_view name);
   size_t sessions() const { return registry_.size(); }
   size_t connections() const { return connection_count_.load(); }
@@ -130,7 +130,7 @@ class DiskServer {
   void Stop();
 
  private:
-  DiskServer(const DiskServerOptions& options, engine::Engine* engine, Authority* authority,
+  DiskServer(const DiskServerOptions& options, engine::ServedDisks* engine, Authority* authority,
              const Clock* clock);
   using ConnPtr = std::shared_ptr<Connection>;
   // A request ready to run, and the budget key of its disk (whose CPU share it spends).
@@ -255,7 +255,7 @@ class DiskServer {
   void Count(uint16_t type, const Response& r, uint64_t bytes_in, int64_t start_ns);
 
   const DiskServerOptions options_;
-  engine::Engine* const engine_;
+  engine::ServedDisks* const engine_;
   std::map<uint16_t, OpMetrics> op_metrics_;
   metrics::CounterFamily* errors_ = nullptr;
   metrics::Counter* bytes_written_ = nullptr;

@@ -15,8 +15,8 @@
 #include <string>
 
 #include "base/mutex.h"
-#include "engine/engine.h"
 #include "engine/keys.h"
+#include "engine/served_disks.h"
 #include "server/slot_table.h"
 
 namespace archil::server {
@@ -40,7 +40,7 @@ struct SessionIdentity {
 class Session {
  public:
   // `view` (may be null) owns `fs` for a checkpoint session.
-  Session(SessionIdentity identity, uint32_t slots, engine::Engine* engine, engine::DiskFs* fs,
+  Session(SessionIdentity identity, uint32_t slots, engine::ServedDisks* engine, engine::DiskFs* fs,
           std::shared_ptr<engine::DiskFs> view = nullptr)
       : identity_(std::move(identity)),
         slots_(slots),
@@ -50,7 +50,7 @@ class Session {
 
   const SessionIdentity& identity() const { return identity_; }
   SlotTable& slots() { return slots_; }
-  engine::Engine& engine() const { return *engine_; }
+  engine::ServedDisks& engine() const { return *engine_; }
   engine::DiskFs& fs() const { return *fs_; }
   // The holder id the engine's open-file table knows this session by.
   posix::HolderId holder() const;
@@ -75,7 +75,7 @@ class Session {
  private:
   const SessionIdentity identity_;
   SlotTable slots_;
-  engine::Engine* const engine_;
+  engine::ServedDisks* const engine_;
   const std::shared_ptr<engine::DiskFs> view_;
   engine::DiskFs* const fs_;
 

@@ -17,14 +17,14 @@
 
 #include "base/mutex.h"
 #include "base/status.h"
-#include "engine/engine.h"
+#include "engine/served_disks.h"
 #include "server/session.h"
 
 namespace archil::server {
 
 class SessionRegistry {
  public:
-  explicit SessionRegistry(engine::Engine* engine) : engine_(engine) {}
+  explicit SessionRegistry(engine::ServedDisks* engine) : engine_(engine) {}
 
   // Creates a session with fresh random ids (identity.id and holder_id are replaced) on the
   // disk's head; or, with `view` (the engine's view of identity.checkpoint), on that read-only
@@ -67,7 +67,7 @@ class SessionRegistry {
   std::shared_ptr<Session> Make(SessionIdentity identity, uint32_t slots, engine::DiskFs* fs,
                                 std::shared_ptr<engine::DiskFs> view = nullptr);
 
-  engine::Engine* const engine_;
+  engine::ServedDisks* const engine_;
   mutable Mutex mu_;
   std::map<engine::SessionIdBytes, std::shared_ptr<Session>> sessions_ ARCHIL_GUARDED_BY(mu_);
   std::set<uint64_t> loaded_ ARCHIL_GUARDED_BY(mu_);  // disks whose stored sessions are in

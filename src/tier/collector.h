@@ -36,15 +36,15 @@
 #include "base/mutex.h"
 #include "base/pass_loop.h"
 #include "base/status.h"
-#include "engine/engine.h"
+#include "engine/tier_source.h"
 #include "store/object_store.h"
 
 namespace archil::tier {
 
 struct CollectorOptions {
-  engine::Engine* engine = nullptr;     // REQUIRES: outlives the collector
-  store::ObjectStore* store = nullptr;  // REQUIRES: outlives the collector
-  const Clock* clock = nullptr;         // REQUIRES: outlives the collector
+  engine::TierSource* engine = nullptr;  // REQUIRES: outlives the collector
+  store::ObjectStore* store = nullptr;   // REQUIRES: outlives the collector
+  const Clock* clock = nullptr;          // REQUIRES: outlives the collector
   int64_t grace_ms = int64_t{24} * 3600 * 1000;
   int interval_ms = 60000;
 };

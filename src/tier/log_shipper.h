@@ -2,7 +2,7 @@
 // docs/tiering.md §2 (Ship, then Advance).
 //
 // A pass takes, for every disk (hidden ones too), the records after LOCAL.uploaded_seq in seq
-// order, as long as every segment each one references is in the store (Engine::SegmentStored),
+// order, as long as every segment each one references is in the store (TierSource::SegmentStored),
 // every other disk's log it depends on is shipped far enough (a branch's creation record: its
 // parent's log up to the fork), and the object stays within max_object_bytes, and then:
 //   1. PUT disks/<dsk-id>/log/<owner_gen:08x>/<first_seq:016x> with If-None-Match: * (a log
@@ -12,7 +12,8 @@
 //      outbox record of the same seq (a record never changes once written), it is adopted as it
 //      is (it may hold fewer records than this attempt would). Otherwise another writer used the
 //      name, and that disk's shipping stops (stats().stopped_disks), its outbox kept;
-//   3. Engine::LogShipped(disk, last seq): one batch advances uploaded_seq and drops the records.
+//   3. TierSource::LogShipped(disk, last seq): one batch advances uploaded_seq and drops the
+//   records.
 // A record blocked on a segment or a dependency blocks the later records of its disk only. A store
 // error ends the pass; the next one starts again from uploaded_seq, so shipping resumes by itself.
 // A pass also marks each disk deleted since in its MANIFEST (`deleting`: recovery skips it, the
@@ -31,14 +32,14 @@
 #include "base/mutex.h"
 #include "base/pass_loop.h"
 #include "base/status.h"
-#include "engine/engine.h"
+#include "engine/tier_source.h"
 #include "store/object_store.h"
 
 namespace archil::tier {
 
 struct LogShipperOptions {
-  engine::Engine* engine = nullptr;     // REQUIRES: outlives the shipper
-  store::ObjectStore* store = nullptr;  // REQUIRES: outlives the shipper
+  engine::TierSource* engine = nullptr;  // REQUIRES: outlives the shipper
+  store::ObjectStore* store = nullptr;   // REQUIRES: outlives the shipper
   size_t max_object_bytes = size_t{4} << 20;
   int interval_ms = 1000;
 };

@@ -278,7 +278,7 @@ BucketLeaseStats BucketLease::stats() const {
   return out;
 }
 
-Status ClaimDisks(engine::Engine* engine, store::ObjectStore* store, uint32_t gen) {
+Status ClaimDisks(engine::TierSource* engine, store::ObjectStore* store, uint32_t gen) {
   for (engine::DiskNo disk : engine->ListDisksAndHidden()) {
     for (int attempt = 0;; ++attempt) {
       ARCHIL_ASSIGN_OR_RETURN(ManifestRead read, ReadDiskManifest(store, disk));

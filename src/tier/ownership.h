@@ -40,7 +40,7 @@
 #include "base/mutex.h"
 #include "base/pass_loop.h"
 #include "base/status.h"
-#include "engine/engine.h"
+#include "engine/tier_source.h"
 #include "store/object_store.h"
 
 namespace archil::tier {
@@ -129,6 +129,6 @@ class BucketLease {
 // MANIFEST, from the seq after the engine's uploaded_seq on (HandOver). PermissionDenied if a disk
 // already belongs to a newer generation (this server is fenced). A disk already handed over is
 // left as it is.
-Status ClaimDisks(engine::Engine* engine, store::ObjectStore* store, uint32_t gen);
+Status ClaimDisks(engine::TierSource* engine, store::ObjectStore* store, uint32_t gen);
 
 }  // namespace archil::tier

@@ -1,7 +1,7 @@
 // SegmentUploader: ships the engine's sealed segments to the object store, the Upload transition
 // SEALED -> UPLOADED of docs/tiering.md §1.
 //
-// A pass lists Engine::SealedSegments() (oldest seal first) and, for each segment:
+// A pass lists TierSource::SealedSegments() (oldest seal first) and, for each segment:
 //   1. PutFile(<key>, file): with dir:// on the data directory's file system a link(2) of the
 //      file itself (stored_by_link), else a copy or a PUT with If-None-Match: *;
 //   2. on AlreadyExists, the object was stored by an earlier attempt whose record never committed
@@ -10,7 +10,7 @@
 //      Different: two writers wrote one name (docs/tiering.md §5), which loses data if ignored,
 //      so that disk's uploads stop for the life of this uploader, with the error logged and
 //      returned by pass() and stats();
-//   3. Engine::SegmentUploaded(disk, seg, linked): the batch SEG(UPLOADED). From then on the
+//   3. TierSource::SegmentUploaded(disk, seg, linked): the batch SEG(UPLOADED). From then on the
 //      segment may die (Die, §1) and its file be removed; the object stays until the collector
 //      (§4) removes it.
 // A segment whose disk is purged meanwhile is skipped (with a tier only UPLOADED segments die, so
@@ -45,14 +45,14 @@
 #include "base/mutex.h"
 #include "base/pass_loop.h"
 #include "base/status.h"
-#include "engine/engine.h"
+#include "engine/tier_source.h"
 #include "store/object_store.h"
 
 namespace archil::tier {
 
 struct SegmentUploaderOptions {
-  engine::Engine* engine = nullptr;     // REQUIRES: outlives the uploader
-  store::ObjectStore* store = nullptr;  // REQUIRES: outlives the uploader
+  engine::TierSource* engine = nullptr;  // REQUIRES: outlives the uploader
+  store::ObjectStore* store = nullptr;   // REQUIRES: outlives the uploader
   // The background thread's pass interval when nothing kicks it, and after a failed pass.
   int interval_ms = 1000;
   // Segments uploaded at once (each a PutFile; an S3 store also splits a large one into parts).

@@ -14,6 +14,7 @@
 #include <map>
 #include <thread>
 
+#include "engine/engine.h"
 #include "io/posix_env.h"
 #include "store/dir_store.h"
 #include "tier/memory_store_test_util.h"

@@ -3,7 +3,7 @@
 // A pass looks at every disk (hidden ones too). A disk gets a new snapshot when the log stored
 // since its newest published snapshot holds at least `log_bytes` bytes, or is not empty and the
 // last snapshot this process took of it is `max_age_ms` old. Then:
-//   1. Take: Engine::ScanDiskState reads the disk's logged keys in one RocksDB snapshot S, and
+//   1. Take: TierSource::ScanDiskState reads the disk's logged keys in one RocksDB snapshot S, and
 //      X = the disk's last seq in S. The keys are cut into parts of about `part_bytes`;
 //   2. Upload: each part is PUT as disks/<dsk-id>/snap/<gen:08x>-<X:016x>/part-<i:06x>, then the
 //      snapshot manifest SNAPSHOT (tier/manifest.h) with If-None-Match: *. A snapshot at X under
@@ -30,16 +30,16 @@
 #include "base/mutex.h"
 #include "base/pass_loop.h"
 #include "base/status.h"
-#include "engine/engine.h"
+#include "engine/tier_source.h"
 #include "store/object_store.h"
 #include "tier/manifest.h"
 
 namespace archil::tier {
 
 struct SnapshotterOptions {
-  engine::Engine* engine = nullptr;     // REQUIRES: outlives the snapshotter
-  store::ObjectStore* store = nullptr;  // REQUIRES: outlives the snapshotter
-  const Clock* clock = nullptr;         // REQUIRES: outlives the snapshotter
+  engine::TierSource* engine = nullptr;  // REQUIRES: outlives the snapshotter
+  store::ObjectStore* store = nullptr;   // REQUIRES: outlives the snapshotter
+  const Clock* clock = nullptr;          // REQUIRES: outlives the snapshotter
   uint64_t log_bytes = uint64_t{64} << 20;
   int64_t max_age_ms = 3600 * 1000;
   size_t part_bytes = size_t{8} << 20;
