@@ -8,12 +8,6 @@
 namespace archil::engine {
 namespace {
 
-std::string Ino8(Ino ino) {
-  std::string s;
-  PutFixed64BE(&s, ino.value());
-  return s;
-}
-
 const std::string kDeadValue(1, '\x01');  // a deadlist value is its fmt byte
 
 }  // namespace

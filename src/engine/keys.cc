@@ -161,6 +161,12 @@ Result<MetaKeyParts> ParseMetaKey(std::string_view key) {
 
 // ---- inode CF ----
 
+std::string Ino8(Ino ino) {
+  std::string s;
+  PutFixed64BE(&s, ino.value());
+  return s;
+}
+
 std::string InodeKey(DiskNo disk, Ino ino) {
   std::string k = Start(disk);
   PutFixed64BE(&k, ino.value());

@@ -96,6 +96,8 @@ Result<MetaKeyParts> ParseMetaKey(std::string_view key);
 // ---- inode CF: inode, truncate record, link back-reference
 // ---------------------------------------
 
+// An inode number as keys and level keys hold it: 8 bytes, big-endian.
+std::string Ino8(Ino ino);
 std::string InodeKey(DiskNo disk, Ino ino);                    // 16 bytes
 std::string TruncateKey(DiskNo disk, Ino ino, uint32_t tgen);  // disk|ino|0x01|tgen, 21
 std::string BackrefKey(DiskNo disk, Ino ino, Ino parent);      // disk|ino|0x02|parent, 25

@@ -11,12 +11,6 @@ namespace {
 // Chains longer than this are a corrupt lineage (a cycle), not a deep one.
 constexpr int kMaxLevels = 100000;
 
-std::string Ino8(Ino ino) {
-  std::string s;
-  PutFixed64BE(&s, ino.value());
-  return s;
-}
-
 bool NamedTag(HistTag tag) { return tag == HistTag::kDentry || tag == HistTag::kXattr; }
 
 Result<Envelope> EnvelopeOf(Cf cf, std::string_view value) {
