@@ -306,6 +306,55 @@ void AddTierParts(ApiRouter* router, TierService* tier) {
   });
 }
 
+// Serves the API until a stop signal or a listener error: tells the service manager it is ready
+// (Type=notify) with `status`, feeds its watchdog only while the catalog answers, and on a
+// signal says STOPPING and stops the listener. Returns what Serve returned.
+Status ServeUntilStopped(const sigset_t& signals, HttpServer* server, ControlService* service,
+                         const std::string& status) {
+  std::atomic<bool> serve_returned{false};
+  std::thread signal_thread = StartSignalThread(signals, [&](int sig) {
+    ARCHIL_LOG(kInfo) << "signal " << sig << ": shutting down";
+    (void)NotifyServiceManager("STOPPING=1");
+    // A stop before the listener runs would be lost: wait until it runs (or has given up).
+    while (!server->running() && !serve_returned) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    server->Stop();
+  });
+  // Ready once the API and the disk server listen and the local advertisement is written.
+  if (Status n = NotifyServiceManager("READY=1\nSTATUS=" + status); !n.ok()) {
+    ARCHIL_LOG(kWarn) << n.ToString();
+  }
+  ServiceWatchdog watchdog([service] { return service->Health(); });
+  Status served = server->Serve();
+  serve_returned = true;
+  watchdog.Stop();
+  // Serve() also returns on a listener error; wake the signal thread so it can be joined.
+  // NOLINTNEXTLINE(bugprone-bad-signal-to-kill-thread): it sigwait()s, SIGTERM only wakes it.
+  pthread_kill(signal_thread.native_handle(), SIGTERM);
+  signal_thread.join();
+  return served;
+}
+
+// Writes where local CLIs find this server. Every local user reads the advertisement (0644 in a
+// 0755 directory); the process's umask is 077 again right after (a file another thread creates
+// meanwhile lies in the 0700 data dir).
+Status Advertise(const std::string& run_dir, const Endpoints& self) {
+  umask(022);
+  Status advertised = WriteAdvertisement(io::PosixEnv(), run_dir, self, getpid());
+  umask(077);
+  return advertised;
+}
+
+// Busy if another live server on this machine advertises `region` under `run_dir`.
+Status RefuseSecondServer(const std::string& run_dir, const std::string& region) {
+  std::optional<pid_t> other = LiveAdvertiser(run_dir, region);
+  if (!other || *other == getpid()) return Status::Ok();
+  return Status::Busy("another archil server (pid " + std::to_string(*other) + ") serves region " +
+                      region + " on this machine (" + AdvertisementPath(run_dir, region) +
+                      "): stop it, or pass a different --region or --run-dir");
+}
+
 }  // namespace
 
 Status RunServer(const ServerOptions& o) {
@@ -318,12 +367,7 @@ Status RunServer(const ServerOptions& o) {
   // engine's files 0600 (the advertisement alone is for every local user, below).
   umask(077);
   const std::string run_dir = RunDir(o);
-  if (std::optional<pid_t> other = LiveAdvertiser(run_dir, o.region); other && *other != getpid()) {
-    return Status::Busy("another archil server (pid " + std::to_string(*other) +
-                        ") serves region " + o.region + " on this machine (" +
-                        AdvertisementPath(run_dir, o.region) +
-                        "): stop it, or pass a different --region or --run-dir");
-  }
+  ARCHIL_RETURN_IF_ERROR(RefuseSecondServer(run_dir, o.region));
   DataDirLocks locks;
   ARCHIL_RETURN_IF_ERROR(ClaimDataDir(o, &locks));
   const std::string& catalog_path = locks.catalog_path;
@@ -381,44 +425,17 @@ Status RunServer(const ServerOptions& o) {
 
   Endpoints self{o.region, server->url(), disk_server->address(),
                  std::filesystem::absolute(o.data_dir).string() + "/admin-api-key"};
-  // Every local user reads the advertisement (0644 in a 0755 directory); the process's umask is
-  // 077 again right after (a file another thread creates meanwhile lies in the 0700 data dir).
-  umask(022);
-  Status advertised = WriteAdvertisement(io::PosixEnv(), run_dir, self, getpid());
-  umask(077);
+  Status advertised = Advertise(run_dir, self);
   if (!advertised.ok()) {
     ARCHIL_LOG(kWarn) << "local CLIs will need --endpoint: " << advertised.ToString();
   }
 
   purger.Start();
-  std::atomic<bool> serve_returned{false};
-  std::thread signal_thread = StartSignalThread(signals, [&](int sig) {
-    ARCHIL_LOG(kInfo) << "signal " << sig << ": shutting down";
-    (void)NotifyServiceManager("STOPPING=1");
-    // A stop before the listener runs would be lost: wait until it runs (or has given up).
-    while (!server->running() && !serve_returned) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    server->Stop();
-  });
   ARCHIL_LOG(kInfo) << "archil server: region " << o.region << ", control plane " << server->url()
                     << ", mounts " << disk_server->address() << ", data " << o.data_dir;
-  // Under systemd (Type=notify): ready once the API and the disk server listen and the local
-  // advertisement is written; the watchdog is fed only while the catalog answers.
-  if (Status n = NotifyServiceManager("READY=1\nSTATUS=region " + o.region + ", API " +
-                                      server->url() + ", mounts " + disk_server->address());
-      !n.ok()) {
-    ARCHIL_LOG(kWarn) << n.ToString();
-  }
-  ServiceWatchdog watchdog([&service] { return service.Health(); });
-  Status served = server->Serve();
-  serve_returned = true;
-  watchdog.Stop();
-
-  // Serve() also returns on a listener error; wake the signal thread so it can be joined.
-  // NOLINTNEXTLINE(bugprone-bad-signal-to-kill-thread): it sigwait()s, SIGTERM only wakes it.
-  pthread_kill(signal_thread.native_handle(), SIGTERM);
-  signal_thread.join();
+  Status served = ServeUntilStopped(
+      signals, server.get(), &service,
+      "region " + o.region + ", API " + server->url() + ", mounts " + disk_server->address());
   if (metrics_server) metrics_server->Stop();
   purger.Stop();
   engine_disks.set_server(nullptr);
