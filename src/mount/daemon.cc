@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -287,6 +288,88 @@ ControlReply AnswerControl(const ControlRequest& r, const DaemonOptions& o,
   return reply;
 }
 
+// Signals are taken by the main thread only (sigtimedwait): blocks them, and every thread
+// started later inherits the mask. Returns the set to wait on.
+sigset_t TakeSignals() {
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD}) sigaddset(&sigs, s);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  return sigs;
+}
+
+// The owner's death ends the mount from whatever state this process is in: under `*mount_mu`,
+// it aborts the mount in `*entry` (if made), removes the mount record and exits. None without
+// an owner.
+std::unique_ptr<OwnerWatch> WatchOwner(const DaemonOptions& o, std::mutex* mount_mu,
+                                       std::optional<MountEntry>* entry) {
+  if (o.owner_pid <= 0) return nullptr;
+  return std::make_unique<OwnerWatch>(o.owner_pid, [&o, mount_mu, entry] {
+    std::lock_guard<std::mutex> lock(*mount_mu);
+    std::fprintf(stderr, "archil-mount: owner process %d ended: aborting the mount at %s\n",
+                 static_cast<int>(o.owner_pid), o.mountpoint.c_str());
+    if (*entry) (void)AbortAndDetach(**entry);
+    RemoveMountRecord(o.run_dir, o.mountpoint);
+    _exit(ExitCodeFor(Status::Code::kUnavailable));
+  });
+}
+
+// --metrics-listen's server, rendering `registry`; none without the flag.
+Result<std::unique_ptr<metrics::MetricsServer>> StartMetrics(const DaemonOptions& o,
+                                                             metrics::Registry* registry) {
+  if (o.metrics_listen.empty()) return std::unique_ptr<metrics::MetricsServer>();
+  return metrics::MetricsServer::Start(o.metrics_listen, [registry] { return registry->Render(); });
+}
+
+// The mounted daemon's life, until the kernel ends the connection (unmounted, or aborted on a
+// stop signal: SIGTERM, SIGINT, SIGHUP stop the adapter and abort the connection `minor`). Every
+// sync_interval_ms it runs `sync -f` on the mount in a child (one at a time), so that the
+// kernel's write-back cache reaches the server within that bound; every second it journals new
+// EIO replies and runs `update`. Returns once the last sync child is reaped.
+void ServeUntilUnmounted(const DaemonOptions& o, const sigset_t& sigs, fuse::Adapter* adapter,
+                         std::optional<unsigned> minor, Journal* journal,
+                         const std::function<void()>& update) {
+  uint64_t errors_logged = 0;
+  pid_t sync_pid = 0;
+  int64_t next_sync = MonotonicNanos() + int64_t{o.sync_interval_ms} * 1'000'000;
+  int64_t next_update = MonotonicNanos() + 1'000'000'000;
+  bool stopping = false;
+  for (;;) {
+    timespec tick{0, 250'000'000};
+    siginfo_t info{};
+    int sig = sigtimedwait(&sigs, &info, &tick);
+    if (sig == SIGUSR1) break;  // the kernel ended the connection: unmounted
+    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
+      if (!stopping) {
+        journal->Info("unmounting " + o.mountpoint + " on signal " + std::to_string(sig));
+        stopping = true;
+        adapter->Stop();
+        if (minor) AbortConnection(*minor);
+      }
+      continue;
+    }
+    if (sync_pid > 0 && waitpid(sync_pid, nullptr, WNOHANG) == sync_pid) sync_pid = 0;
+    const int64_t now = MonotonicNanos();
+    if (!stopping && sync_pid == 0 && now >= next_sync) {
+      sync_pid = SpawnSync(o.mountpoint);
+      next_sync = now + int64_t{o.sync_interval_ms} * 1'000'000;
+    }
+    if (now >= next_update) {
+      next_update = now + 1'000'000'000;
+      uint64_t errors = adapter->stats().errors.load();
+      if (errors > errors_logged) {
+        journal->Error(std::to_string(errors - errors_logged) +
+                       " requests failed with EIO: the disk server " + o.server +
+                       " could not be reached or refused the session");
+        errors_logged = errors;
+      }
+      update();
+    }
+  }
+  if (sync_pid > 0) waitpid(sync_pid, nullptr, 0);
+}
+
 }  // namespace
 
 std::string ReadyOk(double mount_ms) {
@@ -324,29 +407,12 @@ bool ParseReady(const std::string& line, ReadyLine* out) {
 }
 
 int RunDaemon(const DaemonOptions& o, int ready_fd) {
-  // Signals are taken by the main thread only (sigtimedwait); every thread started later inherits
-  // this mask.
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD}) sigaddset(&sigs, s);
-  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-
-  // The owner's death ends the mount from whatever state this process is in: under `mount_mu`,
-  // held while the mount is made and found, so that a mount made meanwhile is found too.
+  const sigset_t sigs = TakeSignals();
+  // Under `mount_mu`, held while the mount is made and found, so that the owner's end finds a
+  // mount made meanwhile too.
   std::mutex mount_mu;
   std::optional<MountEntry> entry;
-  std::unique_ptr<OwnerWatch> owner;
-  if (o.owner_pid > 0) {
-    owner = std::make_unique<OwnerWatch>(o.owner_pid, [&] {
-      std::lock_guard<std::mutex> lock(mount_mu);
-      std::fprintf(stderr, "archil-mount: owner process %d ended: aborting the mount at %s\n",
-                   static_cast<int>(o.owner_pid), o.mountpoint.c_str());
-      if (entry) (void)AbortAndDetach(*entry);
-      RemoveMountRecord(o.run_dir, o.mountpoint);
-      _exit(ExitCodeFor(Status::Code::kUnavailable));
-    });
-  }
+  std::unique_ptr<OwnerWatch> owner = WatchOwner(o, &mount_mu, &entry);
 
   // What the mount counts (`archil metrics`, --metrics-listen): declared before everything it
   // reads, rendered only by servers declared after them (so stopped before they go).
@@ -378,18 +444,13 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   (void)remote.Statfs();
   fuse::Adapter adapter(&core, ao);
   AddMountCollectors(&registry, &adapter, &core, disk.get());
-  std::unique_ptr<metrics::MetricsServer> metrics_server;
-  if (!o.metrics_listen.empty()) {
-    Result<std::unique_ptr<metrics::MetricsServer>> started =
-        metrics::MetricsServer::Start(o.metrics_listen, [&registry] { return registry.Render(); });
-    if (!started.ok()) {
-      const int code = ExitCodeFor(started.status().code());
-      WriteReady(&ready_fd, ReadyErr(code, "--metrics-listen " + o.metrics_listen + ": " +
-                                               started.status().message()));
-      (void)disk->Goodbye();
-      return code;
-    }
-    metrics_server = std::move(started).value();
+  Result<std::unique_ptr<metrics::MetricsServer>> metrics_server = StartMetrics(o, &registry);
+  if (!metrics_server.ok()) {
+    const int code = ExitCodeFor(metrics_server.status().code());
+    WriteReady(&ready_fd, ReadyErr(code, "--metrics-listen " + o.metrics_listen + ": " +
+                                             metrics_server.status().message()));
+    (void)disk->Goodbye();
+    return code;
   }
   std::unique_lock<std::mutex> mounting(mount_mu);
   if (Status s = adapter.Mount(o.mountpoint, o.read_only); !s.ok()) {
@@ -400,7 +461,9 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
     return ExitCodeFor(Status::Code::kIoError);
   }
   entry = FindMount(o.mountpoint);
-  const unsigned minor = entry ? entry->minor : 0;
+  // The kernel's connection, to abort on a stop (none if the mount table did not show it).
+  const std::optional<unsigned> minor =
+      entry ? std::optional<unsigned>(entry->minor) : std::nullopt;
   mounting.unlock();
 
   const pid_t self = getpid();
@@ -412,7 +475,7 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
     WriteReady(&ready_fd, ReadyErr(ExitCodeFor(Status::Code::kIoError),
                                    "the kernel did not start the mount within 10 s"));
     adapter.Stop();
-    if (entry) AbortConnection(minor);
+    if (minor) AbortConnection(*minor);
     loop.join();
     (void)disk->Goodbye();
     return ExitCodeFor(Status::Code::kIoError);
@@ -422,7 +485,7 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   if (!StatFromChild(o.mountpoint, 10000)) {
     journal.Warning("the mount at " + o.mountpoint + " did not answer a stat within 10 s");
   }
-  if (entry) TuneKernelCache(minor, o);
+  if (minor) TuneKernelCache(*minor, o);
   const double mount_ms = static_cast<double>(MonotonicNanos() - o.start_ns) / 1e6;
   char line[96];
   std::snprintf(line, sizeof(line), "Mounted disk in %.0f ms", mount_ms);
@@ -442,47 +505,10 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   }
   WriteReady(&ready_fd, ReadyOk(mount_ms));
 
-  uint64_t errors_logged = 0;
-  pid_t sync_pid = 0;
-  int64_t next_sync = MonotonicNanos() + int64_t{o.sync_interval_ms} * 1'000'000;
-  int64_t next_update = MonotonicNanos() + 1'000'000'000;
-  bool stopping = false;
-  for (;;) {
-    timespec tick{0, 250'000'000};
-    siginfo_t info{};
-    int sig = sigtimedwait(&sigs, &info, &tick);
-    if (sig == SIGUSR1) break;  // the kernel ended the connection: unmounted
-    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
-      if (!stopping) {
-        journal.Info("unmounting " + o.mountpoint + " on signal " + std::to_string(sig));
-        stopping = true;
-        adapter.Stop();
-        if (entry) AbortConnection(minor);
-      }
-      continue;
-    }
-    if (sync_pid > 0 && waitpid(sync_pid, nullptr, WNOHANG) == sync_pid) sync_pid = 0;
-    const int64_t now = MonotonicNanos();
-    if (!stopping && sync_pid == 0 && now >= next_sync) {
-      sync_pid = SpawnSync(o.mountpoint);
-      next_sync = now + int64_t{o.sync_interval_ms} * 1'000'000;
-    }
-    if (now >= next_update) {
-      next_update = now + 1'000'000'000;
-      uint64_t errors = adapter.stats().errors.load();
-      if (errors > errors_logged) {
-        journal.Error(std::to_string(errors - errors_logged) +
-                      " requests failed with EIO: the disk server " + o.server +
-                      " could not be reached or refused the session");
-        errors_logged = errors;
-      }
-      update();
-    }
-  }
+  ServeUntilUnmounted(o, sigs, &adapter, minor, &journal, update);
   control.Stop();
   loop.join();
   adapter.Stop();
-  if (sync_pid > 0) waitpid(sync_pid, nullptr, 0);
   Status bye = disk->Goodbye();
   RemoveMountRecord(o.run_dir, o.mountpoint);
   journal.Info("Unmounted " + o.mountpoint +
