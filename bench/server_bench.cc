@@ -42,7 +42,7 @@
 #include "base/clock.h"
 #include "client/disk_client.h"
 #include "client/remote_fs.h"
-#include "engine/commit_hooks.h"
+#include "engine/commit/commit_hooks.h"
 #include "engine/engine.h"
 #include "io/posix_env.h"
 #include "net/socket.h"

@@ -11,16 +11,16 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/chunk_map.h"
-#include "engine/chunk_record.h"
-#include "engine/default_records.h"
-#include "engine/fs_records.h"
-#include "engine/intent_record.h"
-#include "engine/keys.h"
-#include "engine/meta_records.h"
-#include "engine/segment_format.h"
-#include "engine/segusage_record.h"
-#include "engine/session_records.h"
+#include "engine/fs/chunk_map.h"
+#include "engine/records/chunk_record.h"
+#include "engine/records/default_records.h"
+#include "engine/records/fs_records.h"
+#include "engine/records/intent_record.h"
+#include "engine/records/keys.h"
+#include "engine/records/meta_records.h"
+#include "engine/records/segusage_record.h"
+#include "engine/records/session_records.h"
+#include "engine/space/segment_format.h"
 
 namespace archil::engine {
 namespace {

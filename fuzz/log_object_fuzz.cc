@@ -1,13 +1,13 @@
 // Fuzzes the decoders of what the object store hands back at recovery: log objects
-// (src/tier/log_object.h) and the log records in them (src/engine/log_record.h). A bucket can
-// hold any bytes. Each decoder returns a value or Corruption, never crashes; what it accepts
+// (src/tier/log_object.h) and the log records in them (src/engine/records/log_record.h). A bucket
+// can hold any bytes. Each decoder returns a value or Corruption, never crashes; what it accepts
 // encodes back to the same bytes (the formats have one encoding), and byte 0 of the input picks
 // the decoder.
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-#include "engine/log_record.h"
+#include "engine/records/log_record.h"
 #include "tier/log_object.h"
 
 namespace archil::tier {

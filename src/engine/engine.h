@@ -39,15 +39,15 @@
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "base/status.h"
-#include "engine/column_families.h"
-#include "engine/commit_hooks.h"
-#include "engine/commit_log.h"
-#include "engine/commit_queue.h"
-#include "engine/disk_fs.h"
-#include "engine/lineage.h"
-#include "engine/segment_files.h"
+#include "engine/commit/commit_hooks.h"
+#include "engine/commit/commit_log.h"
+#include "engine/commit/commit_queue.h"
+#include "engine/fs/disk_fs.h"
+#include "engine/lineage/lineage.h"
+#include "engine/records/column_families.h"
+#include "engine/records/session_records.h"
 #include "engine/served_disks.h"
-#include "engine/session_records.h"
+#include "engine/space/segment_files.h"
 #include "engine/tier_source.h"
 #include "engine/types.h"
 #include "io/env.h"
@@ -76,14 +76,14 @@ struct EngineOptions {
   // when it writes far less than a segment (docs/tiering.md §7). 0: only full segments seal.
   int seal_age_ms = 8000;
   // With a tier: every commit also writes one log record per disk it touched into the outbox
-  // (engine/commit_log.h), for the log shipper (docs/tiering.md §2).
+  // (engine/commit/commit_log.h), for the log shipper (docs/tiering.md §2).
   bool log_commits = false;
   // With a tier: runs once a segment's seal is durable (full, by age, or retired), on the
   // committing thread, so the tier uploads it at once instead of at its next timed pass. Must
   // not block or call back into the engine.
   std::function<void()> on_sealed;
   // Writes that add data or names fail with ENOSPC once the data directory's file system would
-  // have less than this free; deletes never do (engine/space_guard.h).
+  // have less than this free; deletes never do (engine/space/space_guard.h).
   uint64_t reserve_bytes = uint64_t{256} << 20;
 };
 
@@ -194,7 +194,7 @@ class Engine final : public ServedDisks, public TierSource {
   // Gives back space that deletes freed but the engine still holds: closes every open segment
   // with nothing live (its file goes, or with a tier it is sealed for upload), syncs the rest and
   // drops their intents, and flushes the WAL that held the bytes of small writes. What the space
-  // guard runs before it refuses a write with ENOSPC (engine/space_guard.h).
+  // guard runs before it refuses a write with ENOSPC (engine/space/space_guard.h).
   Status Reclaim() ARCHIL_EXCLUDES(mu_);
 
   CommitStats commit_stats() const { return queue_->stats(); }

@@ -3,8 +3,8 @@
 #include <cerrno>
 #include <optional>
 
-#include "engine/disk_fs_ops.h"
 #include "engine/engine.h"
+#include "engine/fs/disk_fs_ops.h"
 
 namespace archil::engine {
 namespace {

@@ -24,7 +24,7 @@
 
 #include "base/log.h"
 #include "engine/engine.h"
-#include "engine/log_record.h"
+#include "engine/records/log_record.h"
 #include "io/sim_env.h"
 #include "posix/fs_driver.h"
 #include "posix/model_fs.h"

@@ -4,11 +4,11 @@
 #include <set>
 #include <vector>
 
-#include "engine/chunk_record.h"
-#include "engine/column_families.h"
 #include "engine/engine.h"
-#include "engine/keys.h"
-#include "engine/segusage_record.h"
+#include "engine/records/chunk_record.h"
+#include "engine/records/column_families.h"
+#include "engine/records/keys.h"
+#include "engine/records/segusage_record.h"
 
 namespace archil::engine {
 namespace {

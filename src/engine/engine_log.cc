@@ -1,9 +1,9 @@
 // Engine: the commit log as the tier reads it (the outbox) and as recovery writes it back
-// (docs/tiering.md §2, §6; engine/commit_log.h).
+// (docs/tiering.md §2, §6; engine/commit/commit_log.h).
 #include "engine/engine.h"
-#include "engine/keys.h"
-#include "engine/log_record.h"
-#include "engine/meta_records.h"
+#include "engine/records/keys.h"
+#include "engine/records/log_record.h"
+#include "engine/records/meta_records.h"
 
 namespace archil::engine {
 

@@ -2,7 +2,7 @@
 // column family (formats.md §4.12).
 #include "base/log.h"
 #include "engine/engine.h"
-#include "engine/keys.h"
+#include "engine/records/keys.h"
 
 namespace archil::engine {
 

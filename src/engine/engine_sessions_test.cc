@@ -1,5 +1,5 @@
 // Sessions and reply-cache slots in the engine: stored, loaded, deleted, and a slot written in
-// the very batch of the operation it answers (engine/commit_hooks.h).
+// the very batch of the operation it answers (engine/commit/commit_hooks.h).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 

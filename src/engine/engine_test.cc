@@ -5,10 +5,10 @@
 
 #include <cstdlib>
 
-#include "engine/column_families.h"
-#include "engine/default_records.h"
 #include "engine/engine_fixture.h"
-#include "engine/keys.h"
+#include "engine/records/column_families.h"
+#include "engine/records/default_records.h"
+#include "engine/records/keys.h"
 #include "engine/test_util.h"
 #include "io/rocksdb_fs.h"
 #include "io/sim_env.h"
@@ -76,7 +76,8 @@ TEST_F(EngineTest, XattrTotalsPerInodeAreBounded) {
   // replacement does.
   const posix::Ino g = fs->Mknod(kRootIno, "g", S_IFREG | 0644, 0, {})->ino;
   const std::string v64(posix::kXattrValueMax, 'v');
-  for (int i = 0; i < 16; ++i) ASSERT_TRUE(fs->SetXattr(g, "user.v" + std::to_string(i), v64, 0).ok());
+  for (int i = 0; i < 16; ++i)
+    ASSERT_TRUE(fs->SetXattr(g, "user.v" + std::to_string(i), v64, 0).ok());
   EXPECT_EQ(Err(fs->SetXattr(g, "user.extra", "x", 0)), ENOSPC);
   EXPECT_EQ(Err(fs->SetXattr(g, "user.v0", v64 + "x", 0)), E2BIG);  // one value's own limit
   ASSERT_TRUE(fs->SetXattr(g, "user.v0", "small", 0).ok());

@@ -2,10 +2,10 @@
 // that one is stored (docs/tiering.md §1).
 #include <algorithm>
 
-#include "engine/disk_fs_ops.h"
 #include "engine/engine.h"
-#include "engine/keys.h"
-#include "engine/meta_records.h"
+#include "engine/fs/disk_fs_ops.h"
+#include "engine/records/keys.h"
+#include "engine/records/meta_records.h"
 
 namespace archil::engine {
 

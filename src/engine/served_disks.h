@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "base/status.h"
-#include "engine/commit_hooks.h"
-#include "engine/disk_fs.h"
-#include "engine/session_records.h"
+#include "engine/commit/commit_hooks.h"
+#include "engine/fs/disk_fs.h"
+#include "engine/records/session_records.h"
 #include "engine/types.h"
 
 namespace archil::engine {
@@ -56,8 +56,8 @@ class ServedDisks {
   // Every stored session of `disk` with its slots; sessions whose records do not decode are
   // skipped and logged (a client then finds its session unknown and creates a new one).
   virtual Result<std::vector<StoredSession>> Sessions(DiskNo disk) = 0;
-  // An epilogue (engine/commit_hooks.h) that writes slot `slot` of session `id` of `disk`, made
-  // by `make` from the mutation's result, in the mutation's own batch.
+  // An epilogue (engine/commit/commit_hooks.h) that writes slot `slot` of session `id` of `disk`,
+  // made by `make` from the mutation's result, in the mutation's own batch.
   virtual CommitEpilogue SlotEpilogue(DiskNo disk, const SessionIdBytes& id, uint32_t slot,
                                       std::function<SlotRecord(const CommitResult&)> make) = 0;
 };

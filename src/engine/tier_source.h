@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "engine/column_families.h"
+#include "engine/records/column_families.h"
 #include "engine/types.h"
 
 namespace archil::engine {
@@ -68,7 +68,7 @@ class TierSource {
 
   // ---- the commit log (docs/tiering.md §2) ----
   // Up to `max` records of `disk`'s outbox with seq after `after`, in seq order, each as
-  // formats.md §8.3 encodes it (engine/log_record.h).
+  // formats.md §8.3 encodes it (engine/records/log_record.h).
   virtual Result<std::vector<std::pair<Seq, std::string>>> OutboxRecords(DiskNo disk, Seq after,
                                                                          size_t max) = 0;
   // The log shipper stored `disk`'s records up to `through`: one batch sets LOCAL.uploaded_seq

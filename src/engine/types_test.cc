@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/cookie.h"
+#include "engine/records/cookie.h"
 #include "engine/test_util.h"
 
 namespace archil::engine {

@@ -11,9 +11,9 @@
 // followers take from. (Keeping the lead while running a read was measured slower, in latency
 // and in throughput: docs/measurements.md §11.) Requests are parsed by the leader, in arrival
 // order, so that one connection's mutations of one inode keep their order (inode_order.h). Synced
-// commits of concurrent requests share WAL syncs (engine/commit_queue.h), so the pool is as large
-// as the writes that should wait on the disk together; when every thread is busy, nothing reads the
-// sockets (TCP backpressure).
+// commits of concurrent requests share WAL syncs (engine/commit/commit_queue.h), so the pool is as
+// large as the writes that should wait on the disk together; when every thread is busy, nothing
+// reads the sockets (TCP backpressure).
 //
 // Limits (§12): unauthenticated connections must bind a session within auth_deadline_ms and are
 // at most max_unauthenticated_per_peer per source address; at most max_connections in all;

@@ -62,7 +62,7 @@ using Call = std::function<Status(const Hooks& hooks, std::optional<posix::Attr>
 using Build = std::function<std::string(const engine::CommitResult& result)>;
 
 // Runs `call` so that its commit also writes the slot record holding the reply `build` makes
-// (engine/commit_hooks.h), and runs `on_queued` once that commit is queued. Inside InSlot.
+// (engine/commit/commit_hooks.h), and runs `on_queued` once that commit is queued. Inside InSlot.
 CachedReply Recorded(Session& s, const v1::Mut& mut, uint16_t type, const Call& call,
                      const Build& build, const std::function<void()>& on_queued = {}) {
   std::optional<std::string> body;  // made inside the commit

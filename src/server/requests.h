@@ -1,6 +1,6 @@
 // Executes one authenticated request of a session on its disk (docs/protocol.md §5.3-5.5) with
 // the exactly-once rule of §7: a mutating request goes through the session's slot table, and a
-// durable one writes its slot record in its own commit (engine/commit_hooks.h), so a retry
+// durable one writes its slot record in its own commit (engine/commit/commit_hooks.h), so a retry
 // after a lost reply or a server restart gets the original answer and never a second effect.
 //
 // The request has passed the frame, connection and stateless checks (proto/validate.h); what

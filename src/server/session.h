@@ -15,7 +15,7 @@
 #include <string>
 
 #include "base/mutex.h"
-#include "engine/keys.h"
+#include "engine/records/keys.h"
 #include "engine/served_disks.h"
 #include "server/slot_table.h"
 

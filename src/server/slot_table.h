@@ -9,7 +9,7 @@
 //   seq >  last, restored slot the first use of a slot loaded from disk (the gap was state
 //                              operations, whose replies were kept in memory only): new
 //   anything else              SEQ_MISORDERED (nothing executed); slot >= slots: SLOT_INVALID
-// A restored slot's reply is the one stored with its operation (engine/commit_hooks.h), so a
+// A restored slot's reply is the one stored with its operation (engine/commit/commit_hooks.h), so a
 // request the server applied before a crash is answered, never applied twice.
 //
 // Thread-safety: safe for concurrent use; Begin blocks while the same request runs elsewhere.

@@ -2,7 +2,7 @@
 
 #include "base/log.h"
 #include "base/strings.h"
-#include "engine/log_record.h"
+#include "engine/records/log_record.h"
 #include "tier/log_object.h"
 #include "tier/manifest.h"
 #include "tier/segment_uploader.h"

@@ -6,7 +6,7 @@
 #include "base/coding.h"
 #include "base/crc32c.h"
 #include "base/strings.h"
-#include "engine/log_record.h"
+#include "engine/records/log_record.h"
 #include "tier/object_frame.h"
 
 namespace archil::tier {

@@ -3,8 +3,8 @@
 //
 // Layout (little-endian): magic "ARCHLOG\0", fmt u16 = 1, rsv u16, owner_gen u32, disk u64,
 // first_seq u64, last_seq u64, n_records u32, CRC-32C of bytes [0, 44) u32; then per record:
-// len u32, CRC-32C of the record u32, the record (engine/log_record.h); then total length u32,
-// CRC-32C of every byte before it u32, magic "ARCHLEND".
+// len u32, CRC-32C of the record u32, the record (engine/records/log_record.h); then total length
+// u32, CRC-32C of every byte before it u32, magic "ARCHLEND".
 //
 // Thread-safety: pure functions.
 #pragma once

@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/keys.h"
-#include "engine/log_record.h"
+#include "engine/records/keys.h"
+#include "engine/records/log_record.h"
 
 namespace archil::tier {
 namespace {

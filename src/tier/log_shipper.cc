@@ -1,7 +1,7 @@
 #include "tier/log_shipper.h"
 
 #include "base/log.h"
-#include "engine/log_record.h"
+#include "engine/records/log_record.h"
 #include "tier/log_object.h"
 #include "tier/manifest.h"
 #include "tier/snapshotter.h"

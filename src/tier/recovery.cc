@@ -16,7 +16,7 @@
 #include "base/crc32c.h"
 #include "base/log.h"
 #include "base/thread_name.h"
-#include "engine/log_record.h"
+#include "engine/records/log_record.h"
 #include "io/posix_env.h"
 #include "tier/log_object.h"
 #include "tier/manifest.h"

@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "base/test_seed.h"
-#include "engine/log_record.h"
 #include "engine/random_workload_test_util.h"
+#include "engine/records/log_record.h"
 #include "store/dir_store.h"
 #include "tier/collector.h"
 #include "tier/log_object.h"

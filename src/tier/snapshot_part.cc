@@ -4,8 +4,8 @@
 #include <cstdio>
 
 #include "base/coding.h"
-#include "engine/keys.h"
-#include "engine/log_record.h"
+#include "engine/records/keys.h"
+#include "engine/records/log_record.h"
 #include "tier/object_frame.h"
 
 namespace archil::tier {

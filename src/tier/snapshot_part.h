@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "engine/column_families.h"
+#include "engine/records/column_families.h"
 #include "engine/types.h"
 
 namespace archil::tier {

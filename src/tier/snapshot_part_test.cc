@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/keys.h"
+#include "engine/records/keys.h"
 #include "tier/manifest.h"
 
 namespace archil::tier {

@@ -4,7 +4,7 @@
 
 #include "base/crc32c.h"
 #include "base/log.h"
-#include "engine/keys.h"
+#include "engine/records/keys.h"
 #include "tier/log_object.h"
 #include "tier/snapshot_part.h"
 

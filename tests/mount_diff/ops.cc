@@ -61,7 +61,8 @@ constexpr AllowedDifference kAllowed[] = {
      "a regular file root wrote data to may lose S_ISUID (and S_ISGID if group-executable) on "
      "the mount and keep them on ext4; the ext4 file is then given the mount's mode",
      "semantics.md §3.3 and §6: the server clears the set-ID bits on every write, even root's "
-     "(src/engine/disk_fs_data.cc, DiskFs::Write); ext4 keeps them for a writer with CAP_FSETID. "
+     "(src/engine/fs/disk_fs_data.cc, DiskFs::Write); ext4 keeps them for a writer with "
+     "CAP_FSETID. "
      "On a writeback mount the bits go when the dirty pages are written back, not at write(2)",
      false},
     {"odirect_short_read",
