@@ -11,6 +11,8 @@
 #include <cinttypes>
 #include <cstdio>
 #include <deque>
+#include <map>
+#include <set>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -130,19 +132,32 @@ void SegmentUploader::Stop() {
   stopping_ = false;
 }
 
-Status SegmentUploader::Pass() {
-  std::set<uint64_t> stopped;
-  {
-    MutexLock lock(&mu_);
-    stopped = stats_.stopped_disks;
-  }
-  const std::set<uint64_t> stopped_before = stopped;
-  const auto began = std::chrono::steady_clock::now();
-  uint64_t pass_bytes = 0;
+// One pass's queue: what it has taken in, in seal order, and its workers' state. Every field is
+// read and written under the uploader's run_mu_, except an item's segment and size (fixed once
+// appended) and its outcome while its one worker uploads it. A deque: workers hold references to
+// its items while a listing appends.
+class SegmentUploader::UploadPass {
+ public:
+  UploadPass(SegmentUploader* up, std::set<uint64_t> stopped)
+      : up_(up), stopped_(std::move(stopped)) {}
 
-  // What this pass has taken in, in seal order. A deque: workers hold references to its items
-  // while the listing appends. Every field below is read and written under run_mu_, except an
-  // item's segment and size (fixed once appended) and its outcome while its one worker uploads.
+  // Lists the sealed segments and takes in those not yet taken. Ok, or the listing's error.
+  Status TakeIn() ARCHIL_EXCLUDES(up_->run_mu_);
+  // A worker takes the next item in seal order, uploads it, and waits for more until the pass is
+  // done; after a store error it takes no new item.
+  void Work() ARCHIL_EXCLUDES(up_->run_mu_);
+  // On the pass's own thread while the workers run: lists again whenever a seal was reported
+  // (Kick) before the pass ran dry, so that a segment sealed meanwhile is counted at once and
+  // uploaded by this pass (while writes keep sealing, one pass goes on; Stop() ends its
+  // listings). Returns when nothing it took in waits for a worker, with the last listing's
+  // status (`listed` if it listed no more).
+  Status ListUntilDone(Status listed) ARCHIL_EXCLUDES(up_->run_mu_);
+  // After the workers are joined: the first error in seal order (a mismatch stops only its
+  // disk, logged once), and the pass's figures into the uploader's stats.
+  Status Finish(Status listed, const std::set<uint64_t>& stopped_before, double secs)
+      ARCHIL_EXCLUDES(up_->mu_);
+
+ private:
   enum Fate : char { kWaits, kGone, kUploaded };
   struct Item {
     engine::SealedSegment s;
@@ -150,163 +165,156 @@ Status SegmentUploader::Pass() {
     Fate fate = kWaits;
     Status outcome;
   };
-  std::deque<Item> items;
-  std::set<std::pair<uint64_t, uint64_t>> taken;  // (disk, seg) of every item
-  size_t next = 0;
-  int busy = 0;
-  bool store_failed = false, done = false;
-
   // Publishes what waits (every item neither uploaded nor gone), per disk and in all, to stats_.
-  // REQUIRES: run_mu_ held (unchecked: the items are this pass's locals). O(items) per call, a
-  // few hundred at most, against one upload of a segment per call.
-  auto recount = [&] {
-    std::map<uint64_t, DiskBacklog> waiting;
-    uint64_t segments = 0, bytes = 0;
-    int64_t oldest = 0;
-    for (const Item& it : items) {
-      if (it.fate != kWaits) continue;
-      DiskBacklog& b = waiting[it.s.disk.value()];
-      ++b.segments;
-      b.bytes += it.size;
-      if (b.oldest_sealed_ns == 0 || it.s.sealed_ns < b.oldest_sealed_ns) {
-        b.oldest_sealed_ns = it.s.sealed_ns;
-      }
-      ++segments;
-      bytes += it.size;
-      if (oldest == 0 || it.s.sealed_ns < oldest) oldest = it.s.sealed_ns;
-    }
-    MutexLock stats_lock(&mu_);
-    stats_.waiting = std::move(waiting);
-    stats_.pending_segments = segments;
-    stats_.pending_bytes = bytes;
-    stats_.oldest_pending_sealed_ns = oldest;
-  };
+  // O(items) per call, a few hundred at most, against one upload of a segment per call.
+  void Recount() ARCHIL_REQUIRES(up_->run_mu_) ARCHIL_EXCLUDES(up_->mu_);
+  // The size of each fresh item's file, or its fate: gone with its disk (a purge), or an error
+  // (a SEG record still there and no file is the engine's bug).
+  void Measure(std::vector<Item>* fresh) const;
 
-  // Lists the sealed segments and takes in those not yet taken. Ok, or the listing's error.
-  // REQUIRES: run_mu_ not held.
-  auto take_in = [&]() -> Status {
-    ARCHIL_ASSIGN_OR_RETURN(std::vector<engine::SealedSegment> sealed,
-                            options_.engine->SealedSegments());
-    std::vector<Item> fresh;
-    {
-      MutexLock lock(&run_mu_);
-      for (engine::SealedSegment& s : sealed) {
-        if (!taken.emplace(s.disk.value(), s.seg.value()).second) continue;
-        fresh.push_back(Item{std::move(s), 0, kWaits, Status::Ok()});
-      }
+  SegmentUploader* const up_;
+  std::set<uint64_t> stopped_;  // disks whose uploads stopped: none of their items is taken
+  std::deque<Item> items_;
+  std::set<std::pair<uint64_t, uint64_t>> taken_;  // (disk, seg) of every item
+  size_t next_ = 0;
+  int busy_ = 0;
+  bool store_failed_ = false;
+  bool done_ = false;
+  uint64_t bytes_ = 0;  // uploaded by this pass
+};
+
+void SegmentUploader::UploadPass::Recount() {
+  std::map<uint64_t, DiskBacklog> waiting;
+  uint64_t segments = 0, bytes = 0;
+  int64_t oldest = 0;
+  for (const Item& it : items_) {
+    if (it.fate != kWaits) continue;
+    DiskBacklog& b = waiting[it.s.disk.value()];
+    ++b.segments;
+    b.bytes += it.size;
+    if (b.oldest_sealed_ns == 0 || it.s.sealed_ns < b.oldest_sealed_ns) {
+      b.oldest_sealed_ns = it.s.sealed_ns;
     }
-    for (Item& it : fresh) {
-      struct stat st;
-      if (stat(it.s.path.c_str(), &st) == 0) {
-        it.size = static_cast<uint64_t>(st.st_size);
-      } else if (errno != ENOENT) {
-        it.outcome = Status::FromErrno(errno, "stat " + it.s.path);
+    ++segments;
+    bytes += it.size;
+    if (oldest == 0 || it.s.sealed_ns < oldest) oldest = it.s.sealed_ns;
+  }
+  MutexLock stats_lock(&up_->mu_);
+  up_->stats_.waiting = std::move(waiting);
+  up_->stats_.pending_segments = segments;
+  up_->stats_.pending_bytes = bytes;
+  up_->stats_.oldest_pending_sealed_ns = oldest;
+}
+
+void SegmentUploader::UploadPass::Measure(std::vector<Item>* fresh) const {
+  for (Item& it : *fresh) {
+    struct stat st;
+    if (stat(it.s.path.c_str(), &st) == 0) {
+      it.size = static_cast<uint64_t>(st.st_size);
+    } else if (errno != ENOENT) {
+      it.outcome = Status::FromErrno(errno, "stat " + it.s.path);
+    } else {
+      Result<engine::LineageInfo> l = up_->options_.engine->Lineage(it.s.disk);
+      if (!l.ok() && l.status().code() == Status::Code::kNotFound) {
+        it.fate = kGone;
       } else {
-        // Gone with its disk (a purge); a SEG record still there and no file is the engine's bug.
-        Result<engine::LineageInfo> l = options_.engine->Lineage(it.s.disk);
-        if (!l.ok() && l.status().code() == Status::Code::kNotFound) {
-          it.fate = kGone;
-        } else {
-          it.outcome = Status::Internal("sealed segment file " + it.s.path + " is missing");
-        }
+        it.outcome = Status::Internal("sealed segment file " + it.s.path + " is missing");
       }
     }
-    MutexLock lock(&run_mu_);
-    for (Item& it : fresh) items.push_back(std::move(it));
-    recount();  // the listing saw every segment that waits
-    run_cv_.SignalAll();
-    return Status::Ok();
-  };
+  }
+}
 
-  // A worker takes the next item in seal order, uploads it, and waits for more until the pass is
-  // done; after a store error it takes no new item.
-  auto work = [&] {
-    for (;;) {
-      Item* it = nullptr;
-      {
-        MutexLock lock(&run_mu_);
-        bool skipped = false;  // items passed over: the lister may be waiting for the queue's end
-        while (it == nullptr) {
-          if (done || store_failed) return;
-          if (next < items.size()) {
-            Item& cand = items[next++];
-            if (cand.fate == kWaits && cand.outcome.ok() && !stopped.count(cand.s.disk.value())) {
-              it = &cand;
-              ++busy;
-            } else {
-              skipped = true;
-            }
-            continue;
-          }
-          if (skipped) run_cv_.SignalAll();
-          skipped = false;
-          run_cv_.Wait(&run_mu_);
-        }
-      }
-      Status one = UploadOne(it->s, it->size);
-      if (one.ok() && options_.on_uploaded) options_.on_uploaded();
-      MutexLock lock(&run_mu_);
-      --busy;
-      if (one.ok()) {
-        it->fate = kUploaded;
-        pass_bytes += it->size;
-        recount();
-      } else {
-        it->outcome = one;
-        if (one.code() != Status::Code::kCorruption) {
-          store_failed = true;
-        } else {
-          stopped.insert(it->s.disk.value());
-        }
-      }
-      run_cv_.SignalAll();
-    }
-  };
-
-  // This thread lists: at the start, and again whenever a seal was reported (Kick) before the
-  // pass ran dry, so that a segment sealed meanwhile is counted at once and uploaded by this pass
-  // (while writes keep sealing, one pass goes on; Stop() ends its listings).
+Status SegmentUploader::UploadPass::TakeIn() {
+  ARCHIL_ASSIGN_OR_RETURN(std::vector<engine::SealedSegment> sealed,
+                          up_->options_.engine->SealedSegments());
+  std::vector<Item> fresh;
   {
-    MutexLock lock(&run_mu_);
-    sealed_since_listing_ = false;
+    MutexLock lock(&up_->run_mu_);
+    for (engine::SealedSegment& s : sealed) {
+      if (!taken_.emplace(s.disk.value(), s.seg.value()).second) continue;
+      fresh.push_back(Item{std::move(s), 0, kWaits, Status::Ok()});
+    }
   }
-  Status listed = take_in();
-  if (!listed.ok()) return listed;
-  std::vector<std::thread> workers;
-  for (int t = 0; t < std::max(options_.parallel, 1); ++t) {
-    workers.emplace_back([&work, t] {
-      NameThisThread("seg-upload-" + std::to_string(t));
-      work();
-    });
+  Measure(&fresh);
+  MutexLock lock(&up_->run_mu_);
+  for (Item& it : fresh) items_.push_back(std::move(it));
+  Recount();  // the listing saw every segment that waits
+  up_->run_cv_.SignalAll();
+  return Status::Ok();
+}
+
+void SegmentUploader::UploadPass::Work() {
+  for (;;) {
+    Item* it = nullptr;
+    {
+      MutexLock lock(&up_->run_mu_);
+      bool skipped = false;  // items passed over: the lister may be waiting for the queue's end
+      while (it == nullptr) {
+        if (done_ || store_failed_) return;
+        if (next_ < items_.size()) {
+          Item& cand = items_[next_++];
+          if (cand.fate == kWaits && cand.outcome.ok() && !stopped_.count(cand.s.disk.value())) {
+            it = &cand;
+            ++busy_;
+          } else {
+            skipped = true;
+          }
+          continue;
+        }
+        if (skipped) up_->run_cv_.SignalAll();
+        skipped = false;
+        up_->run_cv_.Wait(&up_->run_mu_);
+      }
+    }
+    Status one = up_->UploadOne(it->s, it->size);
+    if (one.ok() && up_->options_.on_uploaded) up_->options_.on_uploaded();
+    MutexLock lock(&up_->run_mu_);
+    --busy_;
+    if (one.ok()) {
+      it->fate = kUploaded;
+      bytes_ += it->size;
+      Recount();
+    } else {
+      it->outcome = one;
+      if (one.code() != Status::Code::kCorruption) {
+        store_failed_ = true;
+      } else {
+        stopped_.insert(it->s.disk.value());
+      }
+    }
+    up_->run_cv_.SignalAll();
   }
+}
+
+Status SegmentUploader::UploadPass::ListUntilDone(Status listed) {
   for (bool relist = true; relist;) {
     relist = false;
     {
-      MutexLock lock(&run_mu_);
+      MutexLock lock(&up_->run_mu_);
       for (;;) {
-        if (sealed_since_listing_ && !stopping_ && !store_failed && listed.ok()) {
-          sealed_since_listing_ = false;
+        if (up_->sealed_since_listing_ && !up_->stopping_ && !store_failed_ && listed.ok()) {
+          up_->sealed_since_listing_ = false;
           relist = true;
           break;
         }
-        if ((next == items.size() || store_failed) && busy == 0) {
-          done = true;
+        if ((next_ == items_.size() || store_failed_) && busy_ == 0) {
+          done_ = true;
           break;
         }
-        run_cv_.Wait(&run_mu_);
+        up_->run_cv_.Wait(&up_->run_mu_);
       }
     }
-    if (relist) listed = take_in();
+    if (relist) listed = TakeIn();
   }
-  run_cv_.SignalAll();
-  for (std::thread& t : workers) t.join();
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  up_->run_cv_.SignalAll();
+  return listed;
+}
 
-  // The first error, in seal order; a mismatch stops only its disk.
+Status SegmentUploader::UploadPass::Finish(Status listed, const std::set<uint64_t>& stopped_before,
+                                           double secs) {
   Status first = listed;
   std::map<uint64_t, std::string> stops;
-  for (const Item& it : items) {
+  for (const Item& it : items_) {
     const engine::SealedSegment& s = it.s;
     if (it.fate != kWaits) continue;
     if (it.outcome.code() == Status::Code::kCorruption && !stopped_before.count(s.disk.value())) {
@@ -316,23 +324,50 @@ Status SegmentUploader::Pass() {
     }
     if (!it.outcome.ok() && first.ok()) first = it.outcome;
   }
-  {
-    MutexLock lock(&mu_);
-    for (auto& [disk, why] : stops) {
-      stats_.stopped_disks.insert(disk);
-      stats_.stop_reasons.emplace(disk, why);
-    }
-    if (pass_bytes > 0 && secs > 0) {
-      stats_.bytes_per_second = static_cast<uint64_t>(static_cast<double>(pass_bytes) / secs);
-    }
-    if (!first.ok()) {
-      ++stats_.failed_passes;
-      stats_.last_error = first.ToString();
-    } else {
-      stats_.last_error.clear();
-    }
+  MutexLock lock(&up_->mu_);
+  SegmentUploaderStats& stats = up_->stats_;
+  for (auto& [disk, why] : stops) {
+    stats.stopped_disks.insert(disk);
+    stats.stop_reasons.emplace(disk, why);
+  }
+  if (bytes_ > 0 && secs > 0) {
+    stats.bytes_per_second = static_cast<uint64_t>(static_cast<double>(bytes_) / secs);
+  }
+  if (!first.ok()) {
+    ++stats.failed_passes;
+    stats.last_error = first.ToString();
+  } else {
+    stats.last_error.clear();
   }
   return first;
+}
+
+Status SegmentUploader::Pass() {
+  std::set<uint64_t> stopped_before;
+  {
+    MutexLock lock(&mu_);
+    stopped_before = stats_.stopped_disks;
+  }
+  const auto began = std::chrono::steady_clock::now();
+  UploadPass run(this, stopped_before);
+  {
+    MutexLock lock(&run_mu_);
+    sealed_since_listing_ = false;
+  }
+  Status listed = run.TakeIn();
+  if (!listed.ok()) return listed;
+  std::vector<std::thread> workers;
+  for (int t = 0; t < std::max(options_.parallel, 1); ++t) {
+    workers.emplace_back([&run, t] {
+      NameThisThread("seg-upload-" + std::to_string(t));
+      run.Work();
+    });
+  }
+  listed = run.ListUntilDone(listed);
+  for (std::thread& t : workers) t.join();
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  return run.Finish(listed, stopped_before, secs);
 }
 
 SegmentUploaderStats SegmentUploader::stats() const {

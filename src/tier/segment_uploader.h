@@ -121,6 +121,7 @@ class SegmentUploader {
       ARCHIL_EXCLUDES(mu_);
 
  private:
+  class UploadPass;  // one pass's queue and workers (segment_uploader.cc)
   // Uploads one segment of `bytes` bytes. Ok also when it was skipped (gone).
   Status UploadOne(const engine::SealedSegment& s, uint64_t bytes) ARCHIL_EXCLUDES(mu_);
   // On AlreadyExists: Ok if the stored object equals the file, else kCorruption.
