@@ -550,39 +550,16 @@ Status DiskFs::RemoveXattr(posix::Ino ino, std::string_view name, const CommitHo
   });
 }
 
-std::vector<uint64_t> DiskFs::HoldersOf(Ino ino) {
-  MutexLock lock(&mu_);
-  std::vector<uint64_t> out;
-  auto it = holders_.find(ino.value());
-  if (it != holders_.end()) {
-    for (const auto& [h, n] : it->second) out.push_back(h);
-  }
-  return out;
-}
-
 Status DiskFs::Open(posix::Ino ino, posix::HolderId holder) {
   Ops ops(this);
   DbView view(core_->db);
   ARCHIL_RETURN_IF_ERROR(ops.LoadInode(view, ino).status());
-  MutexLock lock(&mu_);
-  holders_[ino.value()][holder.value()]++;
+  holders_.Add(ino, holder.value());
   return Status::Ok();
 }
 
 Status DiskFs::Release(posix::Ino ino, posix::HolderId holder) {
-  bool last = false;
-  {
-    MutexLock lock(&mu_);
-    auto it = holders_.find(ino.value());
-    if (it == holders_.end() || !it->second.count(holder.value())) {
-      return Status::Errno(EINVAL, "inode not open by this holder");
-    }
-    if (--it->second[holder.value()] == 0) it->second.erase(holder.value());
-    if (it->second.empty()) {
-      holders_.erase(it);
-      last = true;
-    }
-  }
+  ARCHIL_ASSIGN_OR_RETURN(bool last, holders_.Remove(ino, holder.value()));
   if (!last) return Status::Ok();
   return PurgeIfUnreferenced(ino);
 }
@@ -593,31 +570,20 @@ Status DiskFs::PurgeIfUnreferenced(Ino ino) {
     Ops ops(this);
     Result<Inode> n = ops.LoadInode(t, ino);
     if (!n.ok()) return n.status().sys_errno() == ENOENT ? Status::Ok() : n.status();
-    if (n->rec.nlink > 0 || !HoldersOf(ino).empty()) return Status::Ok();
+    if (n->rec.nlink > 0 || !holders_.Of(ino).empty()) return Status::Ok();
     return ops.PurgeInode(t, ino);
   });
 }
 
 Status DiskFs::DropHolder(posix::HolderId holder) {
-  std::vector<Ino> released;
-  {
-    MutexLock lock(&mu_);
-    for (auto it = holders_.begin(); it != holders_.end();) {
-      if (it->second.erase(holder.value()) && it->second.empty()) {
-        released.emplace_back(it->first);
-        it = holders_.erase(it);
-      } else {
-        ++it;
-      }
-    }
+  for (Ino ino : holders_.DropHolder(holder.value())) {
+    ARCHIL_RETURN_IF_ERROR(PurgeIfUnreferenced(ino));
   }
-  for (Ino ino : released) ARCHIL_RETURN_IF_ERROR(PurgeIfUnreferenced(ino));
   return Status::Ok();
 }
 
 void DiskFs::RestoreOrphan(Ino ino, const std::vector<uint64_t>& holders) {
-  MutexLock lock(&mu_);
-  for (uint64_t h : holders) holders_[ino.value()][h]++;
+  holders_.Restore(ino, holders);
 }
 
 }  // namespace archil::engine

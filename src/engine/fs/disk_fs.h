@@ -7,9 +7,9 @@
 // segment before the batch is written (docs/formats.md invariant 2). Reads run on the caller's
 // thread against a snapshot, never through the queue.
 //
-// Unlinked-but-open inodes: Open/Release keep an in-memory holder table; the last unlink of an
-// inode with holders writes an ORPHAN record naming them, so the inode survives a restart until
-// its holders release it (or the session layer drops them).
+// Unlinked-but-open inodes: Open/Release keep an in-memory holder table (HolderTable); the last
+// unlink of an inode with holders writes an ORPHAN record naming them, so the inode survives a
+// restart until its holders release it (or the session layer drops them).
 //
 // Checkpoints (docs/formats.md §4.1 EPOCH/CKPT, §5): a checkpoint freezes the open epoch in one
 // commit (O(1)); later changes keep the versions a checkpoint can see in history, and deleting it
@@ -31,6 +31,7 @@
 #include "base/siphash.h"
 #include "engine/commit/commit_hooks.h"
 #include "engine/commit/commit_queue.h"
+#include "engine/fs/holder_table.h"
 #include "engine/lineage/levels.h"
 #include "engine/lineage/lineage.h"
 #include "engine/records/column_families.h"
@@ -199,7 +200,6 @@ class DiskFs final : public posix::FileSystem {
   struct Inode;  // a loaded inode with its key
   class Ops;     // the body of every operation (disk_fs_ops.cc, disk_fs_data.cc)
   friend class Ops;
-  std::vector<uint64_t> HoldersOf(Ino ino) ARCHIL_EXCLUDES(mu_);
   Result<posix::Attr> CreateNode(Ino parent, std::string_view name, uint32_t mode,
                                  posix::Owner owner, const CommitHooks& hooks,
                                  const std::function<void(Inode&)>& fill);
@@ -255,9 +255,9 @@ class DiskFs final : public posix::FileSystem {
   const uint32_t lineage_index_;
   const Levels levels_;
 
+  HolderTable holders_;  // who has which inode open
+
   Mutex mu_;
-  // Holders of open inodes: ino -> holder -> references.
-  std::map<uint64_t, std::map<uint64_t, int>> holders_ ARCHIL_GUARDED_BY(mu_);
   // The open epoch and every frozen epoch that has a record (a checkpoint, a branch's fork, or
   // released and waiting for collection). Changed only on the commit thread.
   Epoch cur_epoch_ ARCHIL_GUARDED_BY(mu_);
