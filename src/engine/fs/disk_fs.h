@@ -16,6 +16,11 @@
 // frees, through the deadlists, exactly what only it kept. A DiskFs made for a frozen epoch is a
 // read-only view of that checkpoint (every mutation fails with EROFS).
 //
+// Parts, each with its own contract, lock and unit tests: HolderTable (who holds which inode
+// open), EpochTable (the open epoch and the frozen ones: what a versioned write must keep),
+// OpenSegment (the cursor of the segment new data goes to). DiskFs keeps them equal to what its
+// commits write: it changes a part inside the commit and puts it back if the commit fails.
+//
 // Thread-safety: safe for concurrent use.
 #pragma once
 
@@ -31,7 +36,9 @@
 #include "base/siphash.h"
 #include "engine/commit/commit_hooks.h"
 #include "engine/commit/commit_queue.h"
+#include "engine/fs/epoch_table.h"
 #include "engine/fs/holder_table.h"
+#include "engine/fs/open_segment.h"
 #include "engine/lineage/levels.h"
 #include "engine/lineage/lineage.h"
 #include "engine/records/column_families.h"
@@ -66,12 +73,6 @@ struct EngineCore {
 
 // Writes of at most this many bytes ride in the commit batch as intents.
 inline constexpr size_t kIntentMaxBytes = 64 * 1024;
-
-struct CheckpointInfo {
-  std::string name;
-  Epoch epoch;
-  int64_t created_ns = 0;
-};
 
 class DiskFs final : public posix::FileSystem {
  public:
@@ -142,19 +143,18 @@ class DiskFs final : public posix::FileSystem {
   // ---- checkpoints (head views only) ----
   // Freezes the open epoch as checkpoint `name` in one commit. AlreadyExists if the name is
   // taken; InvalidArgument unless it is 1..100 of [A-Za-z0-9._-].
-  Result<Epoch> Checkpoint(std::string_view name, const CommitHooks& hooks = {})
-      ARCHIL_EXCLUDES(mu_);
+  Result<Epoch> Checkpoint(std::string_view name, const CommitHooks& hooks = {});
   // NotFound if no such checkpoint.
-  Result<Epoch> CheckpointEpoch(std::string_view name) ARCHIL_EXCLUDES(mu_);
-  std::vector<CheckpointInfo> Checkpoints() ARCHIL_EXCLUDES(mu_);  // oldest first
+  Result<Epoch> CheckpointEpoch(std::string_view name);
+  std::vector<CheckpointInfo> Checkpoints();  // oldest first
   // Deletes a checkpoint and frees what only it kept (at once unless a branch was made from it:
   // then when the last such branch goes). NotFound if no such checkpoint. REQUIRES: no view of
   // it is in use.
-  Status DeleteCheckpoint(std::string_view name) ARCHIL_EXCLUDES(mu_);
+  Status DeleteCheckpoint(std::string_view name);
   // Inside a branch's create (+1) or delete (-1) commit: counts the branch's pin on epoch `e`.
-  Status AddBranchPin(Txn& t, Epoch e, int delta) ARCHIL_EXCLUDES(mu_);
+  Status AddBranchPin(Txn& t, Epoch e, int delta);
   // Frees what every released, no longer pinned epoch kept (after a branch delete, at open).
-  Status CollectReleased() ARCHIL_EXCLUDES(mu_);
+  Status CollectReleased();
 
   // ---- accounting ----
   // Data bytes this disk's own segments hold live: what its head and its checkpoints reference
@@ -162,39 +162,35 @@ class DiskFs final : public posix::FileSystem {
   Result<uint64_t> StoredBytes();
   // Data bytes that deleting checkpoint `name` would free now: what no other checkpoint, branch or
   // the head references. NotFound if no such checkpoint.
-  Result<uint64_t> CheckpointUniqueBytes(std::string_view name) ARCHIL_EXCLUDES(mu_);
+  Result<uint64_t> CheckpointUniqueBytes(std::string_view name);
 
   // Engine internals.
   // The tier has stored sealed segment `seg` (as a link to its file when `stored_by_link`): it
   // may be deleted once nothing in it is live.
-  Status MarkUploaded(SegNo seg, bool stored_by_link) ARCHIL_EXCLUDES(mu_);
+  Status MarkUploaded(SegNo seg, bool stored_by_link);
   // Seals the open segment if its first block was written `age_ns` or more ago, so that a disk
   // that writes little still hands its data to the tier (docs/tiering.md §7). The next write
   // opens a new segment.
-  Status SealIfOlderThan(int64_t age_ns) ARCHIL_EXCLUDES(mu_);
+  Status SealIfOlderThan(int64_t age_ns);
   // At open: seals the segments the last run left open, removes segment files no record names,
   // deletes sealed segments with nothing live.
-  Status SweepSegments() ARCHIL_EXCLUDES(mu_);
+  Status SweepSegments();
   // The disk's open epoch and its EPOCH records, read at open.
-  void RestoreEpochs(Epoch cur, std::map<uint64_t, EpochRecord> epochs) ARCHIL_EXCLUDES(mu_);
+  void RestoreEpochs(Epoch cur, std::map<uint64_t, EpochRecord> epochs);
   // Records the holders of an ORPHAN found at start.
-  void RestoreOrphan(Ino ino, const std::vector<uint64_t>& holders) ARCHIL_EXCLUDES(mu_);
+  void RestoreOrphan(Ino ino, const std::vector<uint64_t>& holders);
   // The open segment, the first block not yet completely written to it, and the cursor's
   // generation, for the intent syncer: after a Sync of the segment that starts later, every
   // intent below the mark may go, if the generation is still the same then (blocks below the
   // mark were not handed out again). nullopt if no segment is open.
-  struct SegmentMark {
-    SegNo seg;
-    uint32_t written = 1;
-    uint64_t gen = 0;
-  };
-  std::optional<SegmentMark> OpenSegmentMark() ARCHIL_EXCLUDES(mu_);
+  using SegmentMark = OpenSegment::Mark;
+  std::optional<SegmentMark> OpenSegmentMark();
   // Syncs the open segment and deletes the intents it made redundant (the syncer's step).
-  Status TruncateIntents() ARCHIL_EXCLUDES(mu_);
+  Status TruncateIntents();
   // Closes the open segment if nothing in it is live (a full disk's last resort: its blocks go
   // back to the file system at once, or with a tier once it is uploaded). Reports whether it
   // did.
-  Result<bool> RetireDeadOpenSegment() ARCHIL_EXCLUDES(mu_);
+  Result<bool> RetireDeadOpenSegment();
 
  private:
   struct Inode;  // a loaded inode with its key
@@ -216,37 +212,30 @@ class DiskFs final : public posix::FileSystem {
                                  const std::function<Result<posix::Attr>(Txn&)>& prepare);
   // Writable, and `bytes` more fit above the space reserve (ENOSPC otherwise).
   Status Admit(uint64_t bytes) const;
-  bool AnyPinnedLocked() const ARCHIL_REQUIRES(mu_);
-  // True if an epoch in [lo, hi] is pinned (a checkpoint, or the fork of a live branch).
-  bool PinnedIn(Epoch lo, Epoch hi) ARCHIL_EXCLUDES(mu_);
   // Marks blocks of this disk's segment live (a commit points an extent at them).
   Status MarkLive(Txn& t, SegNo seg, uint32_t blk, uint32_t nblk);
   // Returns blocks of this disk's segments to free space.
-  Status FreeBlocks(Txn& t, const DeadBlocks& blocks) ARCHIL_EXCLUDES(mu_);
+  Status FreeBlocks(Txn& t, const DeadBlocks& blocks);
   // Deletes sealed segment `seg` (after this batch) if nothing in it is live and, with a tier,
   // it is uploaded. The open segment is retired the same way (RetireOpen) once nothing in it is
   // live and at least an eighth of it was handed out, or at any size with `any_size`.
-  Status MaybeKill(Txn& t, SegNo seg, bool any_size = false) ARCHIL_EXCLUDES(mu_);
+  Status MaybeKill(Txn& t, SegNo seg, bool any_size = false);
   // Closes the open segment `seg` whose blocks are all dead: without a tier its records and
   // intents go with this batch and its file after it; with one it is sealed, to die once
   // uploaded. The next write opens a new segment.
-  Status RetireOpen(Txn& t, SegNo seg, const SegRecord& rec) ARCHIL_EXCLUDES(mu_);
+  Status RetireOpen(Txn& t, SegNo seg, const SegRecord& rec);
   // Called before a prepare changes the open segment's cursor: if the prepare's writes never
   // reach the database (it fails, or its group's Write does), the cursor goes back to what it
   // is now, and its generation moves on (blocks may then be handed out again).
-  void KeepSegmentCursor(Txn& t) ARCHIL_EXCLUDES(mu_);
-  // The pinned epochs around k (other than k): prev = the greatest below (0 if none), next = the
-  // least above (else the open epoch).
-  struct Neighbours {
-    uint64_t prev = 0;
-    uint64_t next = 0;
-  };
-  Neighbours PinnedNeighbours(Epoch k) ARCHIL_EXCLUDES(mu_);
+  void KeepSegmentCursor(Txn& t);
+  // Epoch `e`'s record becomes `r` in the epoch table, and goes back if this commit fails.
+  void SetEpoch(Txn& t, Epoch e, const EpochRecord& r);
   // §5.5: the deadlist entries dead[d, b] with d in (k, next] and b in (prev, k]: their lifetime
   // [b, d-1] holds k and no other pinned epoch, so k alone keeps them. At most `limit`.
-  Result<std::vector<std::string>> KeptOnlyBy(KvReader& r, Epoch k, Neighbours n, size_t limit);
+  Result<std::vector<std::string>> KeptOnlyBy(KvReader& r, Epoch k, EpochTable::Neighbours n,
+                                              size_t limit);
   // Frees the deadlist entries that released epoch `k` alone kept, in bounded batches.
-  Status CollectEpoch(Epoch k) ARCHIL_EXCLUDES(mu_);
+  Status CollectEpoch(Epoch k);
 
   EngineCore* const core_;
   const DiskNo disk_;
@@ -255,25 +244,14 @@ class DiskFs final : public posix::FileSystem {
   const uint32_t lineage_index_;
   const Levels levels_;
 
-  HolderTable holders_;  // who has which inode open
+  // The disk's parts, each with its own contract and lock (none is taken while another is held).
+  HolderTable holders_;   // who has which inode open
+  EpochTable epochs_;     // the open epoch and the frozen ones
+  OpenSegment open_seg_;  // where new data goes
 
-  Mutex mu_;
-  // The open epoch and every frozen epoch that has a record (a checkpoint, a branch's fork, or
-  // released and waiting for collection). Changed only on the commit thread.
-  Epoch cur_epoch_ ARCHIL_GUARDED_BY(mu_);
-  std::map<uint64_t, EpochRecord> epochs_ ARCHIL_GUARDED_BY(mu_);
+  Mutex origins_mu_;
   // Inherited inodes whose ORIGIN record is committed.
-  std::set<uint64_t> origins_ ARCHIL_GUARDED_BY(mu_);
-  // The segment new data goes to, and the first block not yet allocated in it. Only the commit
-  // thread allocates; the syncer reads the mark. A failed prepare puts them back
-  // (KeepSegmentCursor), which bumps seg_gen_.
-  bool seg_open_ ARCHIL_GUARDED_BY(mu_) = false;
-  bool seg_recorded_ ARCHIL_GUARDED_BY(mu_) = false;  // its SEG record and counter are committed
-  SegNo seg_ ARCHIL_GUARDED_BY(mu_);
-  uint32_t seg_next_ ARCHIL_GUARDED_BY(mu_) = 1;     // first block not allocated
-  uint32_t seg_written_ ARCHIL_GUARDED_BY(mu_) = 1;  // every block below was written
-  uint64_t seg_gen_ ARCHIL_GUARDED_BY(mu_) = 0;      // moves on when blocks may be handed out again
-  uint32_t seg_live_ ARCHIL_GUARDED_BY(mu_) = 0;     // blocks of it live (MarkLive - FreeBlocks)
+  std::set<uint64_t> origins_ ARCHIL_GUARDED_BY(origins_mu_);
 };
 
 }  // namespace archil::engine

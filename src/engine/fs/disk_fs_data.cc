@@ -66,10 +66,7 @@ Result<uint64_t> DiskFs::Ops::WriteBlocks(Txn& t, Ino ino, uint64_t first,
     auto [seg, seg_blk] = place;
     std::string_view piece = blocks.substr(pos * kBlockSize, uint64_t{n} * kBlockSize);
     ARCHIL_RETURN_IF_ERROR(c_->segments->Write(disk_, seg, seg_blk, piece));
-    {
-      MutexLock lock(&fs_->mu_);
-      if (fs_->seg_ == seg) fs_->seg_written_ = std::max(fs_->seg_written_, seg_blk + n);
-    }
+    fs_->open_seg_.Written(seg, seg_blk + n);
     ARCHIL_RETURN_IF_ERROR(fs_->MarkLive(t, seg, seg_blk, n));
     Extent e;
     e.blk_off = off;
@@ -318,11 +315,7 @@ Result<posix::StatFs> DiskFs::Statfs() {
   return s;
 }
 
-std::optional<DiskFs::SegmentMark> DiskFs::OpenSegmentMark() {
-  MutexLock lock(&mu_);
-  if (!seg_open_) return std::nullopt;
-  return SegmentMark{seg_, seg_written_, seg_gen_};
-}
+std::optional<DiskFs::SegmentMark> DiskFs::OpenSegmentMark() { return open_seg_.mark(); }
 
 Status DiskFs::TruncateIntents() {
   std::optional<SegmentMark> mark = OpenSegmentMark();

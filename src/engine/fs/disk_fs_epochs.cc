@@ -28,25 +28,7 @@ Status NoCheckpoint(std::string_view name) {
 }  // namespace
 
 void DiskFs::RestoreEpochs(Epoch cur, std::map<uint64_t, EpochRecord> epochs) {
-  MutexLock lock(&mu_);
-  cur_epoch_ = cur;
-  epochs_ = std::move(epochs);
-}
-
-bool DiskFs::AnyPinnedLocked() const {
-  for (const auto& [e, r] : epochs_) {
-    if (r.pinned()) return true;
-  }
-  return false;
-}
-
-bool DiskFs::PinnedIn(Epoch lo, Epoch hi) {
-  MutexLock lock(&mu_);
-  for (auto it = epochs_.lower_bound(lo.value()); it != epochs_.end() && it->first <= hi.value();
-       ++it) {
-    if (it->second.pinned()) return true;
-  }
-  return false;
+  epochs_.Restore(cur, std::move(epochs));
 }
 
 Result<Epoch> DiskFs::Checkpoint(std::string_view name, const CommitHooks& hooks) {
@@ -79,16 +61,8 @@ Result<Epoch> DiskFs::Checkpoint(std::string_view name, const CommitHooks& hooks
         c.created = c.committed = er.frozen_at;
         t.Put(ops.cf(Cf::kMeta), ckpt_key, EncodeCkpt(c));
         // The bump is visible at once to the mutations after this one in the group.
-        {
-          MutexLock lock(&mu_);
-          cur_epoch_ = d.cur_epoch;
-          epochs_[e.value()] = er;
-        }
-        t.OnAbort([this, e] {
-          MutexLock lock(&mu_);
-          cur_epoch_ = e;
-          epochs_.erase(e.value());
-        });
+        epochs_.Freeze(e, er);
+        t.OnAbort([this, e] { epochs_.Unfreeze(e); });
         if (hooks.epilogue) hooks.epilogue(t, CommitResult{nullptr, e.value(), er.frozen_at});
         return e;
       },
@@ -96,22 +70,12 @@ Result<Epoch> DiskFs::Checkpoint(std::string_view name, const CommitHooks& hooks
 }
 
 Result<Epoch> DiskFs::CheckpointEpoch(std::string_view name) {
-  MutexLock lock(&mu_);
-  for (const auto& [e, r] : epochs_) {
-    if (r.state == EpochState::kCheckpoint && r.checkpoint_name == name) return Epoch(e);
-  }
-  return NoCheckpoint(name);
+  std::optional<Epoch> e = epochs_.CheckpointNamed(name);
+  if (!e) return NoCheckpoint(name);
+  return *e;
 }
 
-std::vector<CheckpointInfo> DiskFs::Checkpoints() {
-  MutexLock lock(&mu_);
-  std::vector<CheckpointInfo> out;
-  for (const auto& [e, r] : epochs_) {
-    if (r.state == EpochState::kCheckpoint)
-      out.push_back({r.checkpoint_name, Epoch(e), r.frozen_at});
-  }
-  return out;
-}
+std::vector<CheckpointInfo> DiskFs::Checkpoints() { return epochs_.Checkpoints(); }
 
 Status DiskFs::DeleteCheckpoint(std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(Writable());
@@ -129,19 +93,11 @@ Status DiskFs::DeleteCheckpoint(std::string_view name) {
     const std::string epoch_key = MetaEpochKey(disk_, k);
     ARCHIL_ASSIGN_OR_RETURN(std::string ev, t.Get(ops.cf(Cf::kMeta), epoch_key));
     ARCHIL_ASSIGN_OR_RETURN(EpochRecord er, DecodeEpoch(ev));
-    const EpochRecord before = er;
     er.state = EpochState::kReleased;
     t.Delete(ops.cf(Cf::kMeta), ckpt_key);
     t.Put(ops.cf(Cf::kMeta), epoch_key, EncodeEpoch(er));
     collect = !er.pinned();
-    {
-      MutexLock lock(&mu_);
-      epochs_[k.value()] = er;
-    }
-    t.OnAbort([this, k, before] {
-      MutexLock lock(&mu_);
-      epochs_[k.value()] = before;
-    });
+    SetEpoch(t, k, er);
     return Status::Ok();
   });
   ARCHIL_RETURN_IF_ERROR(s);
@@ -159,49 +115,24 @@ Status DiskFs::AddBranchPin(Txn& t, Epoch e, int delta) {
     return v.status();
   }
   ARCHIL_ASSIGN_OR_RETURN(EpochRecord er, DecodeEpoch(*v));
-  const EpochRecord before = er;
   if (delta < 0 && er.branch_pins == 0) return Status::Corruption("branch pin count below zero");
   er.branch_pins = static_cast<uint32_t>(static_cast<int64_t>(er.branch_pins) + delta);
   t.Put(core_->cfs[Cf::kMeta], key, EncodeEpoch(er));
-  {
-    MutexLock lock(&mu_);
-    epochs_[e.value()] = er;
-  }
-  t.OnAbort([this, e, before] {
-    MutexLock lock(&mu_);
-    epochs_[e.value()] = before;
-  });
+  SetEpoch(t, e, er);
   return Status::Ok();
+}
+
+void DiskFs::SetEpoch(Txn& t, Epoch e, const EpochRecord& r) {
+  std::optional<EpochRecord> previous = epochs_.Set(e, r);
+  t.OnAbort([this, e, previous] { epochs_.PutBack(e, previous); });
 }
 
 Status DiskFs::CollectReleased() {
-  std::vector<Epoch> released;
-  {
-    MutexLock lock(&mu_);
-    for (const auto& [e, r] : epochs_) {
-      if (r.state == EpochState::kReleased && !r.pinned()) released.emplace_back(e);
-    }
-  }
-  for (Epoch k : released) ARCHIL_RETURN_IF_ERROR(CollectEpoch(k));
+  for (Epoch k : epochs_.ReleasedUnpinned()) ARCHIL_RETURN_IF_ERROR(CollectEpoch(k));
   return Status::Ok();
 }
 
-DiskFs::Neighbours DiskFs::PinnedNeighbours(Epoch k) {
-  Neighbours n;
-  MutexLock lock(&mu_);
-  n.next = cur_epoch_.value();
-  for (const auto& [e, r] : epochs_) {
-    if (!r.pinned() || e == k.value()) continue;
-    if (e < k.value()) n.prev = e;
-    if (e > k.value()) {
-      n.next = e;
-      break;
-    }
-  }
-  return n;
-}
-
-Result<std::vector<std::string>> DiskFs::KeptOnlyBy(KvReader& r, Epoch k, Neighbours n,
+Result<std::vector<std::string>> DiskFs::KeptOnlyBy(KvReader& r, Epoch k, EpochTable::Neighbours n,
                                                     size_t limit) {
   const std::string disk_prefix = DiskPrefix(disk_);
   std::vector<std::string> entries;
@@ -231,7 +162,7 @@ Status DiskFs::CollectEpoch(Epoch k) {
   for (bool done = false; !done;) {
     Status s = core_->queue->Commit([&](Txn& t) -> Status {
       ARCHIL_ASSIGN_OR_RETURN(std::vector<std::string> entries,
-                              KeptOnlyBy(t, k, PinnedNeighbours(k), kCollectBatch));
+                              KeptOnlyBy(t, k, epochs_.PinnedNeighbours(k), kCollectBatch));
       for (const std::string& key : entries) {
         ARCHIL_ASSIGN_OR_RETURN(DeadKeyParts p, ParseDeadKey(key));
         switch (p.kind) {
@@ -256,11 +187,7 @@ Status DiskFs::CollectEpoch(Epoch k) {
       if (entries.size() < kCollectBatch) {
         done = true;
         t.Delete(core_->cfs[Cf::kMeta], MetaEpochKey(disk_, k));
-        t.OnApply([this, k] {
-          MutexLock lock(&mu_);
-          auto it = epochs_.find(k.value());
-          if (it != epochs_.end() && !it->second.pinned()) epochs_.erase(it);
-        });
+        t.OnApply([this, k] { epochs_.ForgetIfUnpinned(k); });
       }
       return Status::Ok();
     });
@@ -277,7 +204,7 @@ Result<uint64_t> DiskFs::CheckpointUniqueBytes(std::string_view name) {
   ARCHIL_ASSIGN_OR_RETURN(Epoch k, CheckpointEpoch(name));
   DbView view(core_->db);
   ARCHIL_ASSIGN_OR_RETURN(std::vector<std::string> entries,
-                          KeptOnlyBy(view, k, PinnedNeighbours(k), SIZE_MAX));
+                          KeptOnlyBy(view, k, epochs_.PinnedNeighbours(k), SIZE_MAX));
   uint64_t blocks = 0;
   for (const std::string& key : entries) {
     ARCHIL_ASSIGN_OR_RETURN(DeadKeyParts p, ParseDeadKey(key));

@@ -13,9 +13,9 @@ const std::string kDeadValue(1, '\x01');  // a deadlist value is its fmt byte
 }  // namespace
 
 DiskFs::Ops::Ops(DiskFs* fs) : fs_(fs), c_(fs->core_), disk_(fs->disk_) {
-  MutexLock lock(&fs->mu_);
-  epoch_ = fs->cur_epoch_;
-  any_pinned_ = fs->AnyPinnedLocked();
+  const EpochTable::Now now = fs->epochs_.Current();
+  epoch_ = now.open;
+  any_pinned_ = now.any_pinned;
 }
 
 Result<DiskFs::Inode> DiskFs::Ops::LoadInode(KvReader& r, Ino ino) {
@@ -61,7 +61,7 @@ Result<bool> DiskFs::Ops::DirIsEmpty(KvReader& r, Ino dir) {
 Status DiskFs::Ops::MarkOrigin(Txn& t, Ino ino) {
   if (!Inherited(ino)) return Status::Ok();
   {
-    MutexLock lock(&fs_->mu_);
+    MutexLock lock(&fs_->origins_mu_);
     if (fs_->origins_.count(ino.value())) return Status::Ok();
   }
   const std::string key = MetaInoKey(disk_, MetaType::kOrigin, ino);
@@ -77,7 +77,7 @@ Status DiskFs::Ops::MarkOrigin(Txn& t, Ino ino) {
   }
   DiskFs* fs = fs_;
   t.OnApply([fs, ino] {
-    MutexLock lock(&fs->mu_);
+    MutexLock lock(&fs->origins_mu_);
     fs->origins_.insert(ino.value());
   });
   return Status::Ok();
@@ -93,7 +93,7 @@ Result<bool> DiskFs::Ops::Supersede(Txn& t, const LevelKey& k) {
   std::string_view body;
   ARCHIL_ASSIGN_OR_RETURN(Envelope env,
                           DecodeEnvelope(CfNames()[static_cast<size_t>(k.cf)], *old, &body));
-  if (env.birth < epoch_ && fs_->PinnedIn(env.birth, Epoch(epoch_.value() - 1))) {
+  if (env.birth < epoch_ && fs_->epochs_.PinnedIn(env.birth, Epoch(epoch_.value() - 1))) {
     const std::string suffix = HistSuffixOf(k);
     t.Put(cf(Cf::kHist), HistKey(disk_, k.tag, suffix, epoch_), *old);
     t.Put(cf(Cf::kDead), DeadItemKey(disk_, epoch_, env.birth, DeadKind::kHist, k.tag, suffix),
@@ -132,7 +132,7 @@ Status DiskFs::Ops::Drop(Txn& t, const LevelKey& k) {
 
 Status DiskFs::Ops::Release(Txn& t, Epoch birth, const Extent& piece) {
   if (piece.seg_disk != disk_) return Status::Ok();  // the fork pin keeps it (invariant 7)
-  if (any_pinned_ && birth < epoch_ && fs_->PinnedIn(birth, Epoch(epoch_.value() - 1))) {
+  if (any_pinned_ && birth < epoch_ && fs_->epochs_.PinnedIn(birth, Epoch(epoch_.value() - 1))) {
     t.Put(cf(Cf::kDead),
           DeadDataKey(disk_, epoch_, birth,
                       {piece.seg_disk, piece.seg_no, piece.seg_blk, piece.nblk}),

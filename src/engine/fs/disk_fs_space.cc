@@ -20,13 +20,7 @@ Status DiskFs::Ops::OpenNewSegment(Txn& t) {  // REQUIRES: KeepSegmentCursor(t) 
   // A segment opened by a mutation that then failed was never recorded: its file holds nothing
   // anyone points at, so it is emptied (its blocks back to the file system) and reused.
   if (!made.ok()) ARCHIL_RETURN_IF_ERROR(c_->segments->Empty(disk_, seg));
-  MutexLock lock(&fs_->mu_);
-  fs_->seg_open_ = true;
-  fs_->seg_recorded_ = false;
-  fs_->seg_ = seg;
-  fs_->seg_next_ = fs_->seg_written_ = 1;
-  fs_->seg_live_ = 0;
-  ++fs_->seg_gen_;
+  fs_->open_seg_.Start(seg);
   return Status::Ok();
 }
 
@@ -44,24 +38,17 @@ Status DiskFs::Ops::Seal(Txn& t, SegNo seg, SegRecord rec) {
 
 Status DiskFs::SealIfOlderThan(int64_t age_ns) {
   return core_->queue->Commit([&](Txn& t) -> Status {
-    SegNo seg;
-    {
-      MutexLock lock(&mu_);
-      // Not yet recorded: no committed extent points into it, so nothing waits for its upload.
-      if (!seg_open_ || !seg_recorded_) return Status::Ok();
-      seg = seg_;
-    }
+    // Not yet recorded: no committed extent points into it, so nothing waits for its upload.
+    std::optional<SegNo> open = open_seg_.current(/*recorded_only=*/true);
+    if (!open) return Status::Ok();
+    const SegNo seg = *open;
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(std::string v, t.Get(core_->cfs[Cf::kMeta], MetaSegKey(disk_, seg)));
     ARCHIL_ASSIGN_OR_RETURN(SegRecord rec, DecodeSeg(v));
     if (rec.state != SegState::kOpen || ops.NowNs() - rec.created < age_ns) return Status::Ok();
     ARCHIL_RETURN_IF_ERROR(ops.Seal(t, seg, rec));
     KeepSegmentCursor(t);
-    {
-      // The next write opens a new segment (Allocate).
-      MutexLock lock(&mu_);
-      seg_open_ = false;
-    }
+    open_seg_.Close();  // the next write opens a new segment (Allocate)
     return MaybeKill(t, seg);
   });
 }
@@ -69,14 +56,9 @@ Status DiskFs::SealIfOlderThan(int64_t age_ns) {
 Result<std::pair<SegNo, uint32_t>> DiskFs::Ops::Allocate(Txn& t, uint32_t nblk) {
   // Blocks handed out to a mutation that then fails are handed out again.
   fs_->KeepSegmentCursor(t);
-  bool full = false, open = false;
-  SegNo old;
-  {
-    MutexLock lock(&fs_->mu_);
-    open = fs_->seg_open_;
-    full = open && fs_->seg_next_ + nblk > c_->segment_blocks + 1;
-    old = fs_->seg_;
-  }
+  const OpenSegment::Room room = fs_->open_seg_.RoomFor(nblk, c_->segment_blocks);
+  const bool full = room.full;
+  const SegNo old = room.seg;
   bool reuse = false;
   if (full) {
     Result<std::string> v = t.Get(cf(Cf::kMeta), MetaSegKey(disk_, old));
@@ -85,29 +67,18 @@ Result<std::pair<SegNo, uint32_t>> DiskFs::Ops::Allocate(Txn& t, uint32_t nblk) 
       // Never recorded: only mutations that failed wrote into it, so nothing points at it and
       // its blocks are taken again from the start.
       reuse = true;
-      MutexLock lock(&fs_->mu_);
-      fs_->seg_next_ = fs_->seg_written_ = 1;
-      fs_->seg_live_ = 0;
-      ++fs_->seg_gen_;
+      fs_->open_seg_.Rewind();
     } else {
       ARCHIL_ASSIGN_OR_RETURN(SegRecord rec, DecodeSeg(*v));
       ARCHIL_RETURN_IF_ERROR(Seal(t, old, rec));
     }
   }
-  if (!open || (full && !reuse)) ARCHIL_RETURN_IF_ERROR(OpenNewSegment(t));
+  if (!room.open || (full && !reuse)) ARCHIL_RETURN_IF_ERROR(OpenNewSegment(t));
   // A segment sealed with nothing live in it (all overwritten while open) dies at once.
   if (full && !reuse) ARCHIL_RETURN_IF_ERROR(fs_->MaybeKill(t, old));
-  SegNo seg;
-  uint32_t blk;
-  bool recorded;
-  {
-    MutexLock lock(&fs_->mu_);
-    seg = fs_->seg_;
-    blk = fs_->seg_next_;
-    fs_->seg_next_ += nblk;
-    recorded = fs_->seg_recorded_;
-  }
-  if (!recorded) {
+  const OpenSegment::Taken taken = fs_->open_seg_.Take(nblk);
+  const SegNo seg = taken.seg;
+  if (!taken.recorded) {
     // Until a batch that records this segment commits, every batch that uses it records it, so
     // its number is never handed out twice.
     ARCHIL_ASSIGN_OR_RETURN(CountersRecord counters, LoadCounters(t));
@@ -126,13 +97,10 @@ Result<std::pair<SegNo, uint32_t>> DiskFs::Ops::Allocate(Txn& t, uint32_t nblk) 
     if (!have.ok()) {
       t.Put(cf(Cf::kSegUsage), usage, EncodeSegUsage(SegUsageRecord::Empty(c_->segment_blocks)));
     }
-    DiskFs* fs = fs_;
-    t.OnApply([fs, seg] {
-      MutexLock lock(&fs->mu_);
-      if (fs->seg_open_ && fs->seg_ == seg) fs->seg_recorded_ = true;
-    });
+    OpenSegment* open = &fs_->open_seg_;
+    t.OnApply([open, seg] { open->Recorded(seg); });
   }
-  return std::make_pair(seg, blk);
+  return std::make_pair(seg, taken.blk);
 }
 
 Status DiskFs::MarkLive(Txn& t, SegNo seg, uint32_t blk, uint32_t nblk) {
@@ -143,8 +111,7 @@ Status DiskFs::MarkLive(Txn& t, SegNo seg, uint32_t blk, uint32_t nblk) {
   t.Merge(core_->cfs[Cf::kSegUsage], SegUsageKey(disk_, seg), EncodeSegUsageOp(op));
   // Counted for the open segment (its cursor, restored with it if this prepare fails, was kept
   // by the Allocate that handed these blocks out).
-  MutexLock lock(&mu_);
-  if (seg_open_ && seg_ == seg) seg_live_ += nblk;
+  open_seg_.AddLive(seg, nblk);
   return Status::Ok();
 }
 
@@ -155,15 +122,9 @@ Status DiskFs::FreeBlocks(Txn& t, const DeadBlocks& b) {
   op.start_blk = b.seg_blk;
   op.nblk = b.nblk;
   t.Merge(core_->cfs[Cf::kSegUsage], SegUsageKey(disk_, b.seg_no), EncodeSegUsageOp(op));
-  bool in_open = false;
-  {
-    MutexLock lock(&mu_);
-    in_open = seg_open_ && seg_ == b.seg_no;
-  }
-  if (in_open) {
+  if (open_seg_.holds(b.seg_no)) {
     KeepSegmentCursor(t);
-    MutexLock lock(&mu_);
-    seg_live_ -= std::min(seg_live_, b.nblk);
+    open_seg_.SubLive(b.seg_no, b.nblk);
   }
   // A refused write reclaims first (a harmless extra reclaim if this prepare then fails).
   if (core_->space) core_->space->Freed();
@@ -171,37 +132,11 @@ Status DiskFs::FreeBlocks(Txn& t, const DeadBlocks& b) {
 }
 
 void DiskFs::KeepSegmentCursor(Txn& t) {
-  struct Cursor {
-    bool open, recorded;
-    SegNo seg;
-    uint32_t next, written, live;
-  };
-  Cursor c;
-  {
-    MutexLock lock(&mu_);
-    c = {seg_open_, seg_recorded_, seg_, seg_next_, seg_written_, seg_live_};
-  }
-  t.OnAbort([this, c] {
-    MutexLock lock(&mu_);
-    seg_open_ = c.open;
-    seg_recorded_ = c.recorded;
-    seg_ = c.seg;
-    seg_next_ = c.next;
-    seg_written_ = c.written;
-    seg_live_ = c.live;
-    ++seg_gen_;
-  });
+  t.OnAbort([this, saved = open_seg_.Save()] { open_seg_.Restore(saved); });
 }
 
 Status DiskFs::MaybeKill(Txn& t, SegNo seg, bool any_size) {
-  bool open_one = false;
-  uint32_t handed_out = 0, live = 0;
-  {
-    MutexLock lock(&mu_);
-    open_one = seg_open_ && seg_ == seg;
-    handed_out = seg_next_ - 1;
-    live = seg_live_;
-  }
+  const auto [open_one, handed_out, live] = open_seg_.UsageOf(seg);
   // The open segment is retired only once nothing in it is live by the count kept in memory (so
   // that an overwrite inside it does not read its liveness record) and a fair share of it was
   // handed out: a disk that writes and deletes small files would otherwise make a new segment
@@ -243,11 +178,7 @@ Status DiskFs::MaybeKill(Txn& t, SegNo seg, bool any_size) {
 
 Status DiskFs::RetireOpen(Txn& t, SegNo seg, const SegRecord& rec) {
   KeepSegmentCursor(t);
-  {
-    // The next write opens a new segment (Allocate).
-    MutexLock lock(&mu_);
-    seg_open_ = false;
-  }
+  open_seg_.Close();  // the next write opens a new segment (Allocate)
   Ops ops(this);
   // With a tier the log records not yet shipped may name its blocks: sealed, it is uploaded,
   // and dies then (MarkUploaded).
@@ -271,15 +202,10 @@ Result<bool> DiskFs::RetireDeadOpenSegment() {
   bool retired = false;
   ARCHIL_RETURN_IF_ERROR(core_->queue->Commit([&](Txn& t) -> Status {
     retired = false;
-    SegNo seg;
-    {
-      MutexLock lock(&mu_);
-      if (!seg_open_) return Status::Ok();
-      seg = seg_;
-    }
-    ARCHIL_RETURN_IF_ERROR(MaybeKill(t, seg, /*any_size=*/true));
-    MutexLock lock(&mu_);
-    retired = !seg_open_;
+    std::optional<SegNo> seg = open_seg_.current();
+    if (!seg) return Status::Ok();
+    ARCHIL_RETURN_IF_ERROR(MaybeKill(t, *seg, /*any_size=*/true));
+    retired = !open_seg_.current();
     return Status::Ok();
   }));
   return retired;
