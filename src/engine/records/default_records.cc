@@ -1,64 +1,69 @@
 #include "engine/records/default_records.h"
 
-#include "engine/records/record_util.h"
+#include "engine/records/field_codec.h"
 
 namespace archil::engine {
 
 namespace {
-constexpr std::string_view kDefaultCf = "default";
-}
 
-std::string EncodeSchema(const SchemaRecord& r) {
-  std::string v(1, static_cast<char>(kValueFmt));
-  PutZeros(&v, 3);
-  PutFixed32LE(&v, r.schema);
-  PutFixed32LE(&v, r.min_reader);
-  PutI64(&v, r.created);
-  return v;
-}
+constexpr std::string_view kDefaultCf = "default";
+
+// formats.md §3.1, one line per field.
+// clang-format off
+constexpr auto kSchemaLayout = Layout<SchemaRecord>(
+    Fmt(),
+    Reserved(3),
+    Field(&SchemaRecord::schema),
+    Field(&SchemaRecord::min_reader),
+    Field(&SchemaRecord::created));
+static_assert(kSchemaLayout.size() == 20);
+
+constexpr auto kServerLayout = Layout<ServerRecord>(
+    Fmt(),
+    Reserved(3),
+    Field(&ServerRecord::server_id),
+    Field(&ServerRecord::created));
+static_assert(kServerLayout.size() == 28);
+
+constexpr auto kOwnerLayout = Layout<OwnerRecord>(
+    Fmt(),
+    Reserved(3),
+    Field(&OwnerRecord::owner_gen));
+static_assert(kOwnerLayout.size() == 8);
+
+constexpr auto kBootLayout = Layout<BootRecord>(
+    Fmt(),
+    Reserved(7),
+    Field(&BootRecord::boot_count));
+static_assert(kBootLayout.size() == 16);
+// clang-format on
+
+}  // namespace
+
+std::string EncodeSchema(const SchemaRecord& r) { return kSchemaLayout.Encode(r); }
 
 Result<SchemaRecord> DecodeSchema(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kDefaultCf, "SCHEMA", v, 20));
-  return SchemaRecord{U32(v, 4), U32(v, 8), I64(v, 12)};
+  return kSchemaLayout.DecodeExact(kDefaultCf, "SCHEMA", v);
 }
 
-std::string EncodeServer(const ServerRecord& r) {
-  std::string v(1, static_cast<char>(kValueFmt));
-  PutZeros(&v, 3);
-  PutBytes16(&v, r.server_id);
-  PutI64(&v, r.created);
-  return v;
-}
+std::string EncodeServer(const ServerRecord& r) { return kServerLayout.Encode(r); }
 
 Result<ServerRecord> DecodeServer(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kDefaultCf, "SERVER", v, 28));
-  return ServerRecord{GetBytes16(v.data() + 4), I64(v, 20)};
+  return kServerLayout.DecodeExact(kDefaultCf, "SERVER", v);
 }
 
-std::string EncodeOwner(const OwnerRecord& r) {
-  std::string v(1, static_cast<char>(kValueFmt));
-  PutZeros(&v, 3);
-  PutFixed32LE(&v, r.owner_gen);
-  return v;
-}
+std::string EncodeOwner(const OwnerRecord& r) { return kOwnerLayout.Encode(r); }
 
 Result<OwnerRecord> DecodeOwner(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kDefaultCf, "OWNER", v, 8));
-  OwnerRecord r{U32(v, 4)};
+  ARCHIL_ASSIGN_OR_RETURN(OwnerRecord r, kOwnerLayout.DecodeExact(kDefaultCf, "OWNER", v));
   if (r.owner_gen == 0) return Status::Corruption("default: OWNER with generation 0");
   return r;
 }
 
-std::string EncodeBoot(const BootRecord& r) {
-  std::string v(1, static_cast<char>(kValueFmt));
-  PutZeros(&v, 7);
-  PutFixed64LE(&v, r.boot_count);
-  return v;
-}
+std::string EncodeBoot(const BootRecord& r) { return kBootLayout.Encode(r); }
 
 Result<BootRecord> DecodeBoot(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kDefaultCf, "BOOT", v, 16));
-  return BootRecord{U64(v, 8)};
+  return kBootLayout.DecodeExact(kDefaultCf, "BOOT", v);
 }
 
 }  // namespace archil::engine

@@ -1,6 +1,7 @@
 #include "engine/records/meta_records.h"
 
 #include "base/coding.h"
+#include "engine/records/field_codec.h"
 #include "engine/records/record_util.h"
 
 namespace archil::engine {
@@ -8,143 +9,174 @@ namespace {
 
 constexpr std::string_view kMetaCf = "meta";
 
+// The layouts of formats.md §4.1, one line per field.
+// clang-format off
+constexpr auto kDiskLayout = Layout<DiskRecord>(
+    Fmt(),
+    Field(&DiskRecord::state, "state", DiskState::kActive, DiskState::kDeleting),
+    Field(&DiskRecord::flags),
+    Field(&DiskRecord::lineage_index, "lineage_index", 0, kMaxLineageIndex),
+    Field(&DiskRecord::root),
+    Field(&DiskRecord::parent),
+    Field(&DiskRecord::fork_epoch),
+    Field(&DiskRecord::read_parent),
+    Field(&DiskRecord::read_parent_epoch),
+    Field(&DiskRecord::depth),
+    Reserved(2),
+    Field(&DiskRecord::owner_gen),
+    Field(&DiskRecord::cur_epoch),
+    Field(&DiskRecord::created),
+    Field(&DiskRecord::dir_hash_key),
+    Field(&DiskRecord::next_lineage_index),
+    Reserved(4));
+static_assert(kDiskLayout.size() == kDiskRecordSize);
+
+constexpr auto kCountersLayout = Layout<CountersRecord>(
+    Fmt(),
+    Reserved(7),
+    Field(&CountersRecord::last_seq),
+    Field(&CountersRecord::next_ino),
+    Field(&CountersRecord::next_seg),
+    Reserved(4),
+    Field(&CountersRecord::head_blocks));
+static_assert(kCountersLayout.size() == kCountersRecordSize);
+
+// Then the checkpoint name (u16 length + bytes).
+constexpr auto kEpochLayout = Layout<EpochRecord>(
+    Fmt(),
+    Field(&EpochRecord::state, "state", EpochState::kCheckpoint, EpochState::kReleased),
+    Field(&EpochRecord::flags),
+    Field(&EpochRecord::branch_pins),
+    Field(&EpochRecord::frozen_at));
+
+constexpr auto kCkptLayout = Layout<CkptRecord>(
+    Fmt(),
+    Field(&CkptRecord::state, "state", CkptState::kPending, CkptState::kCommitted),
+    Reserved(6),
+    Field(&CkptRecord::epoch),
+    Field(&CkptRecord::created),
+    Field(&CkptRecord::committed),
+    Field(&CkptRecord::request_id));
+static_assert(kCkptLayout.size() == kCkptRecordSize);
+
+// Then the from-checkpoint name and the idempotency key (each u16 length + bytes).
+constexpr auto kBranchLayout = Layout<BranchRecord>(
+    Fmt(),
+    Reserved(7),
+    Field(&BranchRecord::child),
+    Field(&BranchRecord::parent),
+    Field(&BranchRecord::fork_epoch),
+    Field(&BranchRecord::created));
+
+constexpr auto kOriginLayout = Layout<OriginRecord>(
+    Fmt(),
+    Reserved(7),
+    Field(&OriginRecord::disk),
+    Field(&OriginRecord::epoch));
+static_assert(kOriginLayout.size() == kOriginRecordSize);
+
+// Then n_holders session ids of 16 bytes.
+constexpr auto kOrphanLayout = Layout<OrphanRecord>(
+    Fmt(),
+    Reserved(1),
+    Count16(&OrphanRecord::holders),
+    Reserved(4),
+    Field(&OrphanRecord::orphan_epoch),
+    Field(&OrphanRecord::since));
+
+constexpr auto kPurgeLayout = Layout<PurgeRecord>(
+    Fmt(),
+    Field(&PurgeRecord::reason, "reason", PurgeReason::kUnlinked, PurgeReason::kDiskDropped),
+    Reserved(6),
+    Field(&PurgeRecord::death_epoch),
+    Field(&PurgeRecord::cursor),
+    Field(&PurgeRecord::queued));
+static_assert(kPurgeLayout.size() == kPurgeRecordSize);
+
+constexpr auto kSegLayout = Layout<SegRecord>(
+    Fmt(),
+    Field(&SegRecord::state, "state", SegState::kOpen, SegState::kDead),
+    Field(&SegRecord::flags),
+    Field(&SegRecord::data_end_blk),
+    Field(&SegRecord::file_len),
+    Field(&SegRecord::footer_off),
+    Field(&SegRecord::footer_len),
+    Field(&SegRecord::footer_crc),
+    Field(&SegRecord::created),
+    Field(&SegRecord::sealed),
+    Field(&SegRecord::uploaded),
+    Field(&SegRecord::dead),
+    Field(&SegRecord::root));
+static_assert(kSegLayout.size() == kSegRecordSize);
+
+constexpr auto kRelocLayout = Layout<RelocRecord>(
+    Fmt(),
+    Reserved(3),
+    Field(&RelocRecord::nblk),
+    Field(&RelocRecord::seg),
+    Field(&RelocRecord::blk),
+    Reserved(4));
+static_assert(kRelocLayout.size() == kRelocRecordSize);
+
+constexpr auto kLocalLayout = Layout<LocalRecord>(
+    Fmt(),
+    Reserved(1),
+    Field(&LocalRecord::restarts),
+    Field(&LocalRecord::incarnation),
+    Field(&LocalRecord::uploaded_seq),
+    Field(&LocalRecord::durable_seq),
+    Field(&LocalRecord::snapshot_seq),
+    Reserved(8));
+static_assert(kLocalLayout.size() == kLocalRecordSize);
+// clang-format on
+
 }  // namespace
 
 // ---- DISK ----
 
-std::string EncodeDisk(const DiskRecord& r) {
-  std::string v;
-  v.push_back(static_cast<char>(kValueFmt));
-  v.push_back(static_cast<char>(r.state));
-  PutFixed16LE(&v, r.flags);
-  PutFixed32LE(&v, r.lineage_index);
-  PutFixed64LE(&v, r.root.value());
-  PutFixed64LE(&v, r.parent.value());
-  PutFixed64LE(&v, r.fork_epoch.value());
-  PutFixed64LE(&v, r.read_parent.value());
-  PutFixed64LE(&v, r.read_parent_epoch.value());
-  PutFixed16LE(&v, r.depth);
-  PutZeros(&v, 2);
-  PutFixed32LE(&v, r.owner_gen);
-  PutFixed64LE(&v, r.cur_epoch.value());
-  PutI64(&v, r.created);
-  PutBytes16(&v, r.dir_hash_key);
-  PutFixed32LE(&v, r.next_lineage_index);
-  PutZeros(&v, 4);
-  return v;
-}
+std::string EncodeDisk(const DiskRecord& r) { return kDiskLayout.Encode(r); }
 
 Result<DiskRecord> DecodeDisk(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kMetaCf, "DISK", v, kDiskRecordSize));
-  DiskRecord r;
-  const uint8_t state = U8(v, 1);
-  if (state < 1 || state > 3) return BadEnum("DISK", "state", state);
-  r.state = static_cast<DiskState>(state);
-  r.flags = U16(v, 2);
-  r.lineage_index = U32(v, 4);
-  if (r.lineage_index > kMaxLineageIndex) return BadEnum("DISK", "lineage_index", r.lineage_index);
-  r.root = DiskNo(U64(v, 8));
-  r.parent = DiskNo(U64(v, 16));
-  r.fork_epoch = Epoch(U64(v, 24));
-  r.read_parent = DiskNo(U64(v, 32));
-  r.read_parent_epoch = Epoch(U64(v, 40));
-  r.depth = U16(v, 48);
-  r.owner_gen = U32(v, 52);
-  r.cur_epoch = Epoch(U64(v, 56));
-  r.created = I64(v, 64);
-  r.dir_hash_key = GetBytes16(v.data() + 72);
-  r.next_lineage_index = U32(v, 88);
-  return r;
+  return kDiskLayout.DecodeExact(kMetaCf, "DISK", v);
 }
 
 // ---- COUNTERS ----
 
-std::string EncodeCounters(const CountersRecord& r) {
-  std::string v;
-  v.push_back(static_cast<char>(kValueFmt));
-  PutZeros(&v, 7);
-  PutFixed64LE(&v, r.last_seq.value());
-  PutFixed64LE(&v, r.next_ino);
-  PutFixed32LE(&v, r.next_seg);
-  PutZeros(&v, 4);
-  PutFixed64LE(&v, r.head_blocks);
-  return v;
-}
+std::string EncodeCounters(const CountersRecord& r) { return kCountersLayout.Encode(r); }
 
 Result<CountersRecord> DecodeCounters(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kMetaCf, "COUNTERS", v, kCountersRecordSize));
-  CountersRecord r;
-  r.last_seq = Seq(U64(v, 8));
-  r.next_ino = U64(v, 16);
-  r.next_seg = U32(v, 24);
-  r.head_blocks = U64(v, 32);
-  return r;
+  return kCountersLayout.DecodeExact(kMetaCf, "COUNTERS", v);
 }
 
 // ---- EPOCH ----
 
 std::string EncodeEpoch(const EpochRecord& r) {
-  std::string v;
-  v.push_back(static_cast<char>(kValueFmt));
-  v.push_back(static_cast<char>(r.state));
-  PutFixed16LE(&v, r.flags);
-  PutFixed32LE(&v, r.branch_pins);
-  PutI64(&v, r.frozen_at);
+  std::string v = kEpochLayout.Encode(r);
   PutString16(&v, r.checkpoint_name);
   return v;
 }
 
 Result<EpochRecord> DecodeEpoch(std::string_view v) {
   ARCHIL_RETURN_IF_ERROR(CheckFmt(kMetaCf, "EPOCH", v));
-  if (v.size() < 18) return BadLength("EPOCH", v.size(), "18 + name");
+  if (v.size() < kEpochLayout.size() + 2) return BadLength("EPOCH", v.size(), "18 + name");
   EpochRecord r;
-  const uint8_t state = U8(v, 1);
-  if (state < 1 || state > 2) return BadEnum("EPOCH", "state", state);
-  r.state = static_cast<EpochState>(state);
-  r.flags = U16(v, 2);
-  r.branch_pins = U32(v, 4);
-  r.frozen_at = I64(v, 8);
-  ARCHIL_RETURN_IF_ERROR(TailString("EPOCH", v, 16, &r.checkpoint_name));
+  ARCHIL_RETURN_IF_ERROR(kEpochLayout.Get("EPOCH", v, &r));
+  ARCHIL_RETURN_IF_ERROR(TailString("EPOCH", v, kEpochLayout.size(), &r.checkpoint_name));
   return r;
 }
 
 // ---- CKPT ----
 
-std::string EncodeCkpt(const CkptRecord& r) {
-  std::string v;
-  v.push_back(static_cast<char>(kValueFmt));
-  v.push_back(static_cast<char>(r.state));
-  PutZeros(&v, 6);
-  PutFixed64LE(&v, r.epoch.value());
-  PutI64(&v, r.created);
-  PutI64(&v, r.committed);
-  PutBytes16(&v, r.request_id);
-  return v;
-}
+std::string EncodeCkpt(const CkptRecord& r) { return kCkptLayout.Encode(r); }
 
 Result<CkptRecord> DecodeCkpt(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kMetaCf, "CKPT", v, kCkptRecordSize));
-  CkptRecord r;
-  const uint8_t state = U8(v, 1);
-  if (state < 1 || state > 2) return BadEnum("CKPT", "state", state);
-  r.state = static_cast<CkptState>(state);
-  r.epoch = Epoch(U64(v, 8));
-  r.created = I64(v, 16);
-  r.committed = I64(v, 24);
-  r.request_id = GetBytes16(v.data() + 32);
-  return r;
+  return kCkptLayout.DecodeExact(kMetaCf, "CKPT", v);
 }
 
 // ---- BRANCH ----
 
 std::string EncodeBranch(const BranchRecord& r) {
-  std::string v;
-  v.push_back(static_cast<char>(kValueFmt));
-  PutZeros(&v, 7);
-  PutFixed64LE(&v, r.child.value());
-  PutFixed64LE(&v, r.parent.value());
-  PutFixed64LE(&v, r.fork_epoch.value());
-  PutI64(&v, r.created);
+  std::string v = kBranchLayout.Encode(r);
   PutString16(&v, r.from_checkpoint);
   PutString16(&v, r.idempotency_key);
   return v;
@@ -152,13 +184,10 @@ std::string EncodeBranch(const BranchRecord& r) {
 
 Result<BranchRecord> DecodeBranch(std::string_view v) {
   ARCHIL_RETURN_IF_ERROR(CheckFmt(kMetaCf, "BRANCH", v));
-  if (v.size() < 44) return BadLength("BRANCH", v.size(), "44 + name + key");
+  if (v.size() < kBranchLayout.size() + 4) return BadLength("BRANCH", v.size(), "44 + name + key");
   BranchRecord r;
-  r.child = DiskNo(U64(v, 8));
-  r.parent = DiskNo(U64(v, 16));
-  r.fork_epoch = Epoch(U64(v, 24));
-  r.created = I64(v, 32);
-  Decoder d(v.substr(40));
+  ARCHIL_RETURN_IF_ERROR(kBranchLayout.Get("BRANCH", v, &r));
+  Decoder d(v.substr(kBranchLayout.size()));
   std::string_view name, key;
   if (!d.GetString16(&name) || !d.GetString16(&key) || d.remaining() != 0) {
     return BadLength("BRANCH", v.size(), "40 + 2 + name + 2 + idempotency key");
@@ -170,155 +199,67 @@ Result<BranchRecord> DecodeBranch(std::string_view v) {
 
 // ---- ORIGIN ----
 
-std::string EncodeOrigin(const OriginRecord& r) {
-  std::string v;
-  v.push_back(static_cast<char>(kValueFmt));
-  PutZeros(&v, 7);
-  PutFixed64LE(&v, r.disk.value());
-  PutFixed64LE(&v, r.epoch.value());
-  return v;
-}
+std::string EncodeOrigin(const OriginRecord& r) { return kOriginLayout.Encode(r); }
 
 Result<OriginRecord> DecodeOrigin(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kMetaCf, "ORIGIN", v, kOriginRecordSize));
-  return OriginRecord{DiskNo(U64(v, 8)), Epoch(U64(v, 16))};
+  return kOriginLayout.DecodeExact(kMetaCf, "ORIGIN", v);
 }
 
 // ---- ORPHAN ----
 
 std::string EncodeOrphan(const OrphanRecord& r) {
-  std::string v;
-  v.push_back(static_cast<char>(kValueFmt));
-  PutZeros(&v, 1);
-  PutFixed16LE(&v, static_cast<uint16_t>(r.holders.size()));
-  PutZeros(&v, 4);
-  PutFixed64LE(&v, r.orphan_epoch.value());
-  PutI64(&v, r.since);
+  std::string v = kOrphanLayout.Encode(r);
   for (const Bytes16& h : r.holders) PutBytes16(&v, h);
   return v;
 }
 
 Result<OrphanRecord> DecodeOrphan(std::string_view v) {
   ARCHIL_RETURN_IF_ERROR(CheckFmt(kMetaCf, "ORPHAN", v));
-  if (v.size() < 24) return BadLength("ORPHAN", v.size(), "24 + 16 * n_holders");
-  const uint16_t n = U16(v, 2);
-  if (v.size() != 24 + 16 * size_t{n}) {
-    return BadLength("ORPHAN", v.size(), std::to_string(24 + 16 * size_t{n}));
+  if (v.size() < kOrphanLayout.size()) {
+    return BadLength("ORPHAN", v.size(), "24 + 16 * n_holders");
   }
+  const size_t n = kOrphanLayout.CountIn(v);
+  const size_t want = kOrphanLayout.size() + 16 * n;
+  if (v.size() != want) return BadLength("ORPHAN", v.size(), std::to_string(want));
   OrphanRecord r;
-  r.orphan_epoch = Epoch(U64(v, 8));
-  r.since = I64(v, 16);
-  for (size_t i = 0; i < n; ++i) r.holders.push_back(GetBytes16(v.data() + 24 + 16 * i));
+  ARCHIL_RETURN_IF_ERROR(kOrphanLayout.Get("ORPHAN", v, &r));
+  r.holders.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    r.holders.push_back(GetBytes16(v.data() + kOrphanLayout.size() + 16 * i));
+  }
   return r;
 }
 
 // ---- PURGE ----
 
-std::string EncodePurge(const PurgeRecord& r) {
-  std::string v;
-  v.push_back(static_cast<char>(kValueFmt));
-  v.push_back(static_cast<char>(r.reason));
-  PutZeros(&v, 6);
-  PutFixed64LE(&v, r.death_epoch.value());
-  PutFixed64LE(&v, r.cursor);
-  PutI64(&v, r.queued);
-  return v;
-}
+std::string EncodePurge(const PurgeRecord& r) { return kPurgeLayout.Encode(r); }
 
 Result<PurgeRecord> DecodePurge(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kMetaCf, "PURGE", v, kPurgeRecordSize));
-  PurgeRecord r;
-  const uint8_t reason = U8(v, 1);
-  if (reason < 1 || reason > 3) return BadEnum("PURGE", "reason", reason);
-  r.reason = static_cast<PurgeReason>(reason);
-  r.death_epoch = Epoch(U64(v, 8));
-  r.cursor = U64(v, 16);
-  r.queued = I64(v, 24);
-  return r;
+  return kPurgeLayout.DecodeExact(kMetaCf, "PURGE", v);
 }
 
 // ---- SEG ----
 
-std::string EncodeSeg(const SegRecord& r) {
-  std::string v;
-  v.push_back(static_cast<char>(kValueFmt));
-  v.push_back(static_cast<char>(r.state));
-  PutFixed16LE(&v, r.flags);
-  PutFixed32LE(&v, r.data_end_blk);
-  PutFixed64LE(&v, r.file_len);
-  PutFixed64LE(&v, r.footer_off);
-  PutFixed32LE(&v, r.footer_len);
-  PutFixed32LE(&v, r.footer_crc);
-  PutI64(&v, r.created);
-  PutI64(&v, r.sealed);
-  PutI64(&v, r.uploaded);
-  PutI64(&v, r.dead);
-  PutFixed64LE(&v, r.root.value());
-  return v;
-}
+std::string EncodeSeg(const SegRecord& r) { return kSegLayout.Encode(r); }
 
 Result<SegRecord> DecodeSeg(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kMetaCf, "SEG", v, kSegRecordSize));
-  SegRecord r;
-  const uint8_t state = U8(v, 1);
-  if (state < 1 || state > 5) return BadEnum("SEG", "state", state);
-  r.state = static_cast<SegState>(state);
-  r.flags = U16(v, 2);
-  r.data_end_blk = U32(v, 4);
-  r.file_len = U64(v, 8);
-  r.footer_off = U64(v, 16);
-  r.footer_len = U32(v, 24);
-  r.footer_crc = U32(v, 28);
-  r.created = I64(v, 32);
-  r.sealed = I64(v, 40);
-  r.uploaded = I64(v, 48);
-  r.dead = I64(v, 56);
-  r.root = DiskNo(U64(v, 64));
-  return r;
+  return kSegLayout.DecodeExact(kMetaCf, "SEG", v);
 }
 
 // ---- RELOC / RELOC_REV ----
 
-std::string EncodeReloc(const RelocRecord& r) {
-  std::string v;
-  v.push_back(static_cast<char>(kValueFmt));
-  PutZeros(&v, 3);
-  PutFixed32LE(&v, r.nblk);
-  PutFixed64LE(&v, r.seg.value());
-  PutFixed32LE(&v, r.blk);
-  PutZeros(&v, 4);
-  return v;
-}
+std::string EncodeReloc(const RelocRecord& r) { return kRelocLayout.Encode(r); }
 
 Result<RelocRecord> DecodeReloc(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kMetaCf, "RELOC", v, kRelocRecordSize));
-  return RelocRecord{U32(v, 4), SegNo(U64(v, 8)), U32(v, 16)};
+  return kRelocLayout.DecodeExact(kMetaCf, "RELOC", v);
 }
 
 // ---- LOCAL ----
 
-std::string EncodeLocal(const LocalRecord& r) {
-  std::string v;
-  v.push_back(static_cast<char>(kValueFmt));
-  PutZeros(&v, 1);
-  PutFixed16LE(&v, r.restarts);
-  PutFixed32LE(&v, r.incarnation);
-  PutFixed64LE(&v, r.uploaded_seq.value());
-  PutFixed64LE(&v, r.durable_seq.value());
-  PutFixed64LE(&v, r.snapshot_seq.value());
-  PutZeros(&v, 8);
-  return v;
-}
+std::string EncodeLocal(const LocalRecord& r) { return kLocalLayout.Encode(r); }
 
 Result<LocalRecord> DecodeLocal(std::string_view v) {
-  ARCHIL_RETURN_IF_ERROR(CheckFixed(kMetaCf, "LOCAL", v, kLocalRecordSize));
-  LocalRecord r;
-  r.restarts = U16(v, 2);
-  r.incarnation = U32(v, 4);
-  r.uploaded_seq = Seq(U64(v, 8));
-  r.durable_seq = Seq(U64(v, 16));
-  r.snapshot_seq = Seq(U64(v, 24));
-  return r;
+  return kLocalLayout.DecodeExact(kMetaCf, "LOCAL", v);
 }
 
 }  // namespace archil::engine
