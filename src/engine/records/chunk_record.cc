@@ -1,20 +1,51 @@
 #include "engine/records/chunk_record.h"
 
+#include "engine/records/field_codec.h"
 #include "engine/records/record_util.h"
 
 namespace archil::engine {
 
 namespace {
 
+// The layouts of formats.md §4.5, one line per field.
+// clang-format off
+
+// An extent: this header, then nblk CRCs of 4 bytes.
+constexpr auto kExtentLayout = Layout<Extent>(
+    Field(&Extent::blk_off),
+    Field(&Extent::nblk),
+    Field(&Extent::seg_blk),
+    Field(&Extent::seg_disk),
+    Field(&Extent::seg_no),
+    Field(&Extent::birth),
+    Field(&Extent::flags),
+    Reserved(2));
+static_assert(kExtentLayout.size() == kExtentHeaderSize);
+
+// A chunk's body after the envelope: this header, then n_ext extents.
+constexpr auto kChunkHeaderLayout = Layout<ChunkRecord>(
+    Field(&ChunkRecord::tgen),
+    Count16(&ChunkRecord::extents),
+    Reserved(2));
+
+// A ChunkMerge operand: this header, then by op one extent (WRITE), CLIP's or PUNCH's fields.
+constexpr auto kChunkOpHeaderLayout = Layout<ChunkOp>(
+    UncheckedEnum(&ChunkOp::op),
+    Reserved(3),
+    Field(&ChunkOp::birth),
+    Field(&ChunkOp::tgen));
+
+constexpr auto kChunkClipLayout = Layout<ChunkOp>(
+    Field(&ChunkOp::keep_blk),
+    Reserved(2));
+
+constexpr auto kChunkPunchLayout = Layout<ChunkOp>(
+    Field(&ChunkOp::punch_off),
+    Field(&ChunkOp::punch_nblk));
+// clang-format on
+
 void PutExtent(std::string* v, const Extent& e) {
-  PutFixed16LE(v, e.blk_off);
-  PutFixed16LE(v, e.nblk);
-  PutFixed32LE(v, e.seg_blk);
-  PutFixed64LE(v, e.seg_disk.value());
-  PutFixed64LE(v, e.seg_no.value());
-  PutFixed64LE(v, e.birth.value());
-  PutFixed16LE(v, e.flags);
-  PutZeros(v, 2);
+  kExtentLayout.Put(v, e);
   for (uint32_t crc : e.crcs) PutFixed32LE(v, crc);
 }
 
@@ -24,13 +55,7 @@ Status GetExtent(std::string_view record, std::string_view* in, Extent* e) {
     return BadLength(record, in->size(), "an extent of at least 36 bytes");
   }
   const std::string_view v = *in;
-  e->blk_off = U16(v, 0);
-  e->nblk = U16(v, 2);
-  e->seg_blk = U32(v, 4);
-  e->seg_disk = DiskNo(U64(v, 8));
-  e->seg_no = SegNo(U64(v, 16));
-  e->birth = Epoch(U64(v, 24));
-  e->flags = U16(v, 32);
+  ARCHIL_RETURN_IF_ERROR(kExtentLayout.Get(record, v, e));
   if (e->nblk < 1 || e->nblk > kChunkBlocks) {
     return Status::Corruption(std::string(record) + ": extent nblk " + std::to_string(e->nblk));
   }
@@ -76,9 +101,7 @@ std::string EncodeChunk(const Envelope& env, const ChunkRecord& c) {
   std::string v;
   PutEnvelope(&v, env);
   if (env.kind == ValueKind::kWhiteout) return v;
-  PutFixed32LE(&v, c.tgen);
-  PutFixed16LE(&v, static_cast<uint16_t>(c.extents.size()));
-  PutZeros(&v, 2);
+  kChunkHeaderLayout.Put(&v, c);
   for (const Extent& e : c.extents) PutExtent(&v, e);
   return v;
 }
@@ -88,11 +111,11 @@ Result<Versioned<ChunkRecord>> DecodeChunk(std::string_view v) {
   ARCHIL_ASSIGN_OR_RETURN(Envelope env, DecodeEnvelope("chunk", v, &body));
   Versioned<ChunkRecord> out{env, {}};
   if (env.kind == ValueKind::kWhiteout) return out;
-  if (body.size() < 8) return BadLength("chunk", v.size(), "at least 20");
-  out.body.tgen = U32(body, 0);
-  const uint16_t n = U16(body, 4);
+  if (body.size() < kChunkHeaderLayout.size()) return BadLength("chunk", v.size(), "at least 20");
+  ARCHIL_RETURN_IF_ERROR(kChunkHeaderLayout.Get("chunk", body, &out.body));
+  const size_t n = kChunkHeaderLayout.CountIn(body);
   if (n > kChunkBlocks) return Status::Corruption("chunk: n_ext " + std::to_string(n));
-  body.remove_prefix(8);
+  body.remove_prefix(kChunkHeaderLayout.size());
   out.body.extents.resize(n);
   for (Extent& e : out.body.extents) ARCHIL_RETURN_IF_ERROR(GetExtent("chunk", &body, &e));
   if (!body.empty()) return BadLength("chunk", v.size(), "no bytes after the last extent");
@@ -101,59 +124,55 @@ Result<Versioned<ChunkRecord>> DecodeChunk(std::string_view v) {
 }
 
 std::string EncodeChunkOp(const ChunkOp& op) {
-  std::string v(1, static_cast<char>(op.op));
-  PutZeros(&v, 3);
-  PutFixed64LE(&v, op.birth.value());
-  PutFixed32LE(&v, op.tgen);
+  std::string v = kChunkOpHeaderLayout.Encode(op);
   switch (op.op) {
     case ChunkOpType::kWrite:
       PutExtent(&v, op.extent);
       break;
     case ChunkOpType::kClip:
-      PutFixed16LE(&v, op.keep_blk);
-      PutZeros(&v, 2);
+      kChunkClipLayout.Put(&v, op);
       break;
     case ChunkOpType::kPunch:
-      PutFixed16LE(&v, op.punch_off);
-      PutFixed16LE(&v, op.punch_nblk);
+      kChunkPunchLayout.Put(&v, op);
       break;
   }
   return v;
 }
 
 Result<ChunkOp> DecodeChunkOp(std::string_view v) {
-  if (v.size() < 16) return BadLength("ChunkMerge operand", v.size(), "at least 16");
+  if (v.size() < kChunkOpHeaderLayout.size()) {
+    return BadLength("ChunkMerge operand", v.size(), "at least 16");
+  }
   ChunkOp op;
-  const uint8_t type = U8(v, 0);
-  op.birth = Epoch(U64(v, 4));
-  op.tgen = U32(v, 12);
-  std::string_view rest = v.substr(16);
-  switch (type) {
-    case static_cast<uint8_t>(ChunkOpType::kWrite):
-      op.op = ChunkOpType::kWrite;
+  ARCHIL_RETURN_IF_ERROR(kChunkOpHeaderLayout.Get("ChunkMerge operand", v, &op));
+  std::string_view rest = v.substr(kChunkOpHeaderLayout.size());
+  switch (op.op) {
+    case ChunkOpType::kWrite:
       ARCHIL_RETURN_IF_ERROR(GetExtent("ChunkMerge WRITE", &rest, &op.extent));
       if (!rest.empty()) return BadLength("ChunkMerge WRITE", v.size(), "16 + one extent");
       return op;
-    case static_cast<uint8_t>(ChunkOpType::kClip):
-      op.op = ChunkOpType::kClip;
-      if (rest.size() != 4) return BadLength("ChunkMerge CLIP", v.size(), "20");
-      op.keep_blk = U16(rest, 0);
+    case ChunkOpType::kClip:
+      if (rest.size() != kChunkClipLayout.size()) {
+        return BadLength("ChunkMerge CLIP", v.size(), "20");
+      }
+      ARCHIL_RETURN_IF_ERROR(kChunkClipLayout.Get("ChunkMerge CLIP", rest, &op));
       if (op.keep_blk > kChunkBlocks) {
         return Status::Corruption("ChunkMerge CLIP: keep_blk " + std::to_string(op.keep_blk));
       }
       return op;
-    case static_cast<uint8_t>(ChunkOpType::kPunch):
-      op.op = ChunkOpType::kPunch;
-      if (rest.size() != 4) return BadLength("ChunkMerge PUNCH", v.size(), "20");
-      op.punch_off = U16(rest, 0);
-      op.punch_nblk = U16(rest, 2);
+    case ChunkOpType::kPunch:
+      if (rest.size() != kChunkPunchLayout.size()) {
+        return BadLength("ChunkMerge PUNCH", v.size(), "20");
+      }
+      ARCHIL_RETURN_IF_ERROR(kChunkPunchLayout.Get("ChunkMerge PUNCH", rest, &op));
       if (op.punch_nblk < 1 || uint32_t{op.punch_off} + op.punch_nblk > kChunkBlocks) {
         return Status::Corruption("ChunkMerge PUNCH: range [" + std::to_string(op.punch_off) +
                                   ", +" + std::to_string(op.punch_nblk) + ") leaves the chunk");
       }
       return op;
   }
-  return Status::Corruption("ChunkMerge operand: unknown op " + std::to_string(type));
+  return Status::Corruption("ChunkMerge operand: unknown op " +
+                            std::to_string(static_cast<unsigned>(op.op)));
 }
 
 }  // namespace archil::engine

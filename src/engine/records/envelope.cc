@@ -1,20 +1,28 @@
 #include "engine/records/envelope.h"
 
+#include "engine/records/field_codec.h"
 #include "engine/records/record_util.h"
 
 namespace archil::engine {
 
-void PutEnvelope(std::string* dst, const Envelope& env) {
-  dst->push_back(static_cast<char>(kValueFmt));
-  dst->push_back(static_cast<char>(env.kind));
-  PutFixed16LE(dst, env.flags);
-  PutFixed64LE(dst, env.birth.value());
-}
+namespace {
+
+// formats.md §4, one line per field. DecodeEnvelope checks the kind (its message names the CF).
+// clang-format off
+constexpr auto kEnvelopeLayout = Layout<Envelope>(
+    Fmt(),
+    UncheckedEnum(&Envelope::kind),
+    Field(&Envelope::flags),
+    Field(&Envelope::birth));
+static_assert(kEnvelopeLayout.size() == kEnvelopeSize);
+// clang-format on
+
+}  // namespace
+
+void PutEnvelope(std::string* dst, const Envelope& env) { kEnvelopeLayout.Put(dst, env); }
 
 std::string EncodeWhiteout(Epoch birth) {
-  std::string v;
-  PutEnvelope(&v, Envelope{ValueKind::kWhiteout, 0, birth});
-  return v;
+  return kEnvelopeLayout.Encode(Envelope{ValueKind::kWhiteout, 0, birth});
 }
 
 Result<Envelope> DecodeEnvelope(std::string_view cf, std::string_view value,
@@ -24,13 +32,11 @@ Result<Envelope> DecodeEnvelope(std::string_view cf, std::string_view value,
     return BadLength(std::string(cf) + " envelope", value.size(), "at least 12");
   }
   Envelope env;
-  const uint8_t kind = static_cast<uint8_t>(value[1]);
-  if (kind > static_cast<uint8_t>(ValueKind::kWhiteout)) {
-    return Status::Corruption(std::string(cf) + " envelope: unknown kind " + std::to_string(kind));
+  ARCHIL_RETURN_IF_ERROR(kEnvelopeLayout.Get("envelope", value, &env));
+  if (env.kind != ValueKind::kValue && env.kind != ValueKind::kWhiteout) {
+    return Status::Corruption(std::string(cf) + " envelope: unknown kind " +
+                              std::to_string(static_cast<unsigned>(env.kind)));
   }
-  env.kind = static_cast<ValueKind>(kind);
-  env.flags = DecodeFixed16LE(value.data() + 2);
-  env.birth = Epoch(DecodeFixed64LE(value.data() + 4));
   *body = value.substr(kEnvelopeSize);
   if (env.kind == ValueKind::kWhiteout && !body->empty()) {
     return BadLength(std::string(cf) + " WHITEOUT", value.size(), "12");

@@ -2,11 +2,43 @@
 
 #include <sys/stat.h>
 
+#include "engine/records/field_codec.h"
 #include "engine/records/record_util.h"
 
 namespace archil::engine {
 
 namespace {
+
+// The bodies of formats.md §4.2-4.3 and §4.7 (after the 12-byte envelope), one line per field.
+// clang-format off
+
+// Then, for a symlink only, its target (u16 length + bytes).
+constexpr auto kInodeBodyLayout = Layout<InodeRecord>(
+    Field(&InodeRecord::mode),
+    Field(&InodeRecord::uid),
+    Field(&InodeRecord::gid),
+    Field(&InodeRecord::nlink),
+    Field(&InodeRecord::flags),
+    Field(&InodeRecord::size),
+    Field(&InodeRecord::atime),
+    Field(&InodeRecord::mtime),
+    Field(&InodeRecord::ctime),
+    Field(&InodeRecord::btime),
+    Field(&InodeRecord::change),
+    Field(&InodeRecord::parent),
+    Field(&InodeRecord::blocks),
+    Field(&InodeRecord::rdev),
+    Field(&InodeRecord::tgen));
+static_assert(kEnvelopeSize + kInodeBodyLayout.size() == kInodeValueSize);
+
+constexpr auto kBackrefBodyLayout = Layout<BackrefRecord>(Field(&BackrefRecord::links));
+
+constexpr auto kTruncateBodyLayout = Layout<TruncateRecord>(Field(&TruncateRecord::size));
+
+constexpr auto kDentryBodyLayout = Layout<DentryRecord>(
+    Field(&DentryRecord::ino),
+    Field(&DentryRecord::dtype));
+// clang-format on
 
 // Decodes the envelope into a Versioned<T> with an empty body; `*body` is what follows it.
 template <typename T>
@@ -21,6 +53,26 @@ std::string Start(const Envelope& env) {
   return v;
 }
 
+// A value whose body is exactly `layout`: the envelope, then the body unless a WHITEOUT.
+template <typename T, typename BodyLayout>
+std::string EncodeFixedBody(const Envelope& env, const BodyLayout& layout, const T& r) {
+  std::string v = Start(env);
+  if (env.kind == ValueKind::kValue) layout.Put(&v, r);
+  return v;
+}
+
+template <typename T, typename BodyLayout>
+Result<Versioned<T>> DecodeFixedBody(std::string_view cf, std::string_view record,
+                                     const BodyLayout& layout, std::string_view v) {
+  std::string_view body;
+  ARCHIL_ASSIGN_OR_RETURN(Versioned<T> out, Open<T>(cf, v, &body));
+  if (out.env.kind == ValueKind::kWhiteout) return out;
+  const size_t want = kEnvelopeSize + layout.size();
+  if (v.size() != want) return BadLength(record, v.size(), std::to_string(want));
+  ARCHIL_RETURN_IF_ERROR(layout.Get(record, body, &out.body));
+  return out;
+}
+
 }  // namespace
 
 bool IsSymlinkMode(uint32_t mode) { return (mode & S_IFMT) == S_IFLNK; }
@@ -30,21 +82,7 @@ bool IsSymlinkMode(uint32_t mode) { return (mode & S_IFMT) == S_IFLNK; }
 std::string EncodeInode(const Envelope& env, const InodeRecord& r) {
   std::string v = Start(env);
   if (env.kind == ValueKind::kWhiteout) return v;
-  PutFixed32LE(&v, r.mode);
-  PutFixed32LE(&v, r.uid);
-  PutFixed32LE(&v, r.gid);
-  PutFixed32LE(&v, r.nlink);
-  PutFixed32LE(&v, r.flags);
-  PutFixed64LE(&v, r.size);
-  PutI64(&v, r.atime);
-  PutI64(&v, r.mtime);
-  PutI64(&v, r.ctime);
-  PutI64(&v, r.btime);
-  PutFixed64LE(&v, r.change);
-  PutFixed64LE(&v, r.parent.value());
-  PutFixed64LE(&v, r.blocks);
-  PutFixed32LE(&v, r.rdev);
-  PutFixed32LE(&v, r.tgen);
+  kInodeBodyLayout.Put(&v, r);
   if (IsSymlinkMode(r.mode)) PutString16(&v, r.symlink_target);
   return v;
 }
@@ -55,21 +93,7 @@ Result<Versioned<InodeRecord>> DecodeInode(std::string_view v) {
   if (out.env.kind == ValueKind::kWhiteout) return out;
   if (v.size() < kInodeValueSize) return BadLength("inode", v.size(), "104 (+ 2 + target)");
   InodeRecord& r = out.body;
-  r.mode = U32(v, 12);
-  r.uid = U32(v, 16);
-  r.gid = U32(v, 20);
-  r.nlink = U32(v, 24);
-  r.flags = U32(v, 28);
-  r.size = U64(v, 32);
-  r.atime = I64(v, 40);
-  r.mtime = I64(v, 48);
-  r.ctime = I64(v, 56);
-  r.btime = I64(v, 64);
-  r.change = U64(v, 72);
-  r.parent = Ino(U64(v, 80));
-  r.blocks = U64(v, 88);
-  r.rdev = U32(v, 96);
-  r.tgen = U32(v, 100);
+  ARCHIL_RETURN_IF_ERROR(kInodeBodyLayout.Get("inode", body, &r));
   if (IsSymlinkMode(r.mode)) {
     ARCHIL_RETURN_IF_ERROR(TailString("inode (symlink)", v, kInodeValueSize, &r.symlink_target));
     if (r.symlink_target.size() > kMaxSymlinkTarget) {
@@ -85,58 +109,34 @@ Result<Versioned<InodeRecord>> DecodeInode(std::string_view v) {
 // ---- back-reference ----
 
 std::string EncodeBackref(const Envelope& env, const BackrefRecord& r) {
-  std::string v = Start(env);
-  if (env.kind == ValueKind::kValue) PutFixed32LE(&v, r.links);
-  return v;
+  return EncodeFixedBody(env, kBackrefBodyLayout, r);
 }
 
 Result<Versioned<BackrefRecord>> DecodeBackref(std::string_view v) {
-  std::string_view body;
-  ARCHIL_ASSIGN_OR_RETURN(Versioned<BackrefRecord> out, Open<BackrefRecord>("inode", v, &body));
-  if (out.env.kind == ValueKind::kWhiteout) return out;
-  if (v.size() != 16) return BadLength("back-reference", v.size(), "16");
-  out.body.links = U32(v, 12);
-  return out;
+  return DecodeFixedBody<BackrefRecord>("inode", "back-reference", kBackrefBodyLayout, v);
 }
 
 // ---- truncate record ----
 
 std::string EncodeTruncate(const Envelope& env, const TruncateRecord& r) {
-  std::string v = Start(env);
-  if (env.kind == ValueKind::kValue) PutFixed64LE(&v, r.size);
-  return v;
+  return EncodeFixedBody(env, kTruncateBodyLayout, r);
 }
 
 Result<Versioned<TruncateRecord>> DecodeTruncate(std::string_view v) {
-  std::string_view body;
-  ARCHIL_ASSIGN_OR_RETURN(Versioned<TruncateRecord> out, Open<TruncateRecord>("inode", v, &body));
-  if (out.env.kind == ValueKind::kWhiteout) return out;
-  if (v.size() != 20) return BadLength("truncate", v.size(), "20");
-  out.body.size = U64(v, 12);
-  return out;
+  return DecodeFixedBody<TruncateRecord>("inode", "truncate", kTruncateBodyLayout, v);
 }
 
 // ---- dentry ----
 
 std::string EncodeDentry(const Envelope& env, const DentryRecord& r) {
-  std::string v = Start(env);
-  if (env.kind == ValueKind::kWhiteout) return v;
-  PutFixed64LE(&v, r.ino.value());
-  v.push_back(static_cast<char>(r.dtype));
-  return v;
+  return EncodeFixedBody(env, kDentryBodyLayout, r);
 }
 
 Result<Versioned<DentryRecord>> DecodeDentry(std::string_view v) {
-  std::string_view body;
-  ARCHIL_ASSIGN_OR_RETURN(Versioned<DentryRecord> out, Open<DentryRecord>("dentry", v, &body));
-  if (out.env.kind == ValueKind::kWhiteout) return out;
-  if (v.size() != 21) return BadLength("dentry", v.size(), "21");
-  out.body.ino = Ino(U64(v, 12));
-  out.body.dtype = U8(v, 20);
-  return out;
+  return DecodeFixedBody<DentryRecord>("dentry", "dentry", kDentryBodyLayout, v);
 }
 
-// ---- xattr ----
+// ---- xattr: the body is the raw value, no fields to declare ----
 
 std::string EncodeXattr(const Envelope& env, const XattrRecord& r) {
   std::string v = Start(env);
