@@ -21,6 +21,8 @@ bool LoggedKey(Cf cf, std::string_view key) {
            static_cast<uint8_t>(key[8]) == static_cast<uint8_t>(MetaType::kLocal));
 }
 
+// Hand-written, not a field_codec.h layout: the flags byte is derived (kLogFlagDepends), and three
+// counted lists follow the header, one of them optional, each mutation with checks of its own.
 std::string EncodeLogRecord(const LogRecord& r) {
   std::string v;
   size_t size = kHeader + 16 * r.segrefs.size();

@@ -3,10 +3,31 @@
 #include <bit>
 #include <cstring>
 
+#include "engine/records/field_codec.h"
 #include "engine/records/record_util.h"
 
 namespace archil::engine {
 namespace {
+
+// The layouts of formats.md §4.10, one line per field.
+// clang-format off
+
+// This header, then the bitmap (its size follows from max_blocks).
+constexpr auto kSegUsageLayout = Layout<SegUsageRecord>(
+    Fmt(),
+    Reserved(3),
+    Field(&SegUsageRecord::max_blocks),
+    Field(&SegUsageRecord::live_blocks),
+    Reserved(4));
+
+// The SegUsageMerge operand (12 bytes). DecodeSegUsageOp checks the op, with a message of its own.
+constexpr auto kSegUsageOpLayout = Layout<SegUsageOp>(
+    UncheckedEnum(&SegUsageOp::op),
+    Reserved(3),
+    Field(&SegUsageOp::start_blk),
+    Field(&SegUsageOp::nblk));
+static_assert(kSegUsageOpLayout.size() == 12);
+// clang-format on
 
 // Set bits of `bitmap`, eight bytes at a time (a segment's bitmap is 2 KiB: this runs on every
 // decode, which the merge operator does on every read of a record with operands).
@@ -30,24 +51,19 @@ SegUsageRecord SegUsageRecord::Empty(uint32_t max_blocks) {
 }
 
 std::string EncodeSegUsage(const SegUsageRecord& r) {
-  std::string v(1, static_cast<char>(kValueFmt));
-  PutZeros(&v, 3);
-  PutFixed32LE(&v, r.max_blocks);
-  PutFixed32LE(&v, r.live_blocks);
-  PutZeros(&v, 4);
+  std::string v = kSegUsageLayout.Encode(r);
   v.append(r.bitmap);
   return v;
 }
 
 Result<SegUsageRecord> DecodeSegUsage(std::string_view v) {
   ARCHIL_RETURN_IF_ERROR(CheckFmt("segusage", "segusage", v));
-  if (v.size() < 16) return BadLength("segusage", v.size(), "16 + bitmap");
+  if (v.size() < kSegUsageLayout.size()) return BadLength("segusage", v.size(), "16 + bitmap");
   SegUsageRecord r;
-  r.max_blocks = U32(v, 4);
-  r.live_blocks = U32(v, 8);
-  const size_t want = 16 + SegUsageBitmapSize(r.max_blocks);
+  ARCHIL_RETURN_IF_ERROR(kSegUsageLayout.Get("segusage", v, &r));
+  const size_t want = kSegUsageLayout.size() + SegUsageBitmapSize(r.max_blocks);
   if (v.size() != want) return BadLength("segusage", v.size(), std::to_string(want));
-  r.bitmap.assign(v.substr(16));
+  r.bitmap.assign(v.substr(kSegUsageLayout.size()));
   if (r.bitmap[0] & 1) return Status::Corruption("segusage: header block 0 marked live");
   const unsigned used_in_last = (r.max_blocks + 1) % 8;  // bits of the last byte in use
   if (used_in_last != 0 && (static_cast<uint8_t>(r.bitmap.back()) >> used_in_last) != 0) {
@@ -60,21 +76,15 @@ Result<SegUsageRecord> DecodeSegUsage(std::string_view v) {
   return r;
 }
 
-std::string EncodeSegUsageOp(const SegUsageOp& op) {
-  std::string v(1, static_cast<char>(op.op));
-  PutZeros(&v, 3);
-  PutFixed32LE(&v, op.start_blk);
-  PutFixed32LE(&v, op.nblk);
-  return v;
-}
+std::string EncodeSegUsageOp(const SegUsageOp& op) { return kSegUsageOpLayout.Encode(op); }
 
 Result<SegUsageOp> DecodeSegUsageOp(std::string_view v) {
-  if (v.size() != 12) return BadLength("SegUsageMerge operand", v.size(), "12");
-  const uint8_t op = U8(v, 0);
-  if (op < 1 || op > 2) {
-    return Status::Corruption("SegUsageMerge operand: unknown op " + std::to_string(op));
+  ARCHIL_ASSIGN_OR_RETURN(SegUsageOp op, kSegUsageOpLayout.DecodeExact("SegUsageMerge operand", v));
+  if (op.op != SegUsageOpType::kSet && op.op != SegUsageOpType::kClear) {
+    return Status::Corruption("SegUsageMerge operand: unknown op " +
+                              std::to_string(static_cast<unsigned>(op.op)));
   }
-  return SegUsageOp{static_cast<SegUsageOpType>(op), U32(v, 4), U32(v, 8)};
+  return op;
 }
 
 }  // namespace archil::engine
