@@ -38,6 +38,7 @@ BUILD_PACKAGES=(
   libboost-dev  # Boost.Beast/Asio, header-only: the API server (docs/adr/0016-event-driven-api-server.md)
   nlohmann-json3-dev libprotobuf-dev protobuf-compiler libcli11-dev libspdlog-dev
   libcurl4-openssl-dev libpugixml-dev
+  libre2-dev  # grep's patterns: linear-time matching (src/search/grep.h)
   libgtest-dev libgmock-dev libbenchmark-dev
   curl jq openssl
 )

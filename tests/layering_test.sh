@@ -14,6 +14,7 @@ declare -A allowed=(
   [base]="base"
   [io]="io base"
   [posix]="posix base"
+  [search]="search posix base"
   [api]="api base"
   [catalog]="catalog api base"
   [control]="control catalog api metrics io base"
@@ -35,7 +36,7 @@ declare -A allowed=(
 # Libraries linked into the client binary, and the third-party headers they must never see
 # (docs/adr/0001-binary-split.md).
 client_libs=" base posix api http cli proto net metrics client fs fuse mount "
-client_forbidden='^(httplib\.h|sqlite3\.h|rocksdb/|spdlog/)'
+client_forbidden='^(httplib\.h|sqlite3\.h|rocksdb/|spdlog/|re2/)'
 
 # The binaries: what each may include (each links only these libraries).
 declare -A app_allowed=(
