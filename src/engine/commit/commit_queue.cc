@@ -8,7 +8,9 @@ namespace archil::engine {
 struct CommitQueue::Entry {
   explicit Entry(Mutex* mu) : wake(mu) {}
   std::function<Status(Txn&)> prepare;
-  std::function<void()> on_queued;         // Commit's: runs once e is in the queue
+  // Commit's (it outlives the entry: Commit returns only after the entry is done): runs once e
+  // is in the queue.
+  const std::function<void()>* on_queued = nullptr;
   std::optional<rocksdb::WriteBatch> raw;  // CommitBatch: written alone, instead of a prepare
   bool wait_durable = true;                // false: CommitUnsynced
   Status result;
@@ -71,10 +73,11 @@ CommitQueue::~CommitQueue() {
   while (!queue_.empty() || in_flight_ > 0) idle_.Wait(&mu_);
 }
 
-Status CommitQueue::Commit(std::function<Status(Txn&)> prepare, std::function<void()> on_queued) {
+Status CommitQueue::Commit(std::function<Status(Txn&)> prepare,
+                           const std::function<void()>& on_queued) {
   Entry e(&mu_);
   e.prepare = std::move(prepare);
-  e.on_queued = std::move(on_queued);
+  if (on_queued) e.on_queued = &on_queued;
   return Enqueue(&e);
 }
 
@@ -105,7 +108,7 @@ Status CommitQueue::Enqueue(Entry* e) {
     if (e->on_queued) {
       // Outside mu_: the hook may start mutations of its own (on other threads), queued after e.
       mu_.Unlock();
-      e->on_queued();
+      (*e->on_queued)();
       mu_.Lock();
     }
     while (!e->done && !e->lead) e->wake.Wait(&mu_);

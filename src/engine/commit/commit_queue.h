@@ -153,7 +153,8 @@ class CommitQueue {
   // its writes. It does not run if the queue refuses the mutation (stopping or broken). This is
   // how a caller orders dependent mutations without waiting for each one's sync (the disk
   // server's writes to one file, ADR 0015).
-  Status Commit(std::function<Status(Txn&)> prepare, std::function<void()> on_queued = {})
+  // `on_queued` is used by reference (not copied): Commit returns only after it ran or never will.
+  Status Commit(std::function<Status(Txn&)> prepare, const std::function<void()>& on_queued = {})
       ARCHIL_EXCLUDES(mu_);
 
   // As Commit, but returns once the mutation's group is written, without waiting for the WAL sync:
@@ -171,7 +172,7 @@ class CommitQueue {
   // As Commit, for a prepare that computes a value.
   template <typename T>
   Result<T> CommitWith(std::function<Result<T>(Txn&)> prepare,
-                       std::function<void()> on_queued = {}) {
+                       const std::function<void()>& on_queued = {}) {
     std::optional<T> out;
     Status s = Commit(
         [&](Txn& txn) -> Status {
@@ -180,7 +181,7 @@ class CommitQueue {
           out = std::move(r).value();
           return Status::Ok();
         },
-        std::move(on_queued));
+        on_queued);
     if (!s.ok()) return s;
     return std::move(*out);
   }
