@@ -159,6 +159,12 @@ class Engine final : public ServedDisks, public TierSource {
   Status DeleteCheckpoint(DiskNo disk, std::string_view name) override ARCHIL_EXCLUDES(mu_);
   Result<std::shared_ptr<DiskFs>> OpenCheckpoint(DiskNo disk, std::string_view name) override
       ARCHIL_EXCLUDES(mu_);
+  // A read-only view of disk `disk`'s head as it is now: every read of it sees this one moment
+  // (a RocksDB snapshot, released with the view), whatever is written meanwhile. Reading a file
+  // whose blocks were freed and whose segment died since fails (ENOENT or Corruption from the
+  // segment files), as the moment's data is not kept for it. For a search that must see one
+  // state of many files (a grep). REQUIRES: the engine outlives the view.
+  Result<std::shared_ptr<DiskFs>> OpenSnapshot(DiskNo disk) ARCHIL_EXCLUDES(mu_);
   // Makes disk `child` a writable branch of `parent` as of checkpoint `checkpoint`, named
   // `branch_name` (unique within the lineage). O(1). NotFound for an unknown parent or
   // checkpoint; AlreadyExists if `child` or the name exists.

@@ -65,6 +65,15 @@ Result<std::shared_ptr<DiskFs>> Engine::OpenCheckpoint(DiskNo disk, std::string_
                                   head->lineage_index());
 }
 
+Result<std::shared_ptr<DiskFs>> Engine::OpenSnapshot(DiskNo disk) {
+  ARCHIL_ASSIGN_OR_RETURN(DiskFs * head, Disk(disk));
+  rocksdb::DB* db = db_.get();
+  std::shared_ptr<const rocksdb::Snapshot> pinned(
+      db->GetSnapshot(), [db](const rocksdb::Snapshot* s) { db->ReleaseSnapshot(s); });
+  return std::make_shared<DiskFs>(&core_, LevelRef{disk, kHeadView}, head->dir_hash_key(),
+                                  head->lineage_index(), std::move(pinned));
+}
+
 Status Engine::CreateBranch(DiskNo parent, std::string_view checkpoint, DiskNo child,
                             std::string_view branch_name) {
   BranchRequest request{parent, std::string(checkpoint), child, std::string(branch_name), ""};

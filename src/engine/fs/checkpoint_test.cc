@@ -57,6 +57,38 @@ class CheckpointTest : public ::testing::Test {
   std::unique_ptr<Engine> engine_;
 };
 
+TEST_F(CheckpointTest, ASnapshotViewSeesOneMomentOfTheHeadAndRefusesChanges) {
+  ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
+  posix::FileSystem* fs = Disk(1);
+  posix::Ino f = File(fs, "f", std::string(100000, 'a'));
+  ASSERT_TRUE(fs->SetXattr(f, "user.k", "v1", 0).ok());
+  Result<std::shared_ptr<DiskFs>> view = engine_->OpenSnapshot(DiskNo(1));
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  DiskFs* v = view->get();
+  EXPECT_TRUE(v->read_only());
+  // The head changes: an overwrite, a new file, a removed xattr.
+  ASSERT_TRUE(fs->Write(f, 0, std::string(4096, 'b')).ok());
+  File(fs, "g", "new");
+  ASSERT_TRUE(fs->RemoveXattr(f, "user.k").ok());
+  EXPECT_EQ(ReadAll(fs, "f").substr(0, 1), "b");
+  EXPECT_EQ(ReadAll(v, "f"), std::string(100000, 'a'));
+  EXPECT_EQ(Err(v->Lookup(kRootIno, "g")), ENOENT);
+  EXPECT_EQ(*v->GetXattr(f, "user.k"), "v1");
+  Result<posix::DirPage> page = v->ReadDir(kRootIno, 0, 100);
+  ASSERT_TRUE(page.ok());
+  size_t named = 0;
+  for (const posix::DirEntry& e : page->entries) named += e.name != "." && e.name != "..";
+  EXPECT_EQ(named, 1u);
+  EXPECT_EQ(Err(v->Write(f, 0, "x")), EROFS);
+  EXPECT_EQ(Err(v->Mknod(kRootIno, "h", S_IFREG | 0644, 0, {})), EROFS);
+  EXPECT_EQ(Err(v->Unlink(kRootIno, "f")), EROFS);
+  EXPECT_EQ(Err(engine_->OpenSnapshot(DiskNo(9))), ENOENT);
+  // A later snapshot sees the later head.
+  Result<std::shared_ptr<DiskFs>> later = engine_->OpenSnapshot(DiskNo(1));
+  ASSERT_TRUE(later.ok());
+  EXPECT_TRUE(later->get()->Lookup(kRootIno, "g").ok());
+}
+
 TEST_F(CheckpointTest, ACheckpointNeverChanges) {
   ASSERT_TRUE(engine_->CreateDisk(DiskNo(1), {}).ok());
   posix::FileSystem* fs = Disk(1);

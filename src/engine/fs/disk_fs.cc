@@ -48,16 +48,17 @@ Status NoEntry(std::string_view name) {
 }  // namespace
 
 DiskFs::DiskFs(EngineCore* core, LevelRef view, const SipHashKey& dir_hash_key,
-               uint32_t lineage_index)
+               uint32_t lineage_index, std::shared_ptr<const rocksdb::Snapshot> pinned)
     : core_(core),
       disk_(view.disk),
       view_(view),
       dir_hash_key_(dir_hash_key),
       lineage_index_(lineage_index),
-      levels_(&core->cfs, core->lineages, view, lineage_index) {}
+      levels_(&core->cfs, core->lineages, view, lineage_index),
+      pinned_(std::move(pinned)) {}
 
 Status DiskFs::Writable() const {
-  if (read_only()) return Status::Errno(EROFS, "a checkpoint is read-only");
+  if (read_only()) return Status::Errno(EROFS, "a checkpoint or snapshot view is read-only");
   return Status::Ok();
 }
 
@@ -90,7 +91,7 @@ Result<posix::Attr> DiskFs::MutateAttr(const CommitHooks& hooks,
 Result<posix::Attr> DiskFs::Lookup(posix::Ino parent, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
   Ops ops(this);
-  DbView view(core_->db);
+  DbView view = ReadView();
   ARCHIL_RETURN_IF_ERROR(ops.LoadDir(view, parent).status());
   ARCHIL_ASSIGN_OR_RETURN(std::optional<DentryRecord> d, ops.LoadDentry(view, parent, name));
   if (!d) return NoEntry(name);
@@ -100,7 +101,7 @@ Result<posix::Attr> DiskFs::Lookup(posix::Ino parent, std::string_view name) {
 
 Result<posix::Attr> DiskFs::GetAttr(posix::Ino ino) {
   Ops ops(this);
-  DbView view(core_->db);
+  DbView view = ReadView();
   ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(view, ino));
   return ToAttr(n.ino, n.rec);
 }
@@ -404,7 +405,7 @@ Status DiskFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new_p
 
 Result<std::string> DiskFs::Readlink(posix::Ino ino) {
   Ops ops(this);
-  DbView view(core_->db);
+  DbView view = ReadView();
   ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(view, ino));
   if (!S_ISLNK(n.rec.mode)) return Status::Errno(EINVAL, "not a symlink");
   return n.rec.symlink_target;
@@ -412,7 +413,7 @@ Result<std::string> DiskFs::Readlink(posix::Ino ino) {
 
 Result<posix::DirPage> DiskFs::ReadDir(posix::Ino dir, uint64_t after_cookie, size_t max_entries) {
   Ops ops(this);
-  DbView view(core_->db);
+  DbView view = ReadView();
   ARCHIL_RETURN_IF_ERROR(ops.LoadDir(view, dir).status());
   posix::DirPage page;
   if (after_cookie == UINT64_MAX) {

@@ -14,7 +14,8 @@
 // Checkpoints (docs/formats.md §4.1 EPOCH/CKPT, §5): a checkpoint freezes the open epoch in one
 // commit (O(1)); later changes keep the versions a checkpoint can see in history, and deleting it
 // frees, through the deadlists, exactly what only it kept. A DiskFs made for a frozen epoch is a
-// read-only view of that checkpoint (every mutation fails with EROFS).
+// read-only view of that checkpoint (every mutation fails with EROFS); so is a DiskFs made with a
+// pinned RocksDB snapshot of the head (Engine::OpenSnapshot).
 //
 // Parts, each with its own contract, lock and unit tests: HolderTable (who holds which inode
 // open), EpochTable (the open epoch and the frozen ones: what a versioned write must keep),
@@ -27,6 +28,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -78,10 +80,13 @@ class DiskFs final : public posix::FileSystem {
  public:
   // `view`: the disk's head (epoch kHeadView) or one of its checkpoints' epochs (read-only).
   // REQUIRES: the disk's DISK record exists; `core` outlives this; core->lineages knows the disk.
-  DiskFs(EngineCore* core, LevelRef view, const SipHashKey& dir_hash_key, uint32_t lineage_index);
+  // With `pinned` (a RocksDB snapshot of the head; the view releases it when it goes), a
+  // read-only view of the head as it was then: every read of it sees that one moment.
+  DiskFs(EngineCore* core, LevelRef view, const SipHashKey& dir_hash_key, uint32_t lineage_index,
+         std::shared_ptr<const rocksdb::Snapshot> pinned = nullptr);
 
   DiskNo disk() const { return disk_; }
-  bool read_only() const { return !view_.head(); }
+  bool read_only() const { return !view_.head() || pinned_ != nullptr; }
   const SipHashKey& dir_hash_key() const { return dir_hash_key_; }
   uint32_t lineage_index() const { return lineage_index_; }
 
@@ -205,6 +210,8 @@ class DiskFs final : public posix::FileSystem {
   // What `ino`'s xattrs take (posix::kXattrNamesMax, kXattrValuesMax count it).
   Result<posix::XattrTotals> XattrTotalsOf(Ops& ops, KvReader& r, Ino ino);
   Status Writable() const;
+  // What a read reads through: a fresh snapshot, or the pinned one.
+  DbView ReadView() const { return pinned_ ? DbView(core_->db, pinned_.get()) : DbView(core_->db); }
   // The one commit of a public mutation: `prepare`, then in the same batch (only if it
   // succeeded) the caller's epilogue; the caller's on_queued once it is queued.
   Status Mutate(const CommitHooks& hooks, const std::function<Status(Txn&)>& prepare);
@@ -243,6 +250,7 @@ class DiskFs final : public posix::FileSystem {
   const SipHashKey dir_hash_key_;
   const uint32_t lineage_index_;
   const Levels levels_;
+  const std::shared_ptr<const rocksdb::Snapshot> pinned_;
 
   // The disk's parts, each with its own contract and lock (none is taken while another is held).
   HolderTable holders_;   // who has which inode open

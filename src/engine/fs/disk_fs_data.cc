@@ -194,7 +194,7 @@ Status DiskFs::Ops::Resize(Txn& t, Inode& n, uint64_t size) {
 
 Result<std::string> DiskFs::Read(posix::Ino ino, uint64_t offset, size_t length) {
   Ops ops(this);
-  DbView view(core_->db);
+  DbView view = ReadView();
   ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(view, ino));
   if (S_ISDIR(n.rec.mode)) return Status::Errno(EISDIR, "read of a directory");
   if (!S_ISREG(n.rec.mode)) return Status::Errno(EINVAL, "read of a special file");

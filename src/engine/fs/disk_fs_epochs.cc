@@ -202,7 +202,7 @@ namespace archil::engine {
 
 Result<uint64_t> DiskFs::CheckpointUniqueBytes(std::string_view name) {
   ARCHIL_ASSIGN_OR_RETURN(Epoch k, CheckpointEpoch(name));
-  DbView view(core_->db);
+  DbView view = ReadView();
   ARCHIL_ASSIGN_OR_RETURN(std::vector<std::string> entries,
                           KeptOnlyBy(view, k, epochs_.PinnedNeighbours(k), SIZE_MAX));
   uint64_t blocks = 0;
@@ -214,7 +214,7 @@ Result<uint64_t> DiskFs::CheckpointUniqueBytes(std::string_view name) {
 }
 
 Result<uint64_t> DiskFs::StoredBytes() {
-  DbView view(core_->db);
+  DbView view = ReadView();
   const std::string prefix = DiskPrefix(disk_);
   auto it = view.NewIterator(core_->cfs[Cf::kSegUsage]);
   uint64_t blocks = 0;

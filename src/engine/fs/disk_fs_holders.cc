@@ -8,7 +8,7 @@ namespace archil::engine {
 
 Status DiskFs::Open(posix::Ino ino, posix::HolderId holder) {
   Ops ops(this);
-  DbView view(core_->db);
+  DbView view = ReadView();
   ARCHIL_RETURN_IF_ERROR(ops.LoadInode(view, ino).status());
   holders_.Add(ino, holder.value());
   return Status::Ok();

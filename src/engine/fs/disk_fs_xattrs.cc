@@ -9,7 +9,7 @@ namespace archil::engine {
 Result<std::string> DiskFs::GetXattr(posix::Ino ino, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(posix::ValidateXattrName(name));
   Ops ops(this);
-  DbView view(core_->db);
+  DbView view = ReadView();
   ARCHIL_RETURN_IF_ERROR(ops.LoadInode(view, ino).status());
   ARCHIL_ASSIGN_OR_RETURN(std::optional<std::string> v,
                           levels_.Get(view, XattrLevelKey(ino, name)));
@@ -77,7 +77,7 @@ Result<posix::XattrTotals> DiskFs::XattrTotalsOf(Ops& ops, KvReader& r, posix::I
 
 Result<std::vector<std::string>> DiskFs::ListXattr(posix::Ino ino) {
   Ops ops(this);
-  DbView view(core_->db);
+  DbView view = ReadView();
   ARCHIL_RETURN_IF_ERROR(ops.LoadInode(view, ino).status());
   std::vector<std::string> names;
   ARCHIL_ASSIGN_OR_RETURN(std::unique_ptr<LevelScan> scan,

@@ -56,8 +56,13 @@ class KvReader {
 // A consistent read view: every read sees the database as of the view's creation.
 class DbView final : public KvReader {
  public:
-  explicit DbView(rocksdb::DB* db) : db_(db), snapshot_(db->GetSnapshot()) {}
-  ~DbView() override { db_->ReleaseSnapshot(snapshot_); }
+  explicit DbView(rocksdb::DB* db) : db_(db), snapshot_(db->GetSnapshot()), owned_(true) {}
+  // Reads at `pinned`, a snapshot its owner keeps until this view is gone and releases itself.
+  DbView(rocksdb::DB* db, const rocksdb::Snapshot* pinned)
+      : db_(db), snapshot_(pinned), owned_(false) {}
+  ~DbView() override {
+    if (owned_) db_->ReleaseSnapshot(snapshot_);
+  }
   DbView(const DbView&) = delete;
   DbView& operator=(const DbView&) = delete;
 
@@ -67,6 +72,7 @@ class DbView final : public KvReader {
  private:
   rocksdb::DB* db_;
   const rocksdb::Snapshot* snapshot_;
+  const bool owned_;
 };
 
 }  // namespace archil::engine
