@@ -108,6 +108,23 @@ Result<posix::Ino> Resolve(posix::FileSystem* fs, std::string_view path, std::st
   return ino;
 }
 
+// The newlines in [p, p + n), eight bytes at a time (a byte of w ^ "\n\n..." is zero where w
+// held a newline; the classic has-zero-byte test marks each such byte's top bit, exactly).
+uint64_t CountNewlines(const char* p, size_t n) {
+  constexpr uint64_t kNl = 0x0a0a0a0a0a0a0a0aULL, kLow7 = 0x7f7f7f7f7f7f7f7fULL;
+  uint64_t count = 0;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    const uint64_t x = w ^ kNl;
+    const uint64_t zero = ~(((x & kLow7) + kLow7) | x | kLow7);
+    count += ((zero >> 7) * 0x0101010101010101ULL) >> 56;  // the marks summed in the top byte
+  }
+  for (; i < n; ++i) count += p[i] == '\n';
+  return count;
+}
+
 struct FileJob {
   posix::Ino ino;
   std::string path;
@@ -245,23 +262,28 @@ class Search {
         return true;  // binary
       }
       offset += data->size();
-      std::string buf = std::move(carry);
-      buf += *data;
+      std::string buf;
+      if (carry.empty()) {
+        buf = std::move(*data);
+      } else {
+        buf = std::move(carry);
+        buf += *data;
+      }
       carry.clear();
       size_t done = SearchLines(job.path, buf, eof, &line_no, found);
-      if (found->size() >= r_.max_results) return true;
+      if (found->size() >= r_.max_results || eof) return true;
       carry.assign(buf, done, std::string::npos);
-      if (eof) return true;
       if (carry.size() >= kMaxLineBytes) {  // an overlong line: searched in pieces
         SearchLines(job.path, carry, /*last=*/true, &line_no, found);
-        --line_no;  // the piece was not a whole line
         carry.clear();
       }
     }
   }
 
   // Searches the whole lines of `buf` (and its unterminated tail if `last`); returns where the
-  // first line not searched starts. `*line_no` is the number of buf's first line, and moves on.
+  // first line not searched starts. `*line_no` is the number of buf's first line; unless `last`,
+  // it moves on to the number of the line at the returned offset. Newlines are counted only up
+  // to a match, and past the last one only if more of the file follows.
   size_t SearchLines(const std::string& path, std::string_view buf, bool last, uint64_t* line_no,
                      std::vector<GrepMatch>* found) {
     const size_t end = last ? buf.size() : buf.rfind('\n') + 1;  // npos + 1 == 0: no whole line
@@ -274,9 +296,7 @@ class Search {
       const size_t line_start = at == 0 ? 0 : text.rfind('\n', at - 1) + 1;
       size_t line_end = text.find('\n', at);
       if (line_end == std::string_view::npos) line_end = text.size();
-      *line_no += static_cast<uint64_t>(
-          std::count(text.begin() + static_cast<ptrdiff_t>(counted),
-                     text.begin() + static_cast<ptrdiff_t>(line_start), '\n'));
+      *line_no += CountNewlines(text.data() + counted, line_start - counted);
       counted = line_start;
       std::string_view line = text.substr(line_start, line_end - line_start);
       // A match of the whole text may have crossed a newline ((?s), \s, [^x]): the line alone
@@ -287,9 +307,7 @@ class Search {
       }
       pos = line_end + 1;
     }
-    *line_no += static_cast<uint64_t>(
-        std::count(text.begin() + static_cast<ptrdiff_t>(counted), text.end(), '\n'));
-    if (last && !text.empty() && text.back() != '\n') ++*line_no;
+    if (!last) *line_no += CountNewlines(text.data() + counted, text.size() - counted);
     return end;
   }
 

@@ -128,6 +128,26 @@ TEST_F(GrepTest, ALineAcrossTwoReadsIsFoundWithItsNumber) {
   EXPECT_GE(fs_.reads_, 2);
 }
 
+TEST_F(GrepTest, LineNumbersHoldAcrossManyReads) {
+  std::string data;
+  std::vector<uint64_t> want;
+  for (uint64_t line = 1; data.size() < 3 * kReadBytes + 100; ++line) {
+    if (line % 7919 == 1) {
+      data += "needle " + std::to_string(line) + "\n";
+      want.push_back(line);
+    } else {
+      data += "line " + std::to_string(line) + " of filler, filler, filler\n";
+    }
+  }
+  fs_.File(kRootIno, "big", data);
+  GrepResult r = Run(Req("^needle"));
+  ASSERT_EQ(r.matches.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(r.matches[i].line, want[i]);
+    EXPECT_EQ(r.matches[i].text, "needle " + std::to_string(want[i]));
+  }
+}
+
 TEST_F(GrepTest, AnOverlongLineIsSearchedInPiecesAndLaterLinesKeepTheirNumbers) {
   std::string data = "first\n" + std::string(kMaxLineBytes + kReadBytes / 2, 'x') + "tail\n" +
                      "needle on line three\n";
