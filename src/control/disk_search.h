@@ -43,9 +43,9 @@ struct GrepAnswer {
 class DiskSearch {
  public:
   virtual ~DiskSearch() = default;
-  // InvalidArgument for a pattern that does not compile or limits out of range (its message says
-  // which); NotFound for an unknown disk, checkpoint or directory; the errno of the directory's
-  // walk otherwise (ENOTDIR).
+  // InvalidArgument for a pattern that does not compile, limits out of range or a directory that
+  // is not one (its message says which); NotFound for an unknown disk, checkpoint or directory;
+  // Unavailable while the server runs as many searches as it allows.
   virtual Result<GrepAnswer> Grep(const DiskId& disk, const GrepQuery& query) = 0;
 };
 

@@ -43,6 +43,9 @@ Result<GrepAnswer> EngineSearch::Run(const DiskId& disk, const GrepQuery& query)
       return Status::NotFound("disk '" + disk.str() + "' has no directory '" + query.directory +
                               "'");
     }
+    if (found.status().sys_errno() == ENOTDIR) {
+      return Status::InvalidArgument("'" + query.directory + "' is not a directory");
+    }
     return found.status();
   }
   GrepAnswer out;
