@@ -253,7 +253,7 @@ class Search {
     std::string carry;  // the start of a line the last read did not finish
     uint64_t offset = 0, line_no = 1;
     for (;;) {
-      if (Stopped()) return true;
+      if (Stopped() || matched_.load() >= r_.max_results) return true;
       Result<std::string> data = fs_->Read(job.ino, offset, kReadBytes);
       if (!data.ok()) return false;
       const bool eof = data->size() < kReadBytes;
@@ -271,7 +271,7 @@ class Search {
       }
       carry.clear();
       size_t done = SearchLines(job.path, buf, eof, &line_no, found);
-      if (found->size() >= r_.max_results || eof) return true;
+      if (matched_.load() >= r_.max_results || eof) return true;
       carry.assign(buf, done, std::string::npos);
       if (carry.size() >= kMaxLineBytes) {  // an overlong line: searched in pieces
         SearchLines(job.path, carry, /*last=*/true, &line_no, found);
@@ -303,7 +303,9 @@ class Search {
       // decides.
       if (RE2::PartialMatch(line, *p_->line)) {
         found->push_back({path, *line_no, std::string(line.substr(0, kMaxTextBytes))});
-        if (found->size() >= r_.max_results) return end;
+        // Counted across the searchers, so that together they hold at most about max_results
+        // lines (each up to kMaxTextBytes), not max_results each.
+        if (matched_.fetch_add(1) + 1 >= r_.max_results) return end;
       }
       pos = line_end + 1;
     }
@@ -317,6 +319,7 @@ class Search {
   const Clock* const clock_;
   int64_t deadline_ns_ = 0;
   std::atomic<bool> stopped_{false};
+  std::atomic<uint64_t> matched_{0};  // lines found by every searcher so far
 
   Mutex mu_;
   CondVar queue_cv_;  // a file was queued, or the listing ended, or the search stopped
