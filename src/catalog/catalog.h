@@ -64,6 +64,10 @@ class Catalog {
   // token; the caller checks which disk it may open).
   virtual Result<DiskUser> GetDiskUser(std::string_view identifier) = 0;
 
+  // Replaces the allowed client addresses of a lineage root (live, or kept for its branches);
+  // NotFound if it is neither. REQUIRES: at most kMaxAllowedIps, no duplicates.
+  virtual Status SetAllowedIps(const DiskId& disk_id, const std::vector<IpRange>& allowed) = 0;
+
   virtual Status AddApiKey(const ApiKey& key) = 0;
   virtual Result<ApiKey> GetApiKey(std::string_view id) = 0;
   virtual Result<Page<ApiKey>> ListApiKeys(const PageRequest& page) = 0;

@@ -32,4 +32,8 @@ void CatalogEvents::OnTokenRevoked(const DiskId& disk, std::string_view token_id
   for (CatalogListener* l : Snapshot()) l->OnTokenRevoked(disk, token_id);
 }
 
+void CatalogEvents::OnAllowedIpsChanged(const DiskId& disk, const std::vector<IpRange>& allowed) {
+  for (CatalogListener* l : Snapshot()) l->OnAllowedIpsChanged(disk, allowed);
+}
+
 }  // namespace archil

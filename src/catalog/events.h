@@ -1,9 +1,10 @@
 // What the control plane tells the data path, as it happens.
 //
-// The disk server subscribes: a deleted disk or a revoked disk token must end the sessions it
-// opened (within a second), since authentication happens only when a session starts. Events are
-// delivered after the catalog change is durable, on the thread that made it; a listener must not
-// block (hand the work to its own thread) and must not call back into the catalog synchronously.
+// The disk server subscribes: a deleted disk, a revoked disk token or a narrowed list of allowed
+// addresses must end the sessions it no longer allows (within a second), since authentication
+// happens only when a session starts. Events are delivered after the catalog change is durable, on
+// the thread that made it; a listener must not block (hand the work to its own thread) and must not
+// call back into the catalog synchronously.
 //
 // Thread-safety: CatalogEvents is safe for concurrent Publish/Subscribe/Unsubscribe.
 #pragma once
@@ -30,6 +31,8 @@ class CatalogListener {
   virtual void OnDiskDeleted(const DiskId& disk) = 0;
   // The disk token `token_id` (its public identifier) of `disk` was removed.
   virtual void OnTokenRevoked(const DiskId& disk, std::string_view token_id) = 0;
+  // The allowed client addresses of lineage root `disk` are now `allowed` (empty: any).
+  virtual void OnAllowedIpsChanged(const DiskId& disk, const std::vector<IpRange>& allowed) {}
 };
 
 // Fans events out to every subscribed listener, in subscription order.
@@ -42,6 +45,8 @@ class CatalogEvents final : public CatalogListener {
   void OnDiskCreated(const Disk& disk) override ARCHIL_EXCLUDES(mu_);
   void OnDiskDeleted(const DiskId& disk) override ARCHIL_EXCLUDES(mu_);
   void OnTokenRevoked(const DiskId& disk, std::string_view token_id) override ARCHIL_EXCLUDES(mu_);
+  void OnAllowedIpsChanged(const DiskId& disk, const std::vector<IpRange>& allowed) override
+      ARCHIL_EXCLUDES(mu_);
 
  private:
   std::vector<CatalogListener*> Snapshot() ARCHIL_EXCLUDES(mu_);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/ids.h"
+#include "base/ip_range.h"
 
 namespace archil {
 
@@ -32,6 +33,8 @@ struct DiskUser {
   int64_t created_at = 0;
 };
 
+inline constexpr size_t kMaxAllowedIps = 100;
+
 enum class DiskState { kAvailable, kDeleting };
 
 // What makes a disk a branch (the catalog has rows for lineage roots only; branches come from
@@ -50,7 +53,10 @@ struct Disk {
   DiskState state = DiskState::kAvailable;
   RootAttrs root;
   int64_t created_at = 0;
-  std::vector<DiskUser> users;       // filled by Get/List
+  std::vector<DiskUser> users;  // filled by Get/List
+  // Client addresses the disk server lets open sessions on the disk and its branches (a
+  // lineage root's list covers the lineage); empty: any. At most kMaxAllowedIps, no duplicates.
+  std::vector<IpRange> allowed_ips;
   std::optional<DiskBranch> branch;  // set for a branch (then users and settings are the root's)
 };
 

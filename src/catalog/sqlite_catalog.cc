@@ -23,7 +23,7 @@ int64_t SteadyNanos() {
 
 namespace {
 
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 
 // The WAL is preallocated with written zeros to a size it reaches before the automatic checkpoint
 // (1000 pages of 1 KiB plus frame headers) restarts it from the beginning. Then a commit
@@ -76,6 +76,12 @@ CREATE TABLE api_keys(
 // its users, which then open only its branches (docs/adr/0014-branches-in-the-engine.md).
 constexpr char kMigrateV1ToV2[] = R"sql(
 ALTER TABLE disks ADD COLUMN kept_for_branches INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+// Schema version 3: each disk's allowed client addresses, canonical CIDR text joined by commas
+// ("10.0.0.0/8,2001:db8::/32"); empty: any address.
+constexpr char kMigrateV2ToV3[] = R"sql(
+ALTER TABLE disks ADD COLUMN allowed_ips TEXT NOT NULL DEFAULT '';
 )sql";
 
 Status SqliteError(sqlite3* db, int rc, std::string_view what) {
@@ -219,7 +225,29 @@ class SqliteCatalog::Txn {
 namespace {
 
 constexpr char kDiskColumns[] =
-    "seq, id, name, region, state, root_uid, root_gid, root_mode, created_at";
+    "seq, id, name, region, state, root_uid, root_gid, root_mode, created_at, allowed_ips";
+
+// The stored list (canonical text, written by SetAllowedIps). An entry that does not parse
+// (damaged storage) becomes ::/128, the unspecified address no peer has: the list fails closed
+// rather than losing an entry and perhaps becoming empty, which would allow everyone.
+std::vector<IpRange> AllowedIpsFromText(std::string_view text) {
+  std::vector<IpRange> out;
+  if (text.empty()) return out;
+  for (std::string_view part : Split(text, ',')) {
+    Result<IpRange> r = ParseIpRange(part);
+    out.push_back(r.ok() ? *r : IpRange{false, {}, 128});
+  }
+  return out;
+}
+
+std::string AllowedIpsText(const std::vector<IpRange>& allowed) {
+  std::string text;
+  for (const IpRange& r : allowed) {
+    if (!text.empty()) text += ',';
+    text += r.ToString();
+  }
+  return text;
+}
 
 template <typename S>
 Disk DiskFromRow(const S& s) {
@@ -231,6 +259,7 @@ Disk DiskFromRow(const S& s) {
   d.root = {static_cast<uint32_t>(s.Int(5)), static_cast<uint32_t>(s.Int(6)),
             static_cast<uint32_t>(s.Int(7))};
   d.created_at = s.Int(8);
+  d.allowed_ips = AllowedIpsFromText(s.Text(9));
   return d;
 }
 
@@ -397,6 +426,7 @@ Status SqliteCatalog::Migrate() {
     }
     ARCHIL_RETURN_IF_ERROR(Exec(kSchemaV1));
     ARCHIL_RETURN_IF_ERROR(Exec(kMigrateV1ToV2));
+    ARCHIL_RETURN_IF_ERROR(Exec(kMigrateV2ToV3));
     Stmt put(this, "INSERT INTO meta(key, value) VALUES ('schema_version', ?)");
     ARCHIL_RETURN_IF_ERROR(put.prepared());
     ARCHIL_RETURN_IF_ERROR(put.Bind(std::to_string(kSchemaVersion)).Run());
@@ -412,6 +442,13 @@ Status SqliteCatalog::Migrate() {
     ARCHIL_RETURN_IF_ERROR(put.prepared());
     ARCHIL_RETURN_IF_ERROR(put.Run());
     version = "2";
+  }
+  if (version == "2") {
+    ARCHIL_RETURN_IF_ERROR(Exec(kMigrateV2ToV3));
+    Stmt put(this, "UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+    ARCHIL_RETURN_IF_ERROR(put.prepared());
+    ARCHIL_RETURN_IF_ERROR(put.Run());
+    version = "3";
   }
   if (version != std::to_string(kSchemaVersion)) {
     return Status::Corruption("unknown catalog schema version '" + version +
@@ -599,6 +636,17 @@ Status SqliteCatalog::RemoveDiskUser(const DiskId& disk_id, std::string_view ide
     return Status::NotFound("disk '" + disk_id.str() + "' has no user '" + std::string(identifier) +
                             "'");
   }
+  return Status::Ok();
+}
+
+Status SqliteCatalog::SetAllowedIps(const DiskId& disk_id, const std::vector<IpRange>& allowed) {
+  Held lock(this);
+  Stmt s(this,
+         "UPDATE disks SET allowed_ips = ? WHERE id = ? AND "
+         "(state = 'available' OR kept_for_branches = 1)");
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  ARCHIL_RETURN_IF_ERROR(s.Bind(AllowedIpsText(allowed)).Bind(disk_id.str()).Run());
+  if (sqlite3_changes(db_) == 0) return Status::NotFound("no disk with id '" + disk_id.str() + "'");
   return Status::Ok();
 }
 

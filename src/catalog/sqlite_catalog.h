@@ -40,6 +40,7 @@ class SqliteCatalog final : public Catalog {
   Status AddDiskUser(const DiskUser& user) override;
   Status RemoveDiskUser(const DiskId& disk_id, std::string_view identifier) override;
   Result<DiskUser> GetDiskUser(std::string_view identifier) override;
+  Status SetAllowedIps(const DiskId& disk_id, const std::vector<IpRange>& allowed) override;
   Status AddApiKey(const ApiKey& key) override;
   Result<ApiKey> GetApiKey(std::string_view id) override;
   Result<Page<ApiKey>> ListApiKeys(const PageRequest& page) override;

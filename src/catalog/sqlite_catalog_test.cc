@@ -329,8 +329,67 @@ TEST_F(SqliteCatalogTest, MigratesSchemaVersion1) {
   EXPECT_EQ((*c)->GetDisk(Id(1))->name, "old");
   EXPECT_TRUE((*c)->MarkDiskDeleting(Id(1), true).ok());
   EXPECT_EQ(*(*c)->DisksKeptForBranches(), std::vector<DiskId>{Id(1)});
+  EXPECT_TRUE((*c)->GetLineageRoot(Id(1))->allowed_ips.empty());
   c->reset();
-  EXPECT_TRUE(SqliteCatalog::Open(path).ok());  // and opens again as version 2
+  EXPECT_TRUE(SqliteCatalog::Open(path).ok());  // and opens again as version 3
+}
+
+// A catalog made by schema version 2 gets the allowed-address column (empty: any address).
+TEST_F(SqliteCatalogTest, MigratesSchemaVersion2) {
+  catalog_.reset();
+  const std::string path = (dir_ / "v2.db").string();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* v2 =
+      "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
+      "CREATE TABLE disks(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, name TEXT NOT NULL,"
+      " region TEXT NOT NULL, state TEXT NOT NULL CHECK (state IN ('available', 'deleting')),"
+      " root_uid INTEGER NOT NULL, root_gid INTEGER NOT NULL, root_mode INTEGER NOT NULL,"
+      " created_at INTEGER NOT NULL, kept_for_branches INTEGER NOT NULL DEFAULT 0);"
+      "CREATE UNIQUE INDEX disks_live_name ON disks(name) WHERE state = 'available';"
+      "CREATE TABLE disk_users(identifier TEXT PRIMARY KEY, disk_id TEXT NOT NULL REFERENCES"
+      " disks(id) ON DELETE CASCADE, type TEXT NOT NULL, nickname TEXT NOT NULL, token_suffix"
+      " TEXT NOT NULL, secret_hash TEXT NOT NULL, created_at INTEGER NOT NULL) WITHOUT ROWID;"
+      "CREATE INDEX disk_users_disk ON disk_users(disk_id);"
+      "CREATE TABLE api_keys(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, name TEXT NOT"
+      " NULL, description TEXT NOT NULL, token_suffix TEXT NOT NULL, secret_hash TEXT NOT NULL,"
+      " created_at INTEGER NOT NULL);"
+      "INSERT INTO meta VALUES ('schema_version', '2');"
+      "INSERT INTO disks(id, name, region, state, root_uid, root_gid, root_mode, created_at)"
+      " VALUES ('dsk-0000000000000001', 'old', 'local', 'available', 0, 0, 493, 5);";
+  char* err = nullptr;
+  ASSERT_EQ(sqlite3_exec(db, v2, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_close(db);
+  auto c = SqliteCatalog::Open(path);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ((*c)->GetDisk(Id(1))->name, "old");
+  EXPECT_TRUE((*c)->GetDisk(Id(1))->allowed_ips.empty());
+  ASSERT_TRUE((*c)->SetAllowedIps(Id(1), {*ParseIpRange("10.0.0.0/8")}).ok());
+  c->reset();
+  c = SqliteCatalog::Open(path);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ((*c)->GetDisk(Id(1))->allowed_ips.size(), 1u);
+  EXPECT_EQ((*c)->GetDisk(Id(1))->allowed_ips[0].ToString(), "10.0.0.0/8");
+}
+
+TEST_F(SqliteCatalogTest, AllowedIpsAreStoredPerLineageRoot) {
+  ASSERT_TRUE(catalog_->CreateDisk(MakeDisk(Id(1), "a"), MakeUser(Hex16(1), Id(1))).ok());
+  ASSERT_TRUE(catalog_->CreateDisk(MakeDisk(Id(2), "b"), MakeUser(Hex16(2), Id(2))).ok());
+  const std::vector<IpRange> list = {*ParseIpRange("10.0.0.0/8"), *ParseIpRange("2001:db8::/32"),
+                                     *ParseIpRange("192.168.1.7")};
+  ASSERT_TRUE(catalog_->SetAllowedIps(Id(1), list).ok());
+  EXPECT_EQ(catalog_->GetDisk(Id(1))->allowed_ips, list);
+  EXPECT_TRUE(catalog_->GetDisk(Id(2))->allowed_ips.empty());
+  EXPECT_EQ(catalog_->ListDisks({50, ""}, "a")->items.at(0).allowed_ips, list);
+  ASSERT_TRUE(catalog_->SetAllowedIps(Id(1), {}).ok());
+  EXPECT_TRUE(catalog_->GetDisk(Id(1))->allowed_ips.empty());
+  EXPECT_EQ(catalog_->SetAllowedIps(Id(3), list).code(), Status::Code::kNotFound);
+  // A disk kept for its branches keeps a settable list; one deleted for good has none.
+  ASSERT_TRUE(catalog_->MarkDiskDeleting(Id(1), true).ok());
+  ASSERT_TRUE(catalog_->SetAllowedIps(Id(1), list).ok());
+  EXPECT_EQ(catalog_->GetLineageRoot(Id(1))->allowed_ips, list);
+  ASSERT_TRUE(catalog_->MarkDiskDeleting(Id(2), false).ok());
+  EXPECT_EQ(catalog_->SetAllowedIps(Id(2), list).code(), Status::Code::kNotFound);
 }
 
 TEST_F(SqliteCatalogTest, DiskUsers) {
