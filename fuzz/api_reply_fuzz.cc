@@ -44,6 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   RoundTrip<w::ApiKey>(d, w::DecodeApiKey);
   RoundTrip<w::Checkpoint>(d, w::DecodeCheckpoint);
   RoundTrip<w::Branch>(d, w::DecodeBranch);
+  RoundTrip<w::AllowedIps>(d, w::DecodeAllowedIps);
   // Lists: their elements' decoders are covered above; a list decodes or is Corruption.
   for (auto code :
        {w::DecodeDiskList(d).status().code(), w::DecodeKeyList(d).status().code(),

@@ -3,7 +3,8 @@
 // must never produce a 500, a crash, or a response that is not the JSON envelope.
 //
 // Input layout: fields separated by '\n': method, path, authorization, optionally
-// "Idempotency-Key: K", body (the rest).
+// "Idempotency-Key: K", body (the rest). "ADMIN" as the authorization is the admin key; "{disk}"
+// in the path is the id of a disk the fixture made (so that routes reach a stored disk).
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -42,11 +43,16 @@ struct Fixture {
   archil::ControlService service{catalog.get(), &clock, "fuzz", nullptr, &lineage};
   archil::ApiRouter router{&service};
   std::string key;
+  std::string disk;
   Fixture() {
     (void)service.BootstrapAdminKey([this](const std::string& t) {
       key = t;
       return archil::Status::Ok();
     });
+    archil::CreateDiskRequest create;
+    create.name = "fuzz";
+    archil::Result<archil::CreatedDisk> d = service.CreateDisk(create);
+    if (d.ok()) disk = d->disk.id.str();
   }
 };
 
@@ -59,6 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   archil::ApiRequest req;
   req.method = !parts.empty() ? std::string(parts[0]) : "GET";
   std::string target = parts.size() > 1 ? std::string(parts[1]) : "/api/disks";
+  if (size_t at = target.find("{disk}"); at != std::string::npos) target.replace(at, 6, f.disk);
   size_t q = target.find('?');
   req.path = target.substr(0, q);
   if (q != std::string::npos) {

@@ -404,14 +404,114 @@ TEST_F(ControlApiTest, RestartKeepsEverything) {
   EXPECT_EQ(Call("GET", "/api/tokens").second["data"]["tokens"].size(), 2u);
 }
 
+// GET and PUT /api/disks/{id}/allowed-ips: the list is normalized and stored, bad bodies and bad
+// entries are 400 naming what is wrong, and another disk's id or an unknown one is 404.
+TEST_F(ControlApiTest, AllowedIpsRoundTrip) {
+  const std::string id = CreateDisk("guarded")["diskId"];
+  const std::string other = CreateDisk("open")["diskId"];
+  const std::string path = "/api/disks/" + id + "/allowed-ips";
+  auto [s0, empty] = Call("GET", path);
+  ASSERT_EQ(s0, 200) << empty.dump();
+  EXPECT_EQ(empty["data"], json({{"allowedIps", json::array()}}));
+
+  auto [s1, put] = Call("PUT", path,
+                        R"({"allowedIps":["10.0.0.0/8","10.200.1.2","2001:0DB8::/32",)"
+                        R"("::ffff:192.168.0.0/112","10.0.0.0/8"]})");
+  ASSERT_EQ(s1, 200) << put.dump();
+  const json normalized = {"10.0.0.0/8", "10.200.1.2/32", "2001:db8::/32", "192.168.0.0/16"};
+  EXPECT_EQ(put["data"]["allowedIps"], normalized);
+  EXPECT_EQ(Call("GET", path).second["data"]["allowedIps"], normalized);
+  // Another disk's list is its own.
+  EXPECT_EQ(Call("GET", "/api/disks/" + other + "/allowed-ips").second["data"]["allowedIps"],
+            json::array());
+
+  // Cleared: any address again.
+  auto [s2, cleared] = Call("PUT", path, R"({"allowedIps":[]})");
+  EXPECT_EQ(s2, 200);
+  EXPECT_EQ(cleared["data"]["allowedIps"], json::array());
+  EXPECT_EQ(Call("GET", path).second["data"]["allowedIps"], json::array());
+}
+
+TEST_F(ControlApiTest, AllowedIpsErrors) {
+  const std::string id = CreateDisk("strict")["diskId"];
+  const std::string path = "/api/disks/" + id + "/allowed-ips";
+  ASSERT_EQ(Call("PUT", path, R"({"allowedIps":["10.0.0.0/8"]})").first, 200);
+  json many = json::array();
+  for (int i = 0; i < 101; ++i) many.push_back("10.0." + std::to_string(i) + ".0/24");
+  json hundred = many;
+  hundred.erase(hundred.end() - 1);
+  for (const std::string& body : {std::string(""),
+                                  std::string("{"),
+                                  std::string("[]"),
+                                  std::string("null"),
+                                  std::string("{}"),
+                                  std::string(R"({"allowedIps":null})"),
+                                  std::string(R"({"allowedIps":"10.0.0.0/8"})"),
+                                  std::string(R"({"allowedIps":[10]})"),
+                                  std::string(R"({"allowedIps":[["10.0.0.0/8"]]})"),
+                                  std::string(R"({"allowedIps":["10.0.0.0/8"],"mounts":[]})"),
+                                  std::string(R"({"allowedIps":[],"allowedIps":["1.2.3.4"]})"),
+                                  std::string(R"({"allowedIps":["1.2.3.4/33"]})"),
+                                  std::string(R"({"allowedIps":["::/129"]})"),
+                                  std::string(R"({"allowedIps":["1.2.3"]})"),
+                                  std::string(R"({"allowedIps":[" 1.2.3.4"]})"),
+                                  std::string(R"({"allowedIps":["1.2.3.4/"]})"),
+                                  std::string(R"({"allowedIps":["01.2.3.4"]})"),
+                                  std::string(R"({"allowedIps":[""]})"),
+                                  std::string(R"({"allowedIps":["10.1.0.0/8"]})"),
+                                  std::string(R"({"allowedIps":["example.com"]})"),
+                                  R"({"allowedIps":[")" + std::string(10000, '1') + R"("]})",
+                                  std::string("{\"allowedIps\":[\"1.2.3.4\xff\"]}"),
+                                  json{{"allowedIps", many}}.dump()}) {
+    auto [status, j] = Call("PUT", path, body);
+    EXPECT_EQ(status, 400) << body.substr(0, 80) << " -> " << j.dump();
+    EXPECT_EQ(j["code"], "invalid_argument");
+    EXPECT_LT(j["error"].get<std::string>().size(), 300u) << j.dump();
+  }
+  // The messages say what is wrong.
+  auto message = [&](const std::string& body) {
+    return Call("PUT", path, body).second["error"].get<std::string>();
+  };
+  EXPECT_NE(message(R"({"allowedIps":["10.1.0.0/8"]})").find("10.0.0.0/8"), std::string::npos);
+  EXPECT_NE(message(json{{"allowedIps", many}}.dump()).find("at most 100"), std::string::npos);
+  EXPECT_NE(message(R"({"allowedIps":"x"})").find("allowedIps"), std::string::npos);
+  EXPECT_NE(message(R"({"nope":1})").find("nope"), std::string::npos);
+  // None of them changed the list; 100 entries are allowed.
+  EXPECT_EQ(Call("GET", path).second["data"]["allowedIps"], json({"10.0.0.0/8"}));
+  EXPECT_EQ(Call("PUT", path, json{{"allowedIps", hundred}}.dump()).first, 200);
+
+  // Unknown disks, malformed ids, a deleted disk: as every other disk route.
+  for (const char* method : {"GET", "PUT"}) {
+    EXPECT_EQ(
+        Call(method, "/api/disks/dsk-0123456789abcdef/allowed-ips", R"({"allowedIps":[]})").first,
+        404);
+    EXPECT_EQ(Call(method, "/api/disks/nope/allowed-ips", R"({"allowedIps":[]})").first, 400);
+  }
+  const std::string gone = CreateDisk("gone")["diskId"];
+  ASSERT_EQ(Call("DELETE", "/api/disks/" + gone).first, 200);
+  EXPECT_EQ(Call("GET", "/api/disks/" + gone + "/allowed-ips").first, 404);
+  EXPECT_EQ(Call("PUT", "/api/disks/" + gone + "/allowed-ips", R"({"allowedIps":[]})").first, 404);
+  // Other methods, other keys.
+  EXPECT_EQ(Call("POST", path, R"({"allowedIps":[]})").first, 405);
+  EXPECT_EQ(Call("DELETE", path).first, 405);
+  EXPECT_EQ(Call("GET", path, "", {{"X-None", "1"}}).first, 401);
+  EXPECT_EQ(Call("PUT", path, R"({"allowedIps":[]})", {{"X-None", "1"}}).first, 401);
+  EXPECT_EQ(Call("GET", path).second["data"]["allowedIps"].size(), 100u);
+}
+
 TEST_F(ControlApiTest, RandomRequestsNeverCrashOr500) {
   unsigned seed = TestSeed();
   std::mt19937 rng(seed);
   const std::vector<std::string> methods = {"GET", "POST", "DELETE", "PUT"};
-  const std::vector<std::string> paths = {"/api/disks",         "/api/disks/dsk-0123456789abcdef",
-                                          "/api/disks/x/users", "/api/tokens",
-                                          "/api/tokens/x",      "/api/health",
-                                          "/api/disks?limit=",  "/api/%ff"};
+  const std::vector<std::string> paths = {"/api/disks",
+                                          "/api/disks/dsk-0123456789abcdef",
+                                          "/api/disks/x/users",
+                                          "/api/tokens",
+                                          "/api/tokens/x",
+                                          "/api/health",
+                                          "/api/disks?limit=",
+                                          "/api/%ff",
+                                          "/api/disks/dsk-0123456789abcdef/allowed-ips"};
   const std::string alphabet = "{}[]\":,0123456789abcnametruefalsenull \\u\xff\xc3\x80";
   for (int i = 0; i < 300; ++i) {
     std::string body;

@@ -96,6 +96,8 @@ json ToJson(const CreateDiskReply& v) {
           {"disk", ToJson(v.disk)}};
 }
 
+json ToJson(const AllowedIps& v) { return {{"allowedIps", v.allowed_ips}}; }
+
 json ToJson(const AddUserRequest& v) { return {{"type", v.type}, {"nickname", v.nickname}}; }
 
 json ToJson(const ApiKey& v) {
@@ -156,6 +158,33 @@ Result<CreateDiskRequest> DecodeCreateDiskRequest(std::string_view body) {
     if (gid) req.gid = static_cast<uint32_t>(*gid);
     if (mode) req.mode = static_cast<uint32_t>(*mode);
   }
+  return req;
+}
+
+namespace {
+
+// The member `field` of `j`: an array of strings (InvalidArgument naming it otherwise).
+Result<std::vector<std::string>> RequiredStringArray(const json& j, const char* field) {
+  auto bad = [](std::string m) { return Status::InvalidArgument(std::move(m)); };
+  auto it = j.find(field);
+  if (it == j.end() || it->is_null()) return bad(std::string(field) + " is required");
+  if (!it->is_array()) return bad(std::string(field) + " must be an array of strings");
+  std::vector<std::string> out;
+  out.reserve(it->size());
+  for (const json& e : *it) {
+    if (!e.is_string()) return bad(std::string(field) + " must be an array of strings");
+    out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<AllowedIps> DecodeAllowedIpsRequest(std::string_view body) {
+  ARCHIL_ASSIGN_OR_RETURN(json j, ParseJsonObject(body));
+  ARCHIL_RETURN_IF_ERROR(CheckKnownFields(j, {"allowedIps"}));
+  AllowedIps req;
+  ARCHIL_ASSIGN_OR_RETURN(req.allowed_ips, RequiredStringArray(j, "allowedIps"));
   return req;
 }
 
@@ -310,6 +339,15 @@ Result<Checkpoint> DecodeCheckpoint(const json& j) {
 
 Result<std::vector<Checkpoint>> DecodeCheckpointList(const json& j) {
   return DecodeArray<Checkpoint>(j, "checkpoint list", DecodeCheckpoint);
+}
+
+Result<AllowedIps> DecodeAllowedIps(const json& j) {
+  return FromServer("allowed addresses", [&]() -> Result<AllowedIps> {
+    ARCHIL_RETURN_IF_ERROR(RequireObject(j, "the allowed addresses"));
+    AllowedIps a;
+    ARCHIL_ASSIGN_OR_RETURN(a.allowed_ips, RequiredStringArray(j, "allowedIps"));
+    return a;
+  }());
 }
 
 Result<Branch> DecodeBranch(const json& j) {

@@ -119,6 +119,12 @@ struct CreateBranchRequest {
   bool operator==(const CreateBranchRequest&) const = default;
 };
 
+// GET and PUT /api/disks/{id}/allowed-ips: the request body and both replies.
+struct AllowedIps {
+  std::vector<std::string> allowed_ips;  // addresses and CIDR ranges; empty: any address
+  bool operator==(const AllowedIps&) const = default;
+};
+
 // The envelope every response is wrapped in.
 struct Envelope {
   bool success = false;
@@ -139,12 +145,15 @@ nlohmann::json ToJson(const CreateKeyRequest& v);
 nlohmann::json ToJson(const Checkpoint& v);
 nlohmann::json ToJson(const Branch& v);
 nlohmann::json ToJson(const CreateBranchRequest& v);
+nlohmann::json ToJson(const AllowedIps& v);
 
 // Requests (server side): strict.
 Result<CreateDiskRequest> DecodeCreateDiskRequest(std::string_view body);
 Result<AddUserRequest> DecodeAddUserRequest(std::string_view body);
 Result<CreateKeyRequest> DecodeCreateKeyRequest(std::string_view body);
 Result<CreateBranchRequest> DecodeCreateBranchRequest(std::string_view body);
+// `allowedIps` is required: an array of strings (their syntax is the service's to check).
+Result<AllowedIps> DecodeAllowedIpsRequest(std::string_view body);
 
 // Replies (client side): Corruption when a field we read has the wrong type or is missing.
 Result<User> DecodeUser(const nlohmann::json& j);
@@ -157,6 +166,7 @@ Result<Checkpoint> DecodeCheckpoint(const nlohmann::json& j);
 Result<std::vector<Checkpoint>> DecodeCheckpointList(const nlohmann::json& j);
 Result<Branch> DecodeBranch(const nlohmann::json& j);
 Result<std::vector<Branch>> DecodeBranchList(const nlohmann::json& j);
+Result<AllowedIps> DecodeAllowedIps(const nlohmann::json& j);
 
 // Serialises a success envelope; `next_cursor` present only for paged lists (empty: null).
 std::string EncodeOk(const nlohmann::json& data, const std::string* next_cursor = nullptr);

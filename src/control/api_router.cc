@@ -141,6 +141,11 @@ class Dispatch {
                  : m == "DELETE" ? DeleteBranch(p[1], p[3])
                                  : NoMethod("GET, DELETE");
       }
+      if (p[2] == "allowed-ips" && p.size() == 3) {
+        return m == "GET"   ? GetAllowedIps(p[1])
+               : m == "PUT" ? PutAllowedIps(p[1])
+                            : NoMethod("GET, PUT");
+      }
       if (p[2] == "users") {
         if (p.size() == 3)
           return m == "GET" ? ListUsers(p[1]) : m == "POST" ? AddUser(p[1]) : NoMethod("GET, POST");
@@ -285,6 +290,26 @@ class Dispatch {
     return Ok(200, {{"message", "user removed"}, {"identifier", identifier}});
   }
 
+  static json AllowedIpsJson(const std::vector<IpRange>& allowed) {
+    wire::AllowedIps w;
+    for (const IpRange& r : allowed) w.allowed_ips.push_back(r.ToString());
+    return wire::ToJson(w);
+  }
+
+  ApiResponse GetAllowedIps(std::string_view disk_id) {
+    Result<std::vector<IpRange>> allowed = s_->GetAllowedIps(disk_id);
+    if (!allowed.ok()) return ErrorResponse(allowed.status());
+    return Ok(200, AllowedIpsJson(*allowed));
+  }
+
+  ApiResponse PutAllowedIps(std::string_view disk_id) {
+    Result<wire::AllowedIps> req = wire::DecodeAllowedIpsRequest(r_.body);
+    if (!req.ok()) return ErrorResponse(req.status());
+    Result<std::vector<IpRange>> allowed = s_->SetAllowedIps(disk_id, req->allowed_ips);
+    if (!allowed.ok()) return ErrorResponse(allowed.status());
+    return Ok(200, AllowedIpsJson(*allowed));
+  }
+
   ApiResponse ListKeys() {
     Result<PageRequest> page = PageFromQuery(r_);
     if (!page.ok()) return ErrorResponse(page.status());
@@ -327,8 +352,9 @@ ApiResponse ErrorResponse(const Status& status) {
 }
 
 std::string RouteLabel(std::string_view path) {
-  static constexpr std::string_view kWords[] = {"api",         "disks",    "tokens", "users",
-                                                "checkpoints", "branches", "health", "region"};
+  static constexpr std::string_view kWords[] = {"api",      "disks",       "tokens",
+                                                "users",    "allowed-ips", "checkpoints",
+                                                "branches", "health",      "region"};
   static constexpr std::string_view kCollections[] = {"disks", "tokens", "users", "checkpoints",
                                                       "branches"};
   std::vector<std::string_view> parts = Split(path, '/');

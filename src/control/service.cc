@@ -1,5 +1,7 @@
 #include "control/service.h"
 
+#include <algorithm>
+
 #include "api/names.h"
 #include "base/log.h"
 #include "catalog/credentials.h"
@@ -199,6 +201,30 @@ Status ControlService::RemoveDiskUser(std::string_view disk_id, std::string_view
   ARCHIL_RETURN_IF_ERROR(catalog_->RemoveDiskUser(disk, identifier));
   if (events_) events_->OnTokenRevoked(disk, identifier);
   return Status::Ok();
+}
+
+Result<std::vector<IpRange>> ControlService::GetAllowedIps(std::string_view disk_id) const {
+  ARCHIL_ASSIGN_OR_RETURN(DiskId root, UsersRoot(disk_id));
+  ARCHIL_ASSIGN_OR_RETURN(Disk d, catalog_->GetLineageRoot(root));
+  return std::move(d.allowed_ips);
+}
+
+Result<std::vector<IpRange>> ControlService::SetAllowedIps(
+    std::string_view disk_id, const std::vector<std::string>& entries) {
+  if (entries.size() > kMaxAllowedIps) {
+    return Status::InvalidArgument("allowedIps has " + std::to_string(entries.size()) +
+                                   " entries; at most " + std::to_string(kMaxAllowedIps) +
+                                   " are allowed (use CIDR ranges)");
+  }
+  std::vector<IpRange> allowed;
+  for (const std::string& e : entries) {
+    ARCHIL_ASSIGN_OR_RETURN(IpRange r, ParseIpRange(e));
+    if (std::find(allowed.begin(), allowed.end(), r) == allowed.end()) allowed.push_back(r);
+  }
+  ARCHIL_ASSIGN_OR_RETURN(DiskId root, UsersRoot(disk_id));
+  ARCHIL_RETURN_IF_ERROR(catalog_->SetAllowedIps(root, allowed));
+  if (events_) events_->OnAllowedIpsChanged(root, allowed);
+  return allowed;
 }
 
 Result<CreatedApiKey> ControlService::CreateApiKey(std::string_view name,

@@ -89,6 +89,16 @@ class ControlService {
   Result<CreatedUser> AddDiskUser(std::string_view disk_id, std::string_view nickname);
   Status RemoveDiskUser(std::string_view disk_id, std::string_view identifier);
 
+  // ---- allowed client addresses: like the users, a lineage's list is its root's, and
+  // `disk_id` may be the root (live or kept) or any live branch. SetAllowedIps parses each entry
+  // (base/ip_range.h: InvalidArgument naming it), drops repeats of an entry already listed
+  // (after normalization), refuses more than kMaxAllowedIps, stores the list and announces it
+  // to `events` with the root's id (sessions from addresses it leaves out end). Returns the
+  // list as stored.
+  Result<std::vector<IpRange>> GetAllowedIps(std::string_view disk_id) const;
+  Result<std::vector<IpRange>> SetAllowedIps(std::string_view disk_id,
+                                             const std::vector<std::string>& entries);
+
   Result<CreatedApiKey> CreateApiKey(std::string_view name, std::string_view description);
   Result<Page<ApiKey>> ListApiKeys(const PageRequest& page) const;
   Status DeleteApiKey(std::string_view id);
