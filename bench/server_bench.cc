@@ -121,7 +121,8 @@ class OneDisk final : public server::Authority {
  public:
   Result<server::Grant> Authorize(std::string_view token, std::string_view) override {
     if (token != kToken) return Status::Unauthenticated("token rejected");
-    return server::Grant{engine::DiskNo(1), "dsk-0000000000000001", "bench", "00000000000000b1"};
+    return server::Grant{
+        engine::DiskNo(1), "dsk-0000000000000001", "bench", "00000000000000b1", {}};
   }
 };
 

@@ -68,10 +68,12 @@ class ServerHarness {
       EXPECT_TRUE(ctx.ok()) << ctx.status().ToString();
       if (ctx.ok()) options_.tls = *ctx;
     }
-    authority_.Add(kToken, server::Grant{engine::DiskNo(1), "dsk-0000000000000001", "one",
-                                         "00000000000000a1"});
-    authority_.Add(kOtherToken, server::Grant{engine::DiskNo(2), "dsk-0000000000000002", "two",
-                                              "00000000000000a2"});
+    authority_.Add(
+        kToken,
+        server::Grant{engine::DiskNo(1), "dsk-0000000000000001", "one", "00000000000000a1", {}});
+    authority_.Add(
+        kOtherToken,
+        server::Grant{engine::DiskNo(2), "dsk-0000000000000002", "two", "00000000000000a2", {}});
     Start();
     EXPECT_TRUE(engine_->CreateDisk(engine::DiskNo(1), {}).ok());
     EXPECT_TRUE(engine_->CreateDisk(engine::DiskNo(2), {}).ok());

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "base/crc32c.h"
+#include "base/ip_range.h"
 #include "base/test_seed.h"
 #include "client/disk_client.h"
 #include "client/raw_wire.h"
@@ -370,6 +371,52 @@ TEST(DiskServer, DeletingADiskOrRevokingATokenEndsItsSessionsAtOnce) {
   const Status gone = fs2.GetAttr(kRootIno).status();
   EXPECT_EQ(ErrnoFor(gone), EIO) << gone.ToString();
   EXPECT_NE(gone.message().find("disk deleted"), std::string::npos) << gone.ToString();
+}
+
+// A disk's allowed addresses (protocol.md §11): a session from outside them is ACCESS_DENIED
+// naming the address, and a list that leaves a connected session's address out ends it.
+TEST(DiskServer, AllowedAddressesRefuseOtherPeersAndEndRemovedOnes) {
+  ServerHarness h;
+  const std::vector<IpRange> elsewhere = {*ParseIpRange("10.0.0.0/8")};
+  const std::vector<IpRange> here = {*ParseIpRange("127.0.0.0/8"), *ParseIpRange("::1")};
+  h.authority().Add(kOtherToken, server::Grant{engine::DiskNo(2), "dsk-0000000000000002", "two",
+                                               "00000000000000a2", elsewhere});
+  DiskClientOptions refused_options = Options(h.address(), kOtherToken);
+  refused_options.retry_for_ms = 500;
+  Result<std::unique_ptr<DiskClient>> refused = DiskClient::Connect(refused_options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(ErrnoFor(refused.status()), EACCES) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find(
+                "disk dsk-0000000000000002 does not allow connections from 127.0.0.1"),
+            std::string::npos)
+      << refused.status().ToString();
+  EXPECT_EQ(h.server().sessions(), 0u);
+
+  h.authority().Add(kOtherToken, server::Grant{engine::DiskNo(2), "dsk-0000000000000002", "two",
+                                               "00000000000000a2", here});
+  DiskClientOptions o = Options(h.address(), kOtherToken);
+  o.retry_for_ms = 500;
+  auto c = Connect(o);
+  ASSERT_TRUE(c);
+  auto other_disk = Connect(Options(h.address()));  // disk 1: not in the lineage changed below
+  ASSERT_TRUE(other_disk);
+  RemoteFs fs(c.get()), fs1(other_disk.get());
+  ASSERT_TRUE(fs.GetAttr(kRootIno).ok());
+  // Still allowed: nothing ends.
+  EXPECT_EQ(h.server().EndDisallowedSessions({2}, here, "dsk-0000000000000002"), 0u);
+  EXPECT_EQ(h.server().EndDisallowedSessions({2}, {}, "dsk-0000000000000002"), 0u);
+  ASSERT_TRUE(fs.GetAttr(kRootIno).ok());
+  // Left out: the session ends at once, told why; disk 1's does not.
+  h.authority().Add(kOtherToken, server::Grant{engine::DiskNo(2), "dsk-0000000000000002", "two",
+                                               "00000000000000a2", elsewhere});
+  EXPECT_EQ(h.server().EndDisallowedSessions({2}, elsewhere, "dsk-0000000000000002"), 1u);
+  const Status after = fs.GetAttr(kRootIno).status();
+  EXPECT_EQ(ErrnoFor(after), EIO) << after.ToString();
+  EXPECT_NE(after.message().find("no longer allows connections from 127.0.0.1"), std::string::npos)
+      << after.ToString();
+  EXPECT_EQ(c->stats().reconnects, 0u);
+  EXPECT_TRUE(fs1.GetAttr(kRootIno).ok());
+  EXPECT_EQ(h.server().sessions(), 1u);
 }
 
 // Frames on a raw socket, and the replies read back in order of arrival.

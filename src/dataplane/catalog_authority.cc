@@ -31,7 +31,14 @@ Result<server::Grant> CatalogAuthority::Authorize(std::string_view token, std::s
     if (!l.ok() || l->hidden || l->root != root || l->parent.value() == 0) {
       return Status::NotFound("no such disk");
     }
-    return server::Grant{no, id->str(), BranchName(no), user->identifier};
+    // The branch's addresses are its root's (live, or kept for its branches).
+    Result<Disk> root_row = catalog_->GetLineageRoot(user->disk_id);
+    if (!root_row.ok()) {
+      return root_row.status().code() == Status::Code::kNotFound ? Status::NotFound("no such disk")
+                                                                 : root_row.status();
+    }
+    return server::Grant{no, id->str(), BranchName(no), user->identifier,
+                         std::move(root_row->allowed_ips)};
   }
   return AuthorizeRoot(*user, disk);
 }
@@ -57,7 +64,7 @@ Result<server::Grant> CatalogAuthority::AuthorizeRoot(const DiskUser& user, std:
   ARCHIL_ASSIGN_OR_RETURN(engine::DiskNo no, engine::DiskNoFromId(d->id));
   // A disk whose engine tree a crash lost (ADR 0010) is made on its first mount.
   ARCHIL_RETURN_IF_ERROR(EnsureEngineDisk(engine_, *d));
-  return server::Grant{no, d->id.str(), d->name, user.identifier};
+  return server::Grant{no, d->id.str(), d->name, user.identifier, std::move(d->allowed_ips)};
 }
 
 }  // namespace archil

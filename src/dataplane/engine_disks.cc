@@ -1,5 +1,7 @@
 #include "dataplane/engine_disks.h"
 
+#include <set>
+
 #include "base/log.h"
 
 namespace archil {
@@ -57,6 +59,26 @@ void EngineDisks::OnTokenRevoked(const DiskId& disk, std::string_view token_id) 
   if (n > 0) {
     ARCHIL_LOG(kInfo) << "token " << token_id << " of " << disk << " revoked: " << n
                       << " sessions ended";
+  }
+}
+
+void EngineDisks::OnAllowedIpsChanged(const DiskId& disk, const std::vector<IpRange>& allowed) {
+  server::DiskServer* server = server_.load();
+  Result<engine::DiskNo> root = engine::DiskNoFromId(disk);
+  if (server == nullptr || !root.ok()) return;
+  // The list is the lineage root's: it covers every branch (and their checkpoints' mounts).
+  std::set<uint64_t> lineage = {root->value()};
+  Result<std::vector<engine::BranchInfo>> branches = engine_->Branches(*root);
+  if (branches.ok()) {
+    for (const engine::BranchInfo& b : *branches) lineage.insert(b.disk.value());
+  } else if (branches.status().code() != Status::Code::kNotFound) {
+    ARCHIL_LOG(kError) << "disk " << disk << ": listing its branches to apply its allowed "
+                       << "addresses: " << branches.status().ToString();
+  }
+  const size_t n = server->EndDisallowedSessions(lineage, allowed, disk.str());
+  if (n > 0) {
+    ARCHIL_LOG(kInfo) << "disk " << disk << ": allowed addresses changed: " << n
+                      << " sessions from addresses no longer allowed ended";
   }
 }
 

@@ -7,7 +7,8 @@
 //   without a sync (the catalog's commit is the acknowledgement); one a crash lost, or a mount
 //   that came first, is created by Reconcile at start or by the first mount that finds it missing;
 // - a disk deleted through the API ends its sessions at once, and the purger then deletes its
-//   engine tree; a revoked token ends the sessions it opened;
+//   engine tree; a revoked token ends the sessions it opened; a changed list of allowed
+//   addresses ends the lineage's sessions from the addresses it leaves out;
 // - the disk server checks tokens against the catalog (CatalogAuthority); a root's tokens also
 //   open its branches;
 // - checkpoints and branches live in the engine alone (docs/adr/0014-branches-in-the-engine.md):
@@ -37,6 +38,7 @@ class EngineDisks final : public DiskDataStore, public CatalogListener, public L
   void OnDiskCreated(const Disk& disk) override;
   void OnDiskDeleted(const DiskId& disk) override;
   void OnTokenRevoked(const DiskId& disk, std::string_view token_id) override;
+  void OnAllowedIpsChanged(const DiskId& disk, const std::vector<IpRange>& allowed) override;
   Status PurgeDiskData(const DiskId& disk) override;
 
   Result<LineageView> Lineage(const DiskId& disk) override;

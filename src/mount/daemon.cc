@@ -69,6 +69,12 @@ void WriteReady(int* fd, const std::string& line) {
 std::string ConnectError(const Status& s, const DaemonOptions& o) {
   switch (ErrnoFor(s)) {
     case EACCES:
+      // ACCESS_DENIED (the token is good; this machine's address is not in the disk's list,
+      // docs/protocol.md §11) or AUTH_FAILED (the token), as DiskClient names the wire status.
+      if (s.message().rfind("ACCESS_DENIED", 0) == 0) {
+        return "disk " + o.disk_ref + " refused this machine (" + s.message() +
+               "): its allowed addresses are shown by `archil disks allowed-ips " + o.disk + "`";
+      }
       return "the disk token was refused by " + o.server + " (" + s.message() +
              "): check ARCHIL_MOUNT_TOKEN or --token-file";
     case ENOENT:

@@ -7,7 +7,9 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "base/ip_range.h"
 #include "base/status.h"
 #include "engine/types.h"
 
@@ -18,6 +20,9 @@ struct Grant {
   std::string disk_id;  // its public id, "dsk-..."
   std::string disk_name;
   std::string token_id;  // the token's public id: only it may bind the session again
+  // Client addresses that may open or bind sessions on the disk (its lineage root's list);
+  // empty: any. The server checks the connection's peer against it.
+  std::vector<IpRange> allowed_ips;
 };
 
 class Authority {

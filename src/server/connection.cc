@@ -92,7 +92,7 @@ void Connection::Bind(const std::shared_ptr<Session>& s, uint32_t lane) {
       [weak = weak_from_this()](const Session::Ending& why) {
         if (std::shared_ptr<Connection> c = weak.lock()) c->SayGoodbye(why);
       },
-      lane);
+      lane, peer_);
   MutexLock lock(&mu_);
   attach_key_ = key;
 }

@@ -34,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -110,6 +111,10 @@ class DiskServer {
   // at once (the client sees the session gone). Returns how many.
   size_t EndDiskSessions(engine::DiskNo disk) { return registry_.EndDisk(disk); }
   size_t EndTokenSessions(std::string_view token_id) { return registry_.EndToken(token_id); }
+  // Ends the sessions on any of `disks` (a lineage, public id `disk_id`) that have a connection
+  // from an address `allowed` leaves out (its list changed). Returns how many.
+  size_t EndDisallowedSessions(const std::set<uint64_t>& disks, const std::vector<IpRange>& allowed,
+                               std::string_view disk_id);
   // Ends the mounts of the checkpoint, then deletes it (engine::ServedDisks::DeleteCheckpoint).
   Status DeleteCheckpoint(engine::DiskNo disk, std::string_view name);
   size_t sessions() const { return registry_.size(); }
@@ -231,6 +236,8 @@ class DiskServer {
   static constexpr int kAuthFailuresPerMinute = 10;
   // SESSION_CREATE's steps (disk_server_sessions.cc). Those that may refuse reply to the refusal
   // themselves and return false.
+  // ACCESS_DENIED for a session from an address the disk's list leaves out; false then.
+  bool AddressAllowed(const ConnPtr& c, const proto::FrameHeader& h, const Grant& grant);
   // The authority's refusal of a token as its answer.
   void RefuseGrant(const ConnPtr& c, const proto::FrameHeader& h, const Status& refusal)
       ARCHIL_REQUIRES(io_mu_);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "base/address_key.h"
+#include "base/ip_range.h"
 #include "base/log.h"
 #include "proto/messages.h"
 #include "server/attr_convert.h"
@@ -120,6 +121,38 @@ void DiskServer::RefuseGrant(const ConnPtr& c, const proto::FrameHeader& h, cons
   }
 }
 
+// The message names the address as the server saw it, so that a client behind a NAT or a proxy
+// learns which address to add.
+bool DiskServer::AddressAllowed(const ConnPtr& c, const proto::FrameHeader& h, const Grant& grant) {
+  if (IpAllowed(grant.allowed_ips, c->peer())) return true;
+  ARCHIL_LOG(kInfo) << "server: refusing a session on " << grant.disk_id << " from " << c->peer()
+                    << " (not in its allowed addresses)";
+  Error(c, h, WireStatus::kAccessDenied,
+        "disk " + grant.disk_id + " does not allow connections from " + c->peer());
+  return false;
+}
+
+size_t DiskServer::EndDisallowedSessions(const std::set<uint64_t>& disks,
+                                         const std::vector<IpRange>& allowed,
+                                         std::string_view disk_id) {
+  size_t n = 0;
+  for (const std::shared_ptr<Session>& s : registry_.All()) {
+    if (disks.count(s->identity().disk.value()) == 0) continue;
+    for (const std::string& peer : s->Peers()) {
+      if (IpAllowed(allowed, peer)) continue;
+      if (Status st = registry_.End(
+              s, {"disk " + std::string(disk_id) + " no longer allows connections from " + peer,
+                  true});
+          !st.ok()) {
+        ARCHIL_LOG(kWarn) << "server: ending a session from a removed address: " << st.ToString();
+      }
+      ++n;
+      break;
+    }
+  }
+  return n;
+}
+
 bool DiskServer::ReclaimMountPoint(const ConnPtr& c, const proto::FrameHeader& h,
                                    const SessionIdentity& id, std::string* replaced_holder) {
   std::shared_ptr<Session> old = registry_.FindByClient(id.disk, id.client_id);
@@ -171,6 +204,7 @@ void DiskServer::SessionCreate(const ConnPtr& c, const proto::FrameHeader& h,
   if (c->authenticated()) return Error(c, h, WireStatus::kProtocolState, "already bound");
   Result<Grant> grant = authority_->Authorize(m.token(), m.disk());
   if (!grant.ok()) return RefuseGrant(c, h, grant.status());
+  if (!AddressAllowed(c, h, *grant)) return;
   Result<engine::DiskFs*> fs = engine_->Disk(grant->disk);
   if (!fs.ok()) return Error(c, h, WireStatus::kDiskNotFound, "no such disk");
   // A checkpoint mount holds checkpoint_mu_ until its session exists, so that a delete of the
@@ -270,6 +304,7 @@ void DiskServer::SessionBind(const ConnPtr& c, const proto::FrameHeader& h,
   if (!s.ok() && s.status().code() == Status::Code::kPermissionDenied) return AuthFailed(c, h);
   if (!s.ok()) return Error(c, h, WireStatus::kSessionUnknown, "no such session");
   if ((*s)->identity().token_id != grant->token_id) return AuthFailed(c, h);
+  if (!AddressAllowed(c, h, *grant)) return;
   c->Bind(*s, m.lane());
   v1::SessionBindReply r;
   r.set_boot_verifier(engine_->boot_verifier());

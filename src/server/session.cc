@@ -11,7 +11,8 @@ posix::HolderId Session::holder() const {
       DecodeFixed64LE(reinterpret_cast<const char*>(identity_.holder_id.data())));
 }
 
-uint64_t Session::Attach(std::function<void(const Ending&)> close, uint32_t lane) {
+uint64_t Session::Attach(std::function<void(const Ending&)> close, uint32_t lane,
+                         std::string peer) {
   Ending why;
   std::function<void(const Ending&)> replaced;
   uint64_t key = 0;
@@ -22,12 +23,14 @@ uint64_t Session::Attach(std::function<void(const Ending&)> close, uint32_t lane
     } else {
       key = next_key_++;
       closers_[key] = std::move(close);
+      peers_[key] = std::move(peer);
       auto [it, fresh] = lanes_.try_emplace(lane, key);
       if (!fresh) {
         if (auto old = closers_.find(it->second); old != closers_.end()) {
           replaced = std::move(old->second);
           closers_.erase(old);
         }
+        peers_.erase(it->second);
         it->second = key;
       }
     }
@@ -43,6 +46,7 @@ uint64_t Session::Attach(std::function<void(const Ending&)> close, uint32_t lane
 void Session::Detach(uint64_t key) {
   MutexLock lock(&mu_);
   closers_.erase(key);
+  peers_.erase(key);
   for (auto it = lanes_.begin(); it != lanes_.end(); ++it) {
     if (it->second == key) {
       lanes_.erase(it);
@@ -54,6 +58,14 @@ void Session::Detach(uint64_t key) {
 size_t Session::connections() const {
   MutexLock lock(&mu_);
   return closers_.size();
+}
+
+std::vector<std::string> Session::Peers() const {
+  MutexLock lock(&mu_);
+  std::vector<std::string> out;
+  out.reserve(peers_.size());
+  for (const auto& [key, peer] : peers_) out.push_back(peer);
+  return out;
 }
 
 void Session::Close(const Ending& why) {

@@ -64,9 +64,13 @@ class Session {
   // GOODBYE, disk deleted, token revoked, or replaced; or the server stops). Returns a key for
   // Detach. A connection binds one lane (protocol.md §6); one already bound to that lane is
   // replaced: told so (not final: its client may bind again) and closed.
-  uint64_t Attach(std::function<void(const Ending&)> close, uint32_t lane = 0) ARCHIL_EXCLUDES(mu_);
+  // `peer` is the connection's client address (what Peers reports).
+  uint64_t Attach(std::function<void(const Ending&)> close, uint32_t lane = 0,
+                  std::string peer = "") ARCHIL_EXCLUDES(mu_);
   void Detach(uint64_t key) ARCHIL_EXCLUDES(mu_);
   size_t connections() const ARCHIL_EXCLUDES(mu_);
+  // The client addresses of the attached connections.
+  std::vector<std::string> Peers() const ARCHIL_EXCLUDES(mu_);
   // Marks the session ended and closes every attached connection, telling each `why`; later
   // Attach calls close at once.
   void Close(const Ending& why) ARCHIL_EXCLUDES(mu_);
@@ -83,7 +87,8 @@ class Session {
   bool closed_ ARCHIL_GUARDED_BY(mu_) = false;
   uint64_t next_key_ ARCHIL_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, std::function<void(const Ending&)>> closers_ ARCHIL_GUARDED_BY(mu_);
-  std::map<uint32_t, uint64_t> lanes_ ARCHIL_GUARDED_BY(mu_);  // lane -> attach key
+  std::map<uint32_t, uint64_t> lanes_ ARCHIL_GUARDED_BY(mu_);     // lane -> attach key
+  std::map<uint64_t, std::string> peers_ ARCHIL_GUARDED_BY(mu_);  // attach key -> address
   Ending ending_ ARCHIL_GUARDED_BY(mu_);
 };
 

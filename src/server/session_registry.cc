@@ -191,6 +191,14 @@ size_t SessionRegistry::EndToken(std::string_view token_id) {
   return n;
 }
 
+std::vector<std::shared_ptr<Session>> SessionRegistry::All() const {
+  MutexLock lock(&mu_);
+  std::vector<std::shared_ptr<Session>> all;
+  all.reserve(sessions_.size());
+  for (const auto& [id, s] : sessions_) all.push_back(s);
+  return all;
+}
+
 void SessionRegistry::CloseAll() {
   std::vector<std::shared_ptr<Session>> all;
   {

@@ -54,6 +54,8 @@ class SessionRegistry {
   // Ends the sessions that view checkpoint `checkpoint` of `disk` (it is being deleted).
   size_t EndCheckpoint(engine::DiskNo disk, std::string_view checkpoint) ARCHIL_EXCLUDES(mu_);
   size_t EndToken(std::string_view token_id) ARCHIL_EXCLUDES(mu_);
+  // Every live session.
+  std::vector<std::shared_ptr<Session>> All() const ARCHIL_EXCLUDES(mu_);
   // Closes the connections of every session (server shutdown: not final, the clients bind again
   // after a restart); records stay for the next run.
   void CloseAll() ARCHIL_EXCLUDES(mu_);
