@@ -1,8 +1,10 @@
-// archil disks create|list|get|delete
+// archil disks create|list|get|delete|allowed-ips
+#include <algorithm>
 #include <cstdio>
 
 #include "api/names.h"
 #include "base/ids.h"
+#include "base/ip_range.h"
 #include "base/strings.h"
 #include "cli/commands.h"
 #include "cli/output.h"
@@ -134,6 +136,48 @@ Status DeleteDisk(const CliContext& ctx, const std::string& ref) {
   return Status::Ok();
 }
 
+// archil disks allowed-ips DISK [--add CIDR]... [--remove CIDR]...: shows the list, or changes it
+// by a GET, the change, and a PUT of the whole list (the server normalizes and answers it).
+Status AllowedIps(const CliContext& ctx, const std::string& ref,
+                  const std::vector<std::string>& add, const std::vector<std::string>& remove) {
+  std::vector<IpRange> to_add, to_remove;
+  for (const std::string& a : add) {
+    ARCHIL_ASSIGN_OR_RETURN(IpRange r, ParseIpRange(a));
+    to_add.push_back(r);
+  }
+  for (const std::string& a : remove) {
+    ARCHIL_ASSIGN_OR_RETURN(IpRange r, ParseIpRange(a));
+    to_remove.push_back(r);
+  }
+  ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
+  ARCHIL_ASSIGN_OR_RETURN(std::string id, DiskIdOf(api, ref));
+  const std::string path = "/api/disks/" + id + "/allowed-ips";
+  ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("GET", path));
+  if (!add.empty() || !remove.empty()) {
+    ARCHIL_ASSIGN_OR_RETURN(wire::AllowedIps now, wire::DecodeAllowedIps(r.data));
+    wire::AllowedIps next;
+    for (const std::string& e : now.allowed_ips) {
+      Result<IpRange> parsed = ParseIpRange(e);
+      const bool removed =
+          parsed.ok() && std::find(to_remove.begin(), to_remove.end(), *parsed) != to_remove.end();
+      if (!removed) next.allowed_ips.push_back(e);
+    }
+    for (const IpRange& a : to_add) next.allowed_ips.push_back(a.ToString());
+    ARCHIL_ASSIGN_OR_RETURN(r, api.Call("PUT", path, wire::ToJson(next)));
+  }
+  ARCHIL_ASSIGN_OR_RETURN(wire::AllowedIps shown, wire::DecodeAllowedIps(r.data));
+  if (ctx.options.json) {
+    PrintJson(r.data);
+  } else if (shown.allowed_ips.empty()) {
+    if (!ctx.options.quiet) {
+      std::printf("disk %s allows connections from any address\n", id.c_str());
+    }
+  } else {
+    for (const std::string& e : shown.allowed_ips) std::printf("%s\n", e.c_str());
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<FoundDisk> FindDisk(const ApiClient& api, const std::string& ref) {
@@ -168,7 +212,9 @@ void AddDisksCommand(CLI::App& app, CliContext* ctx) {
       "  archil disks create data                  a disk; prints its token once\n"
       "  archil disks list --json | jq -r '.[].name'\n"
       "  archil disks get data                     its id, state, size and tier\n"
-      "  archil disks delete data");
+      "  archil disks delete data\n"
+      "  archil disks allowed-ips data --add 10.0.0.0/8   only clients from 10.0.0.0/8 may mount "
+      "it");
 
   auto create_args = std::make_shared<CreateArgs>();
   CLI::App* create = disks->add_subcommand("create", "Create a disk (idempotent by name)");
@@ -199,6 +245,21 @@ void AddDisksCommand(CLI::App& app, CliContext* ctx) {
   CLI::App* del = disks->add_subcommand("delete", "Delete a disk and, in the background, its data");
   del->add_option("DISK", *ref, "Disk id or name")->required();
   del->callback([ctx, ref] { ctx->action = [ctx, ref] { return DeleteDisk(*ctx, *ref); }; });
+
+  auto add = std::make_shared<std::vector<std::string>>();
+  auto remove = std::make_shared<std::vector<std::string>>();
+  CLI::App* ips = disks->add_subcommand(
+      "allowed-ips", "Show or change the client addresses that may mount a disk (none: any)");
+  ips->add_option("DISK", *ref, "Disk id or name")->required();
+  ips->add_option("--add", *add, "Allow an address or CIDR range (10.0.0.0/8, 2001:db8::/32)")
+      ->take_all()
+      ->allow_extra_args(false);
+  ips->add_option("--remove", *remove, "Remove an address or range from the list")
+      ->take_all()
+      ->allow_extra_args(false);
+  ips->callback([ctx, ref, add, remove] {
+    ctx->action = [ctx, ref, add, remove] { return AllowedIps(*ctx, *ref, *add, *remove); };
+  });
 }
 
 }  // namespace archil
