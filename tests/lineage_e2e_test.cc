@@ -54,25 +54,6 @@ class LineageTest : public MountTest {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return json::parse(r.out, nullptr, false);
   }
-  // One API request with the admin key, as curl would send it.
-  HttpResponse Api(const std::string& method, const std::string& target, const std::string& body,
-                   const std::vector<std::pair<std::string, std::string>>& headers = {}) {
-    json advert = json::parse(ReadFile(dir_ / "run" / "test-1.json"), nullptr, false);
-    Result<Url> url = ParseUrl(advert.value("api", ""));
-    EXPECT_TRUE(url.ok());
-    HttpRequest req;
-    req.method = method;
-    req.target = target;
-    req.headers = headers;
-    std::string key = ReadFile(dir_ / "data" / "admin-api-key");
-    while (!key.empty() && std::isspace(static_cast<unsigned char>(key.back()))) key.pop_back();
-    req.headers.emplace_back("Authorization", "Bearer " + key);
-    if (!body.empty()) req.headers.emplace_back("Content-Type", "application/json");
-    req.body = body;
-    Result<HttpResponse> r = SendHttpRequest(*url, req, {});
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? *r : HttpResponse{};
-  }
 };
 
 // A checkpoint holds every write that returned before the command, also those still only in

@@ -1,7 +1,7 @@
 // The MountTest fixture shared by the real-FUSE suites (mount_e2e_test.cc, mount_diff_test.cc): a
 // real `archil server` (CliTest), disks created with a token, and `archil mount` of them as root
 // at dir_/mnt; a journal socket collects the daemon's journal lines. Plus RunAs, to run a call as
-// another local user.
+// another local user, and Api, one request to the control plane with the admin key.
 //
 // Skipped (not failed) without root or /dev/fuse, unless ARCHIL_REQUIRE_FUSE=1 (CI sets it).
 #pragma once
@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +28,7 @@
 #include "api/mount_record.h"
 #include "api/mount_table.h"
 #include "cli_harness.h"
+#include "http/http_client.h"
 #include "scoped_tmpfs.h"
 
 namespace archil::testing {
@@ -114,6 +116,26 @@ class MountTest : public CliTest {
     if (!d.is_object()) return "";
     env_["ARCHIL_MOUNT_TOKEN"] = d["authorizedUsers"][0].value("token", "");
     return d.value("diskId", "");
+  }
+
+  // One API request with the admin key, as curl would send it.
+  HttpResponse Api(const std::string& method, const std::string& target, const std::string& body,
+                   const std::vector<std::pair<std::string, std::string>>& headers = {}) {
+    json advert = json::parse(ReadFile(dir_ / "run" / "test-1.json"), nullptr, false);
+    Result<Url> url = ParseUrl(advert.value("api", ""));
+    EXPECT_TRUE(url.ok());
+    HttpRequest req;
+    req.method = method;
+    req.target = target;
+    req.headers = headers;
+    std::string key = ReadFile(dir_ / "data" / "admin-api-key");
+    while (!key.empty() && std::isspace(static_cast<unsigned char>(key.back()))) key.pop_back();
+    req.headers.emplace_back("Authorization", "Bearer " + key);
+    if (!body.empty()) req.headers.emplace_back("Content-Type", "application/json");
+    req.body = body;
+    Result<HttpResponse> r = SendHttpRequest(*url, req, {});
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : HttpResponse{};
   }
 
   Ran Mount(const std::string& disk, const std::vector<std::string>& extra = {}) {

@@ -32,6 +32,7 @@
 #include "control/service.h"
 #include "dataplane/catalog_authority.h"
 #include "dataplane/engine_disks.h"
+#include "dataplane/engine_search.h"
 #include "dataplane/reconcile.h"
 #include "engine/engine.h"
 #include "io/atomic_file.h"
@@ -393,6 +394,8 @@ Status RunServer(const ServerOptions& o) {
   events.Subscribe(&purger);
   events.Subscribe(&engine_disks);
   ControlService service(catalog.get(), &SystemClock::Instance(), o.region, &events, &engine_disks);
+  EngineSearch engine_search(engine.get(), &SystemClock::Instance());
+  service.set_search(&engine_search);
   ARCHIL_RETURN_IF_ERROR(BootstrapAdminKey(&service, o.data_dir, recovered));
 
   // What the server counts, for --metrics-listen (docs/operations.md lists every metric).

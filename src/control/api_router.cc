@@ -4,6 +4,7 @@
 #include <chrono>
 #include <vector>
 
+#include "api/grep_wire.h"
 #include "api/wire.h"
 #include "base/clock.h"
 #include "base/log.h"
@@ -141,6 +142,7 @@ class Dispatch {
                  : m == "DELETE" ? DeleteBranch(p[1], p[3])
                                  : NoMethod("GET, DELETE");
       }
+      if (p[2] == "grep" && p.size() == 3) return m == "POST" ? Grep(p[1]) : NoMethod("POST");
       if (p[2] == "allowed-ips" && p.size() == 3) {
         return m == "GET"   ? GetAllowedIps(p[1])
                : m == "PUT" ? PutAllowedIps(p[1])
@@ -242,6 +244,30 @@ class Dispatch {
     json items = json::array();
     for (const BranchView& b : *branches) items.push_back(wire::ToJson(ToWire(b)));
     return Ok(200, items);
+  }
+
+  ApiResponse Grep(std::string_view disk_id) {
+    Result<wire::GrepRequest> req = wire::DecodeGrepRequest(r_.body);
+    if (!req.ok()) return ErrorResponse(req.status());
+    GrepQuery q;
+    q.directory = req->directory;
+    q.pattern = req->pattern;
+    q.recursive = req->recursive;
+    q.checkpoint = req->checkpoint.value_or("");
+    q.max_duration_ms = static_cast<int64_t>(req->max_duration_seconds) * 1000;
+    q.concurrency = static_cast<int>(req->concurrency);
+    q.max_results = req->max_results;
+    Result<GrepAnswer> found = s_->Grep(disk_id, QueryValue(r_, "branch"), q);
+    if (!found.ok()) return ErrorResponse(found.status());
+    wire::GrepReply reply;
+    reply.matches.reserve(found->matches.size());
+    for (GrepHit& h : found->matches) {
+      reply.matches.push_back({std::move(h.file), h.line, std::move(h.text)});
+    }
+    reply.stopped_reason = std::move(found->stopped_reason);
+    reply.files_scanned = found->files_scanned;
+    reply.duration_ms = found->duration_ms;
+    return Ok(200, wire::ToJson(reply));
   }
 
   ApiResponse CreateBranch(std::string_view disk_id) {

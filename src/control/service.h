@@ -15,6 +15,7 @@
 #include "base/status.h"
 #include "catalog/catalog.h"
 #include "catalog/events.h"
+#include "control/disk_search.h"
 #include "control/key_cache.h"
 #include "control/lineage_store.h"
 
@@ -99,6 +100,12 @@ class ControlService {
   Result<std::vector<IpRange>> SetAllowedIps(std::string_view disk_id,
                                              const std::vector<std::string>& entries);
 
+  // ---- grep (control/disk_search.h); Unavailable without a data plane. `branch` as above.
+  // The searcher is set once, before the API serves (`search` outlives this).
+  void set_search(DiskSearch* search) { search_ = search; }
+  Result<GrepAnswer> Grep(std::string_view disk_id, std::string_view branch,
+                          const GrepQuery& query);
+
   Result<CreatedApiKey> CreateApiKey(std::string_view name, std::string_view description);
   Result<Page<ApiKey>> ListApiKeys(const PageRequest& page) const;
   Status DeleteApiKey(std::string_view id);
@@ -132,6 +139,7 @@ class ControlService {
   const std::string region_;
   CatalogListener* const events_;
   LineageStore* const lineage_;
+  DiskSearch* search_ = nullptr;
   mutable KeyCache keys_;  // verified API keys (control/key_cache.h)
 };
 
