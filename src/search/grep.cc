@@ -234,32 +234,36 @@ class Search {
     std::vector<GrepMatch> found;
     while (std::optional<FileJob> job = Next()) {
       found.clear();
-      const bool read = SearchFile(*job, &found);
+      const Searched done = SearchFile(*job, &found);
       MutexLock lock(&mu_);
-      ++files_scanned_;
-      if (!read) read_failed_ = true;
+      if (done.any) ++files_scanned_;
+      if (!done.read_ok) read_failed_ = true;
       for (GrepMatch& m : found) matches_.push_back(std::move(m));
-      if (matches_.size() >= r_.max_results && !reason_) {
-        reason_ = StopReason::kMaxResults;
-        stopped_.store(true);
-        queue_cv_.SignalAll();
-        space_cv_.SignalAll();
-      }
     }
   }
 
-  // Searches one file; false if a read failed (what was read before is searched).
-  bool SearchFile(const FileJob& job, std::vector<GrepMatch>* found) {
+  struct Searched {
+    bool any = false;     // some of the file was searched (it counts as scanned)
+    bool read_ok = true;  // no read failed
+  };
+  // Searches one file, until its end, a failed read (what was read before is searched), or the
+  // search's stop.
+  Searched SearchFile(const FileJob& job, std::vector<GrepMatch>* found) {
+    Searched out;
     std::string carry;  // the start of a line the last read did not finish
     uint64_t offset = 0, line_no = 1;
     for (;;) {
-      if (Stopped() || matched_.load() >= r_.max_results) return true;
+      if (Stopped()) return out;
       Result<std::string> data = fs_->Read(job.ino, offset, kReadBytes);
-      if (!data.ok()) return false;
+      if (!data.ok()) {
+        out.read_ok = false;
+        return out;
+      }
+      out.any = true;
       const bool eof = data->size() < kReadBytes;
       if (offset == 0 &&
           std::memchr(data->data(), '\0', std::min(data->size(), kBinaryProbeBytes)) != nullptr) {
-        return true;  // binary
+        return out;  // binary
       }
       offset += data->size();
       std::string buf;
@@ -271,7 +275,7 @@ class Search {
       }
       carry.clear();
       size_t done = SearchLines(job.path, buf, eof, &line_no, found);
-      if (matched_.load() >= r_.max_results || eof) return true;
+      if (Stopped() || eof) return out;
       carry.assign(buf, done, std::string::npos);
       if (carry.size() >= kMaxLineBytes) {  // an overlong line: searched in pieces
         SearchLines(job.path, carry, /*last=*/true, &line_no, found);
@@ -305,7 +309,10 @@ class Search {
         found->push_back({path, *line_no, std::string(line.substr(0, kMaxTextBytes))});
         // Counted across the searchers, so that together they hold at most about max_results
         // lines (each up to kMaxTextBytes), not max_results each.
-        if (matched_.fetch_add(1) + 1 >= r_.max_results) return end;
+        if (matched_.fetch_add(1) + 1 >= r_.max_results) {
+          Stop(StopReason::kMaxResults);
+          return end;
+        }
       }
       pos = line_end + 1;
     }
