@@ -56,7 +56,4 @@ class EngineDisks final : public DiskDataStore, public CatalogListener, public L
 // Creates (unsynced) the engine tree of a live catalog disk if the engine has none.
 Status EnsureEngineDisk(engine::Engine* engine, const Disk& disk);
 
-// Creates (unsynced) the engine tree of a live catalog disk if the engine has none.
-Status EnsureEngineDisk(engine::Engine* engine, const Disk& disk);
-
 }  // namespace archil
