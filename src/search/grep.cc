@@ -173,12 +173,14 @@ class Search {
     return true;
   }
 
+  // stopped_ is set under mu_, so that a waiter that saw it false under mu_ is already waiting
+  // when the signals come (no lost wake-up: a lister blocked on a full queue would wait for ever).
   void Stop(StopReason why) {
     {
       MutexLock lock(&mu_);
       if (!reason_) reason_ = why;
+      stopped_.store(true);
     }
-    stopped_.store(true);
     queue_cv_.SignalAll();
     space_cv_.SignalAll();
   }
