@@ -22,15 +22,13 @@ uint64_t Session::Attach(std::function<void(const Ending&)> close, uint32_t lane
       why = ending_;
     } else {
       key = next_key_++;
-      closers_[key] = std::move(close);
-      peers_[key] = std::move(peer);
+      attached_[key] = {std::move(close), std::move(peer)};
       auto [it, fresh] = lanes_.try_emplace(lane, key);
       if (!fresh) {
-        if (auto old = closers_.find(it->second); old != closers_.end()) {
-          replaced = std::move(old->second);
-          closers_.erase(old);
+        if (auto old = attached_.find(it->second); old != attached_.end()) {
+          replaced = std::move(old->second.close);
+          attached_.erase(old);
         }
-        peers_.erase(it->second);
         it->second = key;
       }
     }
@@ -45,8 +43,7 @@ uint64_t Session::Attach(std::function<void(const Ending&)> close, uint32_t lane
 
 void Session::Detach(uint64_t key) {
   MutexLock lock(&mu_);
-  closers_.erase(key);
-  peers_.erase(key);
+  attached_.erase(key);
   for (auto it = lanes_.begin(); it != lanes_.end(); ++it) {
     if (it->second == key) {
       lanes_.erase(it);
@@ -57,14 +54,14 @@ void Session::Detach(uint64_t key) {
 
 size_t Session::connections() const {
   MutexLock lock(&mu_);
-  return closers_.size();
+  return attached_.size();
 }
 
 std::vector<std::string> Session::Peers() const {
   MutexLock lock(&mu_);
   std::vector<std::string> out;
-  out.reserve(peers_.size());
-  for (const auto& [key, peer] : peers_) out.push_back(peer);
+  out.reserve(attached_.size());
+  for (const auto& [key, a] : attached_) out.push_back(a.peer);
   return out;
 }
 
@@ -74,8 +71,8 @@ void Session::Close(const Ending& why) {
     MutexLock lock(&mu_);
     if (!closed_) ending_ = why;
     closed_ = true;
-    for (auto& [key, fn] : closers_) closers.push_back(std::move(fn));
-    closers_.clear();
+    for (auto& [key, a] : attached_) closers.push_back(std::move(a.close));
+    attached_.clear();
   }
   for (auto& fn : closers) fn(why);
 }

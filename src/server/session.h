@@ -86,9 +86,13 @@ class Session {
   mutable Mutex mu_;
   bool closed_ ARCHIL_GUARDED_BY(mu_) = false;
   uint64_t next_key_ ARCHIL_GUARDED_BY(mu_) = 1;
-  std::map<uint64_t, std::function<void(const Ending&)>> closers_ ARCHIL_GUARDED_BY(mu_);
+  // An attached connection: how to close it, and its peer's address.
+  struct Attached {
+    std::function<void(const Ending&)> close;
+    std::string peer;
+  };
+  std::map<uint64_t, Attached> attached_ ARCHIL_GUARDED_BY(mu_);  // attach key -> connection
   std::map<uint32_t, uint64_t> lanes_ ARCHIL_GUARDED_BY(mu_);     // lane -> attach key
-  std::map<uint64_t, std::string> peers_ ARCHIL_GUARDED_BY(mu_);  // attach key -> address
   Ending ending_ ARCHIL_GUARDED_BY(mu_);
 };
 
