@@ -2,9 +2,10 @@
 // Boost.Beast/Asio (docs/adr/0016-event-driven-api-server.md): a few I/O threads run every
 // connection (http_session.h), the router's blocking handlers run on a bounded HandlerPool, and
 // no client can hold the server: total deadlines for a TLS handshake, a request head and a body
-// (not inactivity timers), a short keep-alive, and caps on connections in total, per peer
-// address and not yet proven by a request (control/connection_limits.h). Errors it answers
-// itself carry the JSON envelope. The API has no byte ranges: Range is ignored.
+// (not inactivity timers; a head or body over its budget is answered 408), a short keep-alive, and
+// caps on connections in total, per peer address and not yet proven by a request
+// (control/connection_limits.h). Errors it answers itself carry the JSON envelope. The API has no
+// byte ranges: Range is ignored.
 //
 // Thread-safety: Serve() blocks on one thread; Stop() may be called from any other.
 #pragma once
@@ -22,8 +23,8 @@ struct HttpServerOptions {
   int port = 8420;            // 0: any free port
   std::string tls_cert_file;  // both set: HTTPS
   std::string tls_key_file;
-  size_t threads = 128;  // handler threads (the router's handlers block on SQLite commits)
-  size_t io_threads = 2;
+  size_t threads = 128;   // handler threads (the router's handlers block on SQLite commits)
+  size_t io_threads = 2;  // each runs its own event loop; connections are dealt round robin
   size_t max_body_bytes = 64 * 1024;     // 413 beyond
   size_t max_header_bytes = 16 * 1024;   // request line and headers; 431 beyond
   size_t max_target_bytes = 8 * 1024;    // 414 beyond
