@@ -229,6 +229,22 @@ TEST_F(ShareApiTest, BadRequestsAndBadLinksAreRefusedClearly) {
   ExpectRefused(Send("GET", "/api/share/" + std::string(6000, 'A'), "", {}), 404,
                 "no such share link");
 
+  // The CLI: `archil share MNT/PATH` prints a URL that serves the file.
+  Ran cli = Archil({"share", mnt_ + "/dir/../dir/f", "--expires-in", "600"});
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  std::string cli_url = cli.out;
+  while (!cli_url.empty() && std::isspace(static_cast<unsigned char>(cli_url.back()))) {
+    cli_url.pop_back();
+  }
+  EXPECT_EQ(Fetch(cli_url).body, "hello\n");
+  Ran outside = Archil({"share", dir_.string() + "/nowhere"});
+  EXPECT_NE(outside.exit_code, 0);
+  EXPECT_NE(outside.err.find("not a file under an archil mount"), std::string::npos) << outside.err;
+  Ran missing = Archil({"share", mnt_ + "/dir/none"});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("dir/none"), std::string::npos) << missing.err;
+  EXPECT_NE(Archil({"share", mnt_ + "/dir/f", "--expires-in", "0"}).exit_code, 0);
+
   // The file goes: 404.
   ASSERT_EQ(unlink((mnt_ + "/dir/f").c_str()), 0);
   SyncMount();
