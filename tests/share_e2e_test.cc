@@ -52,7 +52,9 @@ class ShareApiTest : public MountTest {
     req.target = target;
     req.headers = headers;
     req.body = body;
-    Result<HttpResponse> r = SendHttpRequest(*url, req, {});
+    HttpClientOptions options;
+    options.ca_file = ca_file_;
+    Result<HttpResponse> r = SendHttpRequest(*url, req, options);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : HttpResponse{};
   }
@@ -114,6 +116,8 @@ class ShareApiTest : public MountTest {
     }
     return s;
   }
+
+  std::string ca_file_;  // the certificate Send trusts, for a server with --tls-cert
 };
 
 TEST_F(ShareApiTest, AnyoneFetchesTheFileWholeByRangeAndByHead) {
@@ -188,6 +192,39 @@ TEST_F(ShareApiTest, AnyoneFetchesTheFileWholeByRangeAndByHead) {
   EXPECT_EQ(Send("GET", "/api/share", "", {}).status, 401);
   EXPECT_EQ(Send("POST", "/api/disks/" + disk + "/share", R"({"key": "dir/big.bin"})", {}).status,
             401);
+}
+
+// Over HTTPS the link is an https URL, and the streamed body crosses TLS intact.
+TEST_F(ShareApiTest, OverHttpsTheLinkIsHttpsAndStreams) {
+  const uint64_t seed = TestSeed() + 1;
+  SCOPED_TRACE(SeedTrace(seed));
+  const std::string cert = (dir_ / "cert.pem").string();
+  const std::string key = (dir_ / "key.pem").string();
+  Ran gen =
+      RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                  "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days",
+                  "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"},
+                 {});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  env_["ARCHIL_CA_FILE"] = cert;
+  ca_file_ = cert;
+  StartServer({"--tls-cert", cert, "--tls-key", key});
+  ASSERT_FALSE(CreateDisk("tls").empty());
+  ASSERT_EQ(Mount("tls").exit_code, 0);
+  const std::string data = RandomBytes((3 << 20) + 7, seed);
+  std::ofstream(mnt_ + "/big", std::ios::binary) << data;
+  SyncMount();
+  Ran cli = Archil({"share", mnt_ + "/big"});
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  std::string url = cli.out;
+  while (!url.empty() && std::isspace(static_cast<unsigned char>(url.back()))) url.pop_back();
+  EXPECT_EQ(url.rfind("https://127.0.0.1:", 0), 0u) << url;
+  HttpResponse got = Fetch(url);
+  EXPECT_EQ(got.status, 200);
+  EXPECT_TRUE(got.body == data) << got.body.size() << " bytes against " << data.size();
+  got = Fetch(url, {{"Range", "bytes=1000000-"}});
+  EXPECT_EQ(got.status, 206);
+  EXPECT_TRUE(got.body == data.substr(1000000));
 }
 
 TEST_F(ShareApiTest, BadRequestsAndBadLinksAreRefusedClearly) {

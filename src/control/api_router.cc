@@ -485,6 +485,12 @@ std::string RouteLabel(std::string_view path) {
   return route;
 }
 
+std::string LoggablePath(std::string_view path) {
+  static constexpr std::string_view kShare = "/api/share/";
+  if (path.starts_with(kShare)) return std::string(kShare) + "{token}";
+  return std::string(path);
+}
+
 void ApiRouter::SetMetrics(metrics::Registry* registry) {
   requests_ = registry->AddCounter("archil_api_requests_total",
                                    "Control-plane API requests answered, by method, route and "
@@ -513,8 +519,8 @@ ApiResponse ApiRouter::Handle(const ApiRequest& request) const {
   }
   if (response.status >= 500) {
     // The server's own failures are logged at the default level, with what the client was told.
-    ARCHIL_LOG(kWarn) << request.method << " " << request.path << " -> " << response.status << " "
-                      << response.body;
+    ARCHIL_LOG(kWarn) << request.method << " " << LoggablePath(request.path) << " -> "
+                      << response.status << " " << response.body;
   }
   return response;
 }

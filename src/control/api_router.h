@@ -85,6 +85,9 @@ class ApiRouter {
 // "other" for what no route matches (so a scanner cannot grow the label set).
 std::string RouteLabel(std::string_view path);
 
+// `path` as a log may show it: a share link's token (a credential) replaced by "{token}".
+std::string LoggablePath(std::string_view path);
+
 // The envelope for an error that happened outside the router (413 from the HTTP layer, ...).
 ApiResponse ErrorResponse(const Status& status);
 // As above, with an explicit HTTP status for errors that have no Status code (405).

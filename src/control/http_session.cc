@@ -228,7 +228,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       AfterReplyScope after_reply;
       int64_t start = SystemClock::Instance().MonotonicNanos();
       ApiResponse res = self->cfg_->router->Handle(api);
-      ARCHIL_LOG(kDebug) << api.method << " " << api.path << " " << res.status << " "
+      ARCHIL_LOG(kDebug) << api.method << " " << LoggablePath(api.path) << " " << res.status << " "
                          << (SystemClock::Instance().MonotonicNanos() - start) / 1000 << " us";
       asio::post(self->stream_.get_executor(), [self, res = std::move(res), keep_alive, head] {
         self->Write(res, keep_alive, head, /*counted=*/true);

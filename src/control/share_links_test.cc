@@ -241,5 +241,11 @@ TEST_F(ShareLinksTest, RotationAndKeyDeletionEndLinksAndTheRestStillNeedsAKey) {
   EXPECT_NE(gone.body.find("disk"), std::string::npos) << gone.body;
 }
 
+TEST(LoggablePath, HidesAShareTokenOnly) {
+  EXPECT_EQ(LoggablePath("/api/share/AQAAAABpVZnQ"), "/api/share/{token}");
+  EXPECT_EQ(LoggablePath("/api/disks/dsk-1/share"), "/api/disks/dsk-1/share");
+  EXPECT_EQ(LoggablePath("/api/share-key/rotate"), "/api/share-key/rotate");
+}
+
 }  // namespace
 }  // namespace archil
