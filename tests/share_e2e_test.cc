@@ -248,6 +248,8 @@ TEST_F(ShareApiTest, BadRequestsAndBadLinksAreRefusedClearly) {
   ExpectRefused(Share(disk, {{"key", "link"}}), 404, "not a regular file");
   ExpectRefused(Share("dsk-00000000000000ff", {{"key", "dir/f"}}), 404, "dsk-00000000000000ff");
   ExpectRefused(Share("not-an-id", {{"key", "dir/f"}}), 400, "invalid disk id");
+  ExpectRefused(Api("POST", "/api/disks/" + disk + "/share?branch=nope", R"({"key": "dir/f"})"),
+                404, "nope");
   ExpectRefused(Api("GET", "/api/disks/" + disk + "/share", ""), 405, "POST");
   ExpectRefused(Share(disk, {{"key", "dir/f"}}, "Bearer key-nope"), 401, "unauthenticated");
 
