@@ -1,5 +1,6 @@
 // archil share MNT/PATH [--expires-in SECONDS] (docs/cli.md, docs/api.md "Share links"): prints
-// a URL anyone can GET the file at, until it expires. The file's disk and its path in the disk
+// a URL anyone can GET the file at, until it expires. archil share-key rotate: ends every link
+// made so far (POST /api/share-key/rotate). The file's disk and its path in the disk
 // come from the mount it is under (the mount records of this machine, api/mount_record.h); the
 // link is made through the control-plane API with the CLI's API key.
 #include <filesystem>
@@ -70,6 +71,14 @@ Status Share(const CliContext& ctx, const std::string& arg, uint64_t expires_in)
   return Status::Ok();
 }
 
+Status RotateShareKey(const CliContext& ctx) {
+  ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
+  ARCHIL_ASSIGN_OR_RETURN(ApiReply r, api.Call("POST", "/api/share-key/rotate"));
+  Report(ctx.options.json, ctx.options.quiet, r.data,
+         "share key rotated: every share link made before now fails");
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddShareCommand(CLI::App& app, CliContext* ctx) {
@@ -91,6 +100,13 @@ void AddShareCommand(CLI::App& app, CliContext* ctx) {
   share->callback([ctx, path, expires] {
     ctx->action = [ctx, path, expires] { return Share(*ctx, *path, *expires); };
   });
+
+  CLI::App* key = app.add_subcommand("share-key", "Manage the key share links are signed with");
+  key->require_subcommand(1);
+  key->footer("Examples:\n  archil share-key rotate");
+  CLI::App* rotate = key->add_subcommand(
+      "rotate", "Replace the share key: every share link made so far stops working");
+  rotate->callback([ctx] { ctx->action = [ctx] { return RotateShareKey(*ctx); }; });
 }
 
 }  // namespace archil
