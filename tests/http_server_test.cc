@@ -3,9 +3,10 @@
 // strict, pipelined requests are all answered in order, and the connection caps hold per peer.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
+#include <sqlite3.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -166,8 +167,8 @@ TEST_F(HttpServerTest, SlowAndIdleConnectionsDoNotStallOthers) {
 }
 
 // The head budget is a total, not an inactivity timer: a head sent a byte every 100 ms is cut off
-// (closed, unanswered) at the budget.
-TEST_F(HttpServerTest, SlowHeadIsClosedAtTheBudget) {
+// at the budget, answered 408 with the API's envelope, and the connection closed.
+TEST_F(HttpServerTest, SlowHeadIsAnswered408AtTheBudget) {
   HttpServerOptions o;
   o.head_timeout_ms = 1000;
   cp_.Start(o);
@@ -189,7 +190,78 @@ TEST_F(HttpServerTest, SlowHeadIsClosedAtTheBudget) {
   EXPECT_TRUE(r.closed);
   EXPECT_GE(elapsed, 0.9);
   EXPECT_LT(elapsed, 2.0);
-  EXPECT_EQ(r.data, "") << "closed, not answered";
+  ASSERT_EQ(r.data.rfind("HTTP/1.1 408", 0), 0u) << r.data;
+  json j = LastBody(r.data);
+  EXPECT_EQ(j.value("code", ""), "timeout") << r.data;
+  EXPECT_NE(j.value("error", "").find("head not received within 1000 ms"), std::string::npos)
+      << r.data;
+}
+
+// The body has a budget of its own, from the end of the head: a body that stops half way is
+// answered 408 at that budget, and nothing of the request is applied.
+TEST_F(HttpServerTest, StalledBodyIsAnswered408AtItsBudget) {
+  HttpServerOptions o;
+  o.body_timeout_ms = 500;
+  cp_.Start(o);
+  int fd = Keep(Connect(cp_.port(), nullptr, 5000));
+  ASSERT_GE(fd, 0);
+  const std::string body = R"({"name":"half-sent"})";
+  Clock::time_point start = Clock::now();
+  SendAll(fd, "POST /api/disks HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer " + cp_.admin_key() +
+                  "\r\nContent-Type: application/json\r\nContent-Length: " +
+                  std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 5));
+  Received r = ReadToClose(fd);
+  double elapsed = SecondsSince(start);
+  EXPECT_TRUE(r.closed);
+  EXPECT_GE(elapsed, 0.45);
+  EXPECT_LT(elapsed, 2.0);
+  ASSERT_EQ(r.data.rfind("HTTP/1.1 408", 0), 0u) << r.data;
+  EXPECT_NE(LastBody(r.data).value("error", "").find("body not received within 500 ms"),
+            std::string::npos)
+      << r.data;
+  Result<Page<Disk>> disks = cp_.service()->ListDisks(PageRequest{}, "half-sent");
+  ASSERT_TRUE(disks.ok()) << disks.status().ToString();
+  EXPECT_TRUE(disks->items.empty());
+}
+
+// Requests that wait on nothing are answered on the I/O thread: with the only handler thread
+// waiting on the catalog's write lock (held by another connection to the database), health and
+// the region still answer at once, and the create answers once the lock is released.
+TEST_F(HttpServerTest, HealthIsAnsweredWhileEveryHandlerWaitsOnACommit) {
+  HttpServerOptions o;
+  o.threads = 1;
+  cp_.Start(o);
+  ASSERT_GE(TimedHealth(cp_.port()), 0);  // up and serving
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((cp_.dir() / "catalog.db").string().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+
+  int create = Keep(Connect(cp_.port(), nullptr, 8000));
+  ASSERT_GE(create, 0);
+  const std::string body = R"({"name":"behind-the-lock"})";
+  SendAll(create, "POST /api/disks HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer " +
+                      cp_.admin_key() + "\r\nContent-Type: application/json\r\nContent-Length: " +
+                      std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the handler waits on the lock
+  pollfd waiting{create, POLLIN, 0};
+  EXPECT_EQ(::poll(&waiting, 1, 0), 0) << "the create cannot have committed yet";
+
+  for (int i = 0; i < 3; ++i) {
+    double t = TimedHealth(cp_.port());
+    EXPECT_GE(t, 0);
+    EXPECT_LT(t, 1.0);
+    Clock::time_point start = Clock::now();
+    int fd = Keep(Connect(cp_.port(), nullptr, 2000));
+    ASSERT_GE(fd, 0);
+    SendAll(fd, "GET /api/region HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+    Received r = ReadToClose(fd);
+    EXPECT_EQ(r.data.rfind("HTTP/1.1 200", 0), 0u) << r.data;
+    EXPECT_LT(SecondsSince(start), 1.0);
+  }
+  ASSERT_EQ(sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  Received created = ReadToClose(create);
+  EXPECT_EQ(created.data.rfind("HTTP/1.1 201", 0), 0u) << created.data;
 }
 
 // Range means nothing to the API: a create answers 201 with its whole body (and its one-time

@@ -491,6 +491,15 @@ std::string LoggablePath(std::string_view path) {
   return std::string(path);
 }
 
+bool ApiRouter::AnswersInline(const ApiRequest& request) {
+  if (request.method != "GET" && request.method != "HEAD") return false;
+  // Only what waits on nothing: the catalog's other reads share the writer's connection, so they
+  // can wait behind a commit's fsync (or, with another process holding the database's write
+  // lock, its busy timeout) and must not do that on an I/O thread.
+  const std::string route = RouteLabel(request.path);
+  return route == "/api/health" || route == "/api/region";
+}
+
 void ApiRouter::SetMetrics(metrics::Registry* registry) {
   requests_ = registry->AddCounter("archil_api_requests_total",
                                    "Control-plane API requests answered, by method, route and "

@@ -85,6 +85,8 @@ std::string FramingError(const Request& req) {
 
 ApiResponse ErrorFor(int status, const std::string& detail) {
   switch (status) {
+    case 408:
+      return ErrorResponse(408, "timeout", "request timeout: the " + detail);
     case 413:
       return ErrorResponse(Status::TooLarge("request body is too large"));
     case 414:
@@ -118,13 +120,18 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
   template <class... Args>
   Session(const SessionConfig* cfg, std::unique_ptr<ConnectionLimits::Slot> slot, Args&&... args)
-      : stream_(std::forward<Args>(args)...), cfg_(cfg), slot_(std::move(slot)) {}
+      : stream_(std::forward<Args>(args)...),
+        cfg_(cfg),
+        slot_(std::move(slot)),
+        budget_(stream_.get_executor()) {}
 
   void Start() {
     // Until its first request head is read, this connection may be closed to make room.
+    // (Checked on the strand: an eviction decided just before the head arrived must not close
+    // a connection whose request a handler thread now answers.)
     slot_->OnEvict([weak = this->weak_from_this(), ex = stream_.get_executor()] {
       asio::post(ex, [weak] {
-        if (auto self = weak.lock()) self->Close();
+        if (auto self = weak.lock(); self && !self->proven_) self->Close();
       });
     });
     if constexpr (kTls) {
@@ -161,7 +168,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(cfg_->max_header_bytes));
     parser_->body_limit(cfg_->max_body_bytes);
-    Deadline(cfg_->head_timeout);
+    StartBudget(cfg_->head_timeout);
     http::async_read_header(
         stream_, buffer_, *parser_,
         [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnHead(ec); });
@@ -169,17 +176,19 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   void OnHead(beast::error_code ec) {
     if (ec) return FailRead(ec, "head");
+    EndBudget();
+    proven_ = true;
     slot_->Proven();
     const Request& req = parser_->get();
     if (std::string why = FramingError(req); !why.empty()) return Fail(400, why);
     if (req.target().size() > cfg_->max_target_bytes) return Fail(414, "");
     if (parser_->is_done()) return Dispatch();
-    Deadline(cfg_->body_timeout);
+    StartBudget(cfg_->body_timeout);
     if (Lower(Trim(Sv(req[http::field::expect]))) == "100-continue") {
       static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
       asio::async_write(stream_, asio::buffer(kContinue),
                         [self = this->shared_from_this()](beast::error_code ec, size_t) {
-                          if (ec) return self->Close();
+                          if (ec) return self->FailRead(ec, "body");
                           self->ReadBody();
                         });
       return;
@@ -191,11 +200,18 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     http::async_read(stream_, buffer_, *parser_,
                      [self = this->shared_from_this()](beast::error_code ec, size_t) {
                        if (ec) return self->FailRead(ec, "body");
+                       self->EndBudget();
                        self->Dispatch();
                      });
   }
 
   void FailRead(beast::error_code ec, const char* what) {
+    if (budget_spent_) {
+      EndBudget();
+      return Fail(408, std::string(what) + " not received within " +
+                           std::to_string(budget_ms_.count()) + " ms");
+    }
+    EndBudget();
     int status = StatusForReadError(ec);
     if (status == 0) return Close();
     Fail(status, std::string(what) + ": " + ec.message());
@@ -223,22 +239,33 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     bool keep_alive = req.keep_alive() && ++served_ < cfg_->max_requests;
     bool head = req.method() == http::verb::head;
     cfg_->in_flight->fetch_add(1);
+    if (ApiRouter::AnswersInline(api)) {
+      // Commits nothing and is bounded: answered here, without waking a handler thread.
+      Write(Answer(api), keep_alive, head, /*counted=*/true);
+      return;
+    }
+    // The one hand-off: the handler thread commits and starts the response's write itself.
+    // Nothing else touches the stream meanwhile (no read is pending until that write completes,
+    // the read's deadline timer was cancelled when the read completed, and a proven connection
+    // is never evicted), and the pool's queue orders this thread's use of it after ours.
     auto self = this->shared_from_this();
     bool queued = cfg_->pool->Submit([self, api = std::move(api), keep_alive, head] {
       AfterReplyScope after_reply;
-      int64_t start = SystemClock::Instance().MonotonicNanos();
-      ApiResponse res = self->cfg_->router->Handle(api);
-      ARCHIL_LOG(kDebug) << api.method << " " << LoggablePath(api.path) << " " << res.status << " "
-                         << (SystemClock::Instance().MonotonicNanos() - start) / 1000 << " us";
-      asio::post(self->stream_.get_executor(), [self, res = std::move(res), keep_alive, head] {
-        self->Write(res, keep_alive, head, /*counted=*/true);
-      });
+      self->Write(self->Answer(api), keep_alive, head, /*counted=*/true);
       after_reply.Run();
     });
     if (!queued) {
       cfg_->in_flight->fetch_sub(1);
       Fail(503, "too many requests waiting");
     }
+  }
+
+  ApiResponse Answer(const ApiRequest& api) const {
+    int64_t start = SystemClock::Instance().MonotonicNanos();
+    ApiResponse res = cfg_->router->Handle(api);
+    ARCHIL_LOG(kDebug) << api.method << " " << LoggablePath(api.path) << " " << res.status << " "
+                       << (SystemClock::Instance().MonotonicNanos() - start) / 1000 << " us";
+    return res;
   }
 
   void Write(const ApiResponse& api, bool keep_alive, bool head, bool counted = false) {
@@ -365,9 +392,35 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     Tcp().close();
   }
 
+  // The time budget of reading one request head, or one body: a total, not an inactivity timer.
+  // When it runs out the read is cancelled and the receiving side shut (a read that starts after
+  // the cancel, inside a composed read, then ends too), and the request is answered 408.
+  void StartBudget(std::chrono::milliseconds budget) {
+    Tcp().expires_never();
+    budget_spent_ = false;
+    budget_ms_ = budget;
+    budget_.expires_after(budget);
+    budget_.async_wait([self = this->shared_from_this(), phase = ++phase_](beast::error_code ec) {
+      if (ec || phase != self->phase_) return;
+      self->budget_spent_ = true;
+      beast::error_code ignored;
+      self->Tcp().socket().cancel(ignored);
+      self->Tcp().socket().shutdown(tcp::socket::shutdown_receive, ignored);
+    });
+  }
+  void EndBudget() {
+    ++phase_;
+    budget_.cancel();
+  }
+
   Stream stream_;
   const SessionConfig* const cfg_;
   std::unique_ptr<ConnectionLimits::Slot> slot_;
+  asio::steady_timer budget_;
+  std::chrono::milliseconds budget_ms_{0};
+  uint64_t phase_ = 0;  // which budget the timer's wait belongs to
+  bool budget_spent_ = false;
+  bool proven_ = false;  // a whole request head has arrived: never evicted
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::optional<http::response<http::string_body>> res_;
