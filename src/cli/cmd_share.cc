@@ -92,7 +92,7 @@ void AddShareCommand(CLI::App& app, CliContext* ctx) {
       "is deleted, or once the server's share key is rotated (docs/api.md).");
   auto path = std::make_shared<std::string>();
   auto expires = std::make_shared<uint64_t>(wire::kDefaultShareSeconds);
-  share->add_option("path", *path, "A file under an archil mount (MNT/PATH)")->required();
+  share->add_option("PATH", *path, "A file under an archil mount (MNT/PATH)")->required();
   share
       ->add_option("--expires-in", *expires,
                    "Seconds the link works for (1 to 604800 = 7 days; default 86400 = 1 day)")
