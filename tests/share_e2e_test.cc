@@ -85,13 +85,19 @@ class ShareApiTest : public MountTest {
   }
   // The raw bytes a request gets back, by hand (for HEAD, whose answer has a Content-Length and
   // no body, and for a client that goes away mid-body).
-  std::string Raw(const std::string& request, size_t stop_after = SIZE_MAX) {
+  // With `slow`, a small receive buffer and a pause after each read: a client slower than the
+  // server, so that its writes wait (backpressure).
+  std::string Raw(const std::string& request, size_t stop_after = SIZE_MAX, bool slow = false) {
     Result<Url> url = ParseUrl(ApiBase());
     addrinfo hints{};
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* ai = nullptr;
     EXPECT_EQ(getaddrinfo(url->host.c_str(), url->port.c_str(), &hints, &ai), 0);
     int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (slow) {
+      int small = 16 << 10;
+      setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    }
     EXPECT_EQ(connect(fd, ai->ai_addr, ai->ai_addrlen), 0);
     freeaddrinfo(ai);
     timeval tv{10, 0};
@@ -103,6 +109,7 @@ class ShareApiTest : public MountTest {
       ssize_t n = read(fd, buf, sizeof(buf));
       if (n <= 0) break;
       got.append(buf, static_cast<size_t>(n));
+      if (slow) std::this_thread::sleep_for(std::chrono::microseconds(500));
     }
     close(fd);
     return got;
@@ -179,6 +186,14 @@ TEST_F(ShareApiTest, AnyoneFetchesTheFileWholeByRangeAndByHead) {
   std::string cut = Raw("GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n", 100 << 10);
   EXPECT_EQ(cut.rfind("HTTP/1.1 200", 0), 0u);
   EXPECT_TRUE(Fetch(url).body == data);
+
+  // A slow client (a 16 KiB receive buffer, a pause after each read) gets every byte, in order.
+  std::string slow =
+      Raw("GET " + target + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", SIZE_MAX, true);
+  const size_t body_at = slow.find("\r\n\r\n");
+  ASSERT_NE(body_at, std::string::npos);
+  EXPECT_EQ(slow.size() - body_at - 4, n);
+  EXPECT_TRUE(slow.compare(body_at + 4, std::string::npos, data) == 0);
 
   // An empty file: 200 with no body; any range of it is unsatisfiable.
   const std::string empty_url = UrlOf(Share(disk, {{"key", "/empty"}}));
