@@ -77,6 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   std::string auth = parts.size() > 2 ? std::string(parts[2]) : "";
   req.authorization = auth == "ADMIN" ? "Bearer " + f.key : auth;
+  req.host = "fuzz.example:8420";  // the share route builds its URL from it
   // An optional header line before the body: "Idempotency-Key: K".
   size_t body = 3;
   if (parts.size() > 4 && parts[3].starts_with("Idempotency-Key: ")) {

@@ -32,6 +32,7 @@
 #include "control/service.h"
 #include "dataplane/catalog_authority.h"
 #include "dataplane/engine_disks.h"
+#include "dataplane/engine_files.h"
 #include "dataplane/engine_search.h"
 #include "dataplane/reconcile.h"
 #include "engine/engine.h"
@@ -396,6 +397,8 @@ Status RunServer(const ServerOptions& o) {
   ControlService service(catalog.get(), &SystemClock::Instance(), o.region, &events, &engine_disks);
   EngineSearch engine_search(engine.get(), &SystemClock::Instance());
   service.set_search(&engine_search);
+  EngineFiles engine_files(engine.get());
+  service.set_files(&engine_files);
   ARCHIL_RETURN_IF_ERROR(BootstrapAdminKey(&service, o.data_dir, recovered));
 
   // What the server counts, for --metrics-listen (docs/operations.md lists every metric).

@@ -16,6 +16,9 @@
 
 namespace archil {
 
+// Bytes of the share-link signing key (HMAC-SHA256).
+inline constexpr size_t kShareKeyBytes = 32;
+
 struct CreateDiskResult {
   Disk disk;     // as stored, with its users
   bool created;  // false: a live disk of that name with the same settings already existed
@@ -75,6 +78,14 @@ class Catalog {
   // of the API.
   virtual Status DeleteApiKey(std::string_view id) = 0;
   virtual Result<int64_t> CountApiKeys() = 0;
+  // The key share links are signed with (docs/api.md "Share links"): kShareKeyBytes random
+  // bytes, made with the catalog (or its migration to the schema that holds it). Corruption if
+  // missing or malformed.
+  virtual Result<std::string> ShareKey() = 0;
+  // Replaces the share key with new random bytes, at `now` (microseconds since the Unix epoch):
+  // every link signed with the old one stops working.
+  virtual Status RotateShareKey(int64_t now) = 0;
+
   // How many rows of each kind the catalog holds (what the server's metrics report).
   struct Counts {
     int64_t disks = 0;           // available

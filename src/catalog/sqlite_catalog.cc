@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 
+#include "base/random.h"
 #include "base/strings.h"
 
 namespace archil {
@@ -23,7 +24,7 @@ int64_t SteadyNanos() {
 
 namespace {
 
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 
 // The WAL is preallocated with written zeros to a size it reaches before the automatic checkpoint
 // (1000 pages of 1 KiB plus frame headers) restarts it from the beginning. Then a commit
@@ -83,6 +84,18 @@ ALTER TABLE disks ADD COLUMN kept_for_branches INTEGER NOT NULL DEFAULT 0;
 constexpr char kMigrateV2ToV3[] = R"sql(
 ALTER TABLE disks ADD COLUMN allowed_ips TEXT NOT NULL DEFAULT '';
 )sql";
+
+// Schema version 4: the key share links are signed with (docs/api.md "Share links"), one row, 64
+// hex digits; the migration's caller inserts it (AddShareKey), from the kernel's randomness.
+constexpr char kMigrateV3ToV4[] = R"sql(
+CREATE TABLE share_key(
+  one INTEGER PRIMARY KEY CHECK (one = 1),
+  secret TEXT NOT NULL,
+  rotated_at INTEGER NOT NULL);
+)sql";
+
+// A new random share key, as stored.
+Result<std::string> NewShareKeyHex() { return SecureRandomHex(kShareKeyBytes); }
 
 Status SqliteError(sqlite3* db, int rc, std::string_view what) {
   std::string msg = std::string(what) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
@@ -427,6 +440,8 @@ Status SqliteCatalog::Migrate() {
     ARCHIL_RETURN_IF_ERROR(Exec(kSchemaV1));
     ARCHIL_RETURN_IF_ERROR(Exec(kMigrateV1ToV2));
     ARCHIL_RETURN_IF_ERROR(Exec(kMigrateV2ToV3));
+    ARCHIL_RETURN_IF_ERROR(Exec(kMigrateV3ToV4));
+    ARCHIL_RETURN_IF_ERROR(AddShareKey());
     Stmt put(this, "INSERT INTO meta(key, value) VALUES ('schema_version', ?)");
     ARCHIL_RETURN_IF_ERROR(put.prepared());
     ARCHIL_RETURN_IF_ERROR(put.Bind(std::to_string(kSchemaVersion)).Run());
@@ -450,11 +465,26 @@ Status SqliteCatalog::Migrate() {
     ARCHIL_RETURN_IF_ERROR(put.Run());
     version = "3";
   }
+  if (version == "3") {
+    ARCHIL_RETURN_IF_ERROR(Exec(kMigrateV3ToV4));
+    ARCHIL_RETURN_IF_ERROR(AddShareKey());
+    Stmt put(this, "UPDATE meta SET value = '4' WHERE key = 'schema_version'");
+    ARCHIL_RETURN_IF_ERROR(put.prepared());
+    ARCHIL_RETURN_IF_ERROR(put.Run());
+    version = "4";
+  }
   if (version != std::to_string(kSchemaVersion)) {
     return Status::Corruption("unknown catalog schema version '" + version +
                               "' (this build knows " + std::to_string(kSchemaVersion) + ")");
   }
   return txn.Commit();
+}
+
+Status SqliteCatalog::AddShareKey() {
+  ARCHIL_ASSIGN_OR_RETURN(std::string secret, NewShareKeyHex());
+  Stmt s(this, "INSERT INTO share_key(one, secret, rotated_at) VALUES (1, ?, 0)");
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  return s.Bind(secret).Run();
 }
 
 Result<std::vector<DiskUser>> SqliteCatalog::UsersOf(const DiskId& disk_id) {
@@ -741,6 +771,34 @@ Result<int64_t> SqliteCatalog::CountApiKeys() {
   ARCHIL_RETURN_IF_ERROR(s.prepared());
   ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : 0;
+}
+
+Result<std::string> SqliteCatalog::ShareKey() {
+  static const std::string kSql = "SELECT secret FROM share_key WHERE one = 1";
+  return Lookup<std::string>(kSql, [&](Stmt& s) -> Result<std::string> {
+    ARCHIL_RETURN_IF_ERROR(s.prepared());
+    ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) return Status::Corruption("the catalog has no share key");
+    std::string hex = s.Text(0);
+    if (!IsLowerHex(hex, 2 * kShareKeyBytes)) {
+      return Status::Corruption("the catalog's share key is not 64 hex digits");
+    }
+    std::string key(kShareKeyBytes, '\0');
+    for (size_t i = 0; i < kShareKeyBytes; ++i) {
+      key[i] = static_cast<char>(*ParseLowerHex(std::string_view(hex).substr(2 * i, 2), 2));
+    }
+    return key;
+  });
+}
+
+Status SqliteCatalog::RotateShareKey(int64_t now) {
+  ARCHIL_ASSIGN_OR_RETURN(std::string secret, NewShareKeyHex());
+  Held lock(this);
+  Stmt s(this, "UPDATE share_key SET secret = ?, rotated_at = ? WHERE one = 1");
+  ARCHIL_RETURN_IF_ERROR(s.prepared());
+  ARCHIL_RETURN_IF_ERROR(s.Bind(secret).Bind(now).Run());
+  if (sqlite3_changes(db_) != 1) return Status::Corruption("the catalog has no share key");
+  return Status::Ok();
 }
 
 Result<Catalog::Counts> SqliteCatalog::Count() {

@@ -47,6 +47,8 @@ class SqliteCatalog final : public Catalog {
   Status DeleteApiKey(std::string_view id) override;
   Result<int64_t> CountApiKeys() override;
   Result<Counts> Count() override;
+  Result<std::string> ShareKey() override;
+  Status RotateShareKey(int64_t now) override;
 
   // How long the operation now holding the catalog has run (0 when none does): a commit that
   // waits seconds for its fsync is a stalled disk, which /api/health reports.
@@ -82,6 +84,8 @@ class SqliteCatalog final : public Catalog {
   Status Migrate() ARCHIL_REQUIRES(mu_);
   Status PreallocateWal(const std::string& wal_path) ARCHIL_REQUIRES(mu_);
   Status Exec(const char* sql) ARCHIL_REQUIRES(mu_);
+  // Inserts the share key's one row, random (schema version 4).
+  Status AddShareKey() ARCHIL_REQUIRES(mu_);
   // PRAGMA quick_check at open: Corruption naming the first problems, so that a damaged catalog
   // stops the server at start instead of failing requests later.
   Status QuickCheck() ARCHIL_REQUIRES(mu_);

@@ -331,7 +331,7 @@ TEST_F(SqliteCatalogTest, MigratesSchemaVersion1) {
   EXPECT_EQ(*(*c)->DisksKeptForBranches(), std::vector<DiskId>{Id(1)});
   EXPECT_TRUE((*c)->GetLineageRoot(Id(1))->allowed_ips.empty());
   c->reset();
-  EXPECT_TRUE(SqliteCatalog::Open(path).ok());  // and opens again as version 3
+  EXPECT_TRUE(SqliteCatalog::Open(path).ok());  // and opens again as the current version
 }
 
 // A catalog made by schema version 2 gets the allowed-address column (empty: any address).
@@ -370,6 +370,65 @@ TEST_F(SqliteCatalogTest, MigratesSchemaVersion2) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   ASSERT_EQ((*c)->GetDisk(Id(1))->allowed_ips.size(), 1u);
   EXPECT_EQ((*c)->GetDisk(Id(1))->allowed_ips[0].ToString(), "10.0.0.0/8");
+}
+
+// A catalog made by schema version 3 gets a share key of its own, random, which stays.
+TEST_F(SqliteCatalogTest, MigratesSchemaVersion3) {
+  catalog_.reset();
+  const std::string path = (dir_ / "v3.db").string();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* v3 =
+      "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
+      "CREATE TABLE disks(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, name TEXT NOT NULL,"
+      " region TEXT NOT NULL, state TEXT NOT NULL CHECK (state IN ('available', 'deleting')),"
+      " root_uid INTEGER NOT NULL, root_gid INTEGER NOT NULL, root_mode INTEGER NOT NULL,"
+      " created_at INTEGER NOT NULL, kept_for_branches INTEGER NOT NULL DEFAULT 0,"
+      " allowed_ips TEXT NOT NULL DEFAULT '');"
+      "CREATE UNIQUE INDEX disks_live_name ON disks(name) WHERE state = 'available';"
+      "CREATE TABLE disk_users(identifier TEXT PRIMARY KEY, disk_id TEXT NOT NULL REFERENCES"
+      " disks(id) ON DELETE CASCADE, type TEXT NOT NULL, nickname TEXT NOT NULL, token_suffix"
+      " TEXT NOT NULL, secret_hash TEXT NOT NULL, created_at INTEGER NOT NULL) WITHOUT ROWID;"
+      "CREATE INDEX disk_users_disk ON disk_users(disk_id);"
+      "CREATE TABLE api_keys(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, name TEXT NOT"
+      " NULL, description TEXT NOT NULL, token_suffix TEXT NOT NULL, secret_hash TEXT NOT NULL,"
+      " created_at INTEGER NOT NULL);"
+      "INSERT INTO meta VALUES ('schema_version', '3');"
+      "INSERT INTO disks(id, name, region, state, root_uid, root_gid, root_mode, created_at)"
+      " VALUES ('dsk-0000000000000001', 'old', 'local', 'available', 0, 0, 493, 5);";
+  char* err = nullptr;
+  ASSERT_EQ(sqlite3_exec(db, v3, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_close(db);
+  auto c = SqliteCatalog::Open(path);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ((*c)->GetDisk(Id(1))->name, "old");
+  Result<std::string> key = (*c)->ShareKey();
+  ASSERT_TRUE(key.ok()) << key.status().ToString();
+  EXPECT_EQ(key->size(), kShareKeyBytes);
+  EXPECT_NE(*key, std::string(kShareKeyBytes, '\0'));
+  c->reset();
+  c = SqliteCatalog::Open(path);  // opens again as version 4, with the same key
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(*(*c)->ShareKey(), *key);
+}
+
+// Each catalog's share key is its own; rotating it replaces it durably.
+TEST_F(SqliteCatalogTest, ShareKeyIsRandomPerCatalogAndRotates) {
+  Result<std::string> first = catalog_->ShareKey();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->size(), kShareKeyBytes);
+  auto other = SqliteCatalog::Open(":memory:");
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(*(*other)->ShareKey(), *first);
+  ASSERT_TRUE(catalog_->RotateShareKey(2000).ok());
+  Result<std::string> second = catalog_->ShareKey();
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->size(), kShareKeyBytes);
+  EXPECT_NE(*second, *first);
+  catalog_.reset();
+  auto reopened = SqliteCatalog::Open((dir_ / "catalog.db").string());
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  EXPECT_EQ(*(*reopened)->ShareKey(), *second);
 }
 
 TEST_F(SqliteCatalogTest, AllowedIpsAreStoredPerLineageRoot) {

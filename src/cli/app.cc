@@ -26,6 +26,7 @@ constexpr CommandSet kCommands[] = {
     {{"mount", "unmount", "status"}, AddMountCommands},
     {{"checkpoints", "branches"}, AddLineageCommands},
     {{"metrics"}, AddMetricsCommand},
+    {{"share", "share-key"}, AddShareCommand},
     {{"completion"}, AddCompletionCommand},  // last: it describes the others
 };
 

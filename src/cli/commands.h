@@ -17,6 +17,7 @@ void AddVersionCommand(CLI::App& app, CliContext* ctx);
 void AddMountCommands(CLI::App& app, CliContext* ctx);    // mount (listed), unmount, status
 void AddLineageCommands(CLI::App& app, CliContext* ctx);  // checkpoints, branches
 void AddMetricsCommand(CLI::App& app, CliContext* ctx);
+void AddShareCommand(CLI::App& app, CliContext* ctx);  // share, share-key
 // Needs every other command registered first (it describes them).
 void AddCompletionCommand(CLI::App& app, CliContext* ctx);
 

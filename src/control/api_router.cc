@@ -5,11 +5,13 @@
 #include <vector>
 
 #include "api/grep_wire.h"
+#include "api/share_wire.h"
 #include "api/wire.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/status.h"
 #include "base/strings.h"
+#include "control/byte_range.h"
 
 namespace archil {
 namespace {
@@ -17,7 +19,10 @@ namespace {
 using nlohmann::json;
 
 ApiResponse Ok(int status, const json& data, const std::string* next_cursor = nullptr) {
-  return {status, wire::EncodeOk(data, next_cursor)};
+  ApiResponse r;
+  r.status = status;
+  r.body = wire::EncodeOk(data, next_cursor);
+  return r;
 }
 
 wire::User ToWire(const DiskUser& u, const std::string& token = "") {
@@ -118,6 +123,11 @@ class Dispatch {
       if (!mount_address_.empty()) body["mount"] = mount_address_;
       return Ok(200, body);
     }
+    // A share link: the token in the URL is the credential (docs/api.md "Share links").
+    if (p.size() == 2 && p[0] == "share") {
+      if (m != "GET" && m != "HEAD") return NoMethod("GET, HEAD");
+      return ServeShare(p[1]);
+    }
     Result<ApiKey> key = s_->Authenticate(r_.authorization);
     if (!key.ok()) return ErrorResponse(key.status());
 
@@ -143,6 +153,9 @@ class Dispatch {
                                  : NoMethod("GET, DELETE");
       }
       if (p[2] == "grep" && p.size() == 3) return m == "POST" ? Grep(p[1]) : NoMethod("POST");
+      if (p[2] == "share" && p.size() == 3) {
+        return m == "POST" ? CreateShare(*key, p[1]) : NoMethod("POST");
+      }
       if (p[2] == "allowed-ips" && p.size() == 3) {
         return m == "GET"   ? GetAllowedIps(p[1])
                : m == "PUT" ? PutAllowedIps(p[1])
@@ -154,6 +167,9 @@ class Dispatch {
         if (p.size() == 4) return m == "DELETE" ? RemoveUser(p[1], p[3]) : NoMethod("DELETE");
       }
       return NoRoute();
+    }
+    if (p[0] == "share-key" && p.size() == 2 && p[1] == "rotate") {
+      return m == "POST" ? RotateShareKey() : NoMethod("POST");
     }
     if (p[0] == "tokens") {
       if (p.size() == 1)
@@ -270,6 +286,69 @@ class Dispatch {
     return Ok(200, wire::ToJson(reply));
   }
 
+  // The host a share link's URL names: the Host the request came in on, if it is a plain
+  // host[:port] (no path, user or spaces to smuggle into the URL).
+  Result<std::string> LinkHost() const {
+    const std::string& h = r_.host;
+    if (h.empty())
+      return Status::InvalidArgument("the request has no Host header to build the URL");
+    for (char c : h) {
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '-' || c == ':' || c == '[' || c == ']' || c == '_';
+      if (!ok || h.size() > 255) {
+        return Status::InvalidArgument("the Host header is not a host[:port]");
+      }
+    }
+    return h;
+  }
+
+  ApiResponse CreateShare(const ApiKey& by, std::string_view disk_id) {
+    Result<wire::ShareRequest> req = wire::DecodeShareRequest(r_.body);
+    if (!req.ok()) return ErrorResponse(req.status());
+    Result<std::string> host = LinkHost();
+    if (!host.ok()) return ErrorResponse(host.status());
+    Result<ShareLink> link =
+        s_->CreateShareLink(by, disk_id, QueryValue(r_, "branch"), req->key, req->expires_in);
+    if (!link.ok()) return ErrorResponse(link.status());
+    wire::ShareReply reply{r_.scheme + "://" + *host + "/api/share/" + link->token,
+                           link->expires_in};
+    return Ok(200, wire::ToJson(reply));
+  }
+
+  ApiResponse RotateShareKey() {
+    Status s = s_->RotateShareKey();
+    if (!s.ok()) return ErrorResponse(s);
+    return Ok(200, {{"message", "share key rotated: every share link made before now fails"}});
+  }
+
+  ApiResponse ServeShare(std::string_view token) {
+    Result<std::unique_ptr<FileReader>> file = s_->OpenShareLink(token);
+    if (!file.ok()) return ErrorResponse(file.status());
+    const uint64_t size = (*file)->size();
+    const ByteRange range = ResolveByteRange(r_.range, size);
+    if (range.kind == ByteRange::Kind::kUnsatisfiable) {
+      ApiResponse res = ErrorResponse(
+          416, "range_not_satisfiable",
+          "the range '" + r_.range + "' is outside the file's " + std::to_string(size) + " bytes");
+      res.headers.emplace_back("Content-Range", "bytes */" + std::to_string(size));
+      return res;
+    }
+    ApiResponse res;
+    res.content_type = "application/octet-stream";
+    res.headers.emplace_back("Accept-Ranges", "bytes");
+    res.headers.emplace_back("Cache-Control", "private, no-store");
+    if (range.kind == ByteRange::Kind::kPartial) {
+      res.status = 206;
+      res.headers.emplace_back("Content-Range",
+                               "bytes " + std::to_string(range.offset) + "-" +
+                                   std::to_string(range.offset + range.length - 1) + "/" +
+                                   std::to_string(size));
+    }
+    res.content_length = range.length;
+    res.stream = FileRangeStream(std::move(*file), range.offset, range.length);
+    return res;
+  }
+
   ApiResponse CreateBranch(std::string_view disk_id) {
     Result<wire::CreateBranchRequest> req = wire::DecodeCreateBranchRequest(r_.body);
     if (!req.ok()) return ErrorResponse(req.status());
@@ -370,7 +449,10 @@ class Dispatch {
 }  // namespace
 
 ApiResponse ErrorResponse(int http_status, std::string_view code, std::string_view message) {
-  return {http_status, wire::EncodeError(code, message)};
+  ApiResponse r;
+  r.status = http_status;
+  r.body = wire::EncodeError(code, message);
+  return r;
 }
 
 ApiResponse ErrorResponse(const Status& status) {
@@ -378,11 +460,11 @@ ApiResponse ErrorResponse(const Status& status) {
 }
 
 std::string RouteLabel(std::string_view path) {
-  static constexpr std::string_view kWords[] = {"api",      "disks",       "tokens",
-                                                "users",    "allowed-ips", "checkpoints",
-                                                "branches", "health",      "region"};
-  static constexpr std::string_view kCollections[] = {"disks", "tokens", "users", "checkpoints",
-                                                      "branches"};
+  static constexpr std::string_view kWords[] = {
+      "api",      "disks",  "tokens", "users", "allowed-ips", "checkpoints",
+      "branches", "health", "region", "share", "share-key",   "rotate"};
+  static constexpr std::string_view kCollections[] = {"disks",       "tokens",   "users",
+                                                      "checkpoints", "branches", "share"};
   std::vector<std::string_view> parts = Split(path, '/');
   if (parts.size() > 2 && parts.back().empty()) parts.pop_back();
   if (parts.size() < 3 || !parts[0].empty() || parts[1] != "api" || parts.size() > 6) {
@@ -401,6 +483,12 @@ std::string RouteLabel(std::string_view path) {
     }
   }
   return route;
+}
+
+std::string LoggablePath(std::string_view path) {
+  static constexpr std::string_view kShare = "/api/share/";
+  if (path.starts_with(kShare)) return std::string(kShare) + "{token}";
+  return std::string(path);
 }
 
 bool ApiRouter::AnswersInline(const ApiRequest& request) {
@@ -440,8 +528,8 @@ ApiResponse ApiRouter::Handle(const ApiRequest& request) const {
   }
   if (response.status >= 500) {
     // The server's own failures are logged at the default level, with what the client was told.
-    ARCHIL_LOG(kWarn) << request.method << " " << request.path << " -> " << response.status << " "
-                      << response.body;
+    ARCHIL_LOG(kWarn) << request.method << " " << LoggablePath(request.path) << " -> "
+                      << response.status << " " << response.body;
   }
   return response;
 }

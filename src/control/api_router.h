@@ -9,12 +9,14 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "base/status.h"
+#include "control/body_stream.h"
 #include "control/service.h"
 #include "metrics/registry.h"
 
@@ -26,12 +28,21 @@ struct ApiRequest {
   std::multimap<std::string, std::string> query;
   std::string authorization;    // the Authorization header, empty if absent
   std::string idempotency_key;  // the Idempotency-Key header, empty if absent
+  std::string range;            // the Range header, empty if absent (used by share links only)
+  std::string host;             // the Host header, empty if absent (share links' URLs)
+  std::string scheme = "http";  // "https" on a TLS connection
   std::string body;
 };
 
 struct ApiResponse {
   int status = 200;
-  std::string body;  // JSON
+  std::string body;  // JSON, unless `stream` is set
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;  // more headers (Content-Range)
+  // Set: the body is `content_length` bytes read from here as they are sent (a share link's
+  // file), and `body` is unused.
+  std::shared_ptr<BodyStream> stream;
+  uint64_t content_length = 0;
 };
 
 class ApiRouter {
@@ -78,6 +89,9 @@ class ApiRouter {
 // The route of `path` for a metric's label: ids and names replaced ("/api/disks/{id}/users"),
 // "other" for what no route matches (so a scanner cannot grow the label set).
 std::string RouteLabel(std::string_view path);
+
+// `path` as a log may show it: a share link's token (a credential) replaced by "{token}".
+std::string LoggablePath(std::string_view path);
 
 // The envelope for an error that happened outside the router (413 from the HTTP layer, ...).
 ApiResponse ErrorResponse(const Status& status);

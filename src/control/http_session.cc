@@ -1,5 +1,6 @@
 #include "control/http_session.h"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/core.hpp>
@@ -231,6 +232,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     };
     api.authorization = header("Authorization");
     api.idempotency_key = header("Idempotency-Key");
+    api.range = header("Range");
+    api.host = header("Host");
+    api.scheme = kTls ? "https" : "http";
     api.body = std::move(req.body());
     bool keep_alive = req.keep_alive() && ++served_ < cfg_->max_requests;
     bool head = req.method() == http::verb::head;
@@ -259,19 +263,22 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   ApiResponse Answer(const ApiRequest& api) const {
     int64_t start = SystemClock::Instance().MonotonicNanos();
     ApiResponse res = cfg_->router->Handle(api);
-    ARCHIL_LOG(kDebug) << api.method << " " << api.path << " " << res.status << " "
+    ARCHIL_LOG(kDebug) << api.method << " " << LoggablePath(api.path) << " " << res.status << " "
                        << (SystemClock::Instance().MonotonicNanos() - start) / 1000 << " us";
     return res;
   }
 
   void Write(const ApiResponse& api, bool keep_alive, bool head, bool counted = false) {
+    if (api.stream && !head) return WriteStream(api, keep_alive, counted);
     res_.emplace();
     res_->version(11);
     res_->result(static_cast<unsigned>(api.status));
-    res_->set(http::field::content_type, "application/json");
+    res_->set(http::field::content_type, api.content_type);
+    for (const auto& [name, value] : api.headers) res_->set(name, value);
     res_->keep_alive(keep_alive);
     if (head) {
-      res_->content_length(api.body.size());  // the headers of the body, not the body
+      // The headers of the body, not the body.
+      res_->content_length(api.stream ? api.content_length : api.body.size());
     } else {
       res_->body() = api.body;
       res_->prepare_payload();
@@ -286,6 +293,78 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
           if (!keep_alive) return self->Linger();
           self->AwaitNext();
         });
+  }
+
+  // A streamed body (ApiResponse::stream): the head, then chunks of at most kChunkBytes, each read
+  // on the handler pool (the engine may block) and written before the next is read, so at most
+  // one chunk per connection is in memory and a slow reader slows the reads. Each write has the
+  // write deadline; a failed read or write closes the connection (the client sees a body shorter
+  // than its Content-Length).
+  static constexpr size_t kChunkBytes = 256 * 1024;
+
+  void WriteStream(const ApiResponse& api, bool keep_alive, bool counted) {
+    stream_head_.emplace();
+    stream_head_->version(11);
+    stream_head_->result(static_cast<unsigned>(api.status));
+    stream_head_->set(http::field::content_type, api.content_type);
+    for (const auto& [name, value] : api.headers) stream_head_->set(name, value);
+    stream_head_->keep_alive(keep_alive);
+    stream_head_->content_length(api.content_length);
+    stream_serializer_.emplace(*stream_head_);
+    body_ = api.stream;
+    body_left_ = api.content_length;
+    Deadline(cfg_->write_timeout);
+    http::async_write_header(
+        stream_, *stream_serializer_,
+        [self = this->shared_from_this(), keep_alive, counted](beast::error_code ec, size_t) {
+          if (ec) return self->EndStream(/*ok=*/false, keep_alive, counted);
+          self->ReadChunk(keep_alive, counted);
+        });
+  }
+
+  void ReadChunk(bool keep_alive, bool counted) {
+    if (body_left_ == 0) return EndStream(/*ok=*/true, keep_alive, counted);
+    auto self = this->shared_from_this();
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(body_left_, kChunkBytes));
+    bool queued = cfg_->pool->Submit([self, want, keep_alive, counted] {
+      Result<std::string> chunk = self->body_->Next(want);
+      asio::post(self->stream_.get_executor(),
+                 [self, chunk = std::move(chunk), keep_alive, counted]() mutable {
+                   self->WriteChunk(std::move(chunk), keep_alive, counted);
+                 });
+    });
+    if (!queued) {
+      ARCHIL_LOG(kWarn) << "a streamed response stops: the handler pool is full";
+      EndStream(/*ok=*/false, keep_alive, counted);
+    }
+  }
+
+  void WriteChunk(Result<std::string> chunk, bool keep_alive, bool counted) {
+    if (!chunk.ok() || chunk->empty() || chunk->size() > body_left_) {
+      ARCHIL_LOG(kWarn) << "a streamed response stops with " << body_left_ << " bytes unsent: "
+                        << (chunk.ok() ? "the body ended early" : chunk.status().ToString());
+      return EndStream(/*ok=*/false, keep_alive, counted);
+    }
+    chunk_ = std::move(*chunk);
+    body_left_ -= chunk_.size();
+    Deadline(cfg_->write_timeout);
+    asio::async_write(
+        stream_, asio::buffer(chunk_),
+        [self = this->shared_from_this(), keep_alive, counted](beast::error_code ec, size_t) {
+          if (ec) return self->EndStream(/*ok=*/false, keep_alive, counted);
+          self->ReadChunk(keep_alive, counted);
+        });
+  }
+
+  void EndStream(bool ok, bool keep_alive, bool counted) {
+    if (counted) cfg_->in_flight->fetch_sub(1);
+    body_.reset();
+    chunk_ = std::string();
+    stream_serializer_.reset();
+    stream_head_.reset();
+    if (!ok) return Close();
+    if (!keep_alive) return Linger();
+    AwaitNext();
   }
 
   // After a last response: stop sending, and read (and drop) what the peer still sends for a
@@ -345,6 +424,13 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::optional<http::response<http::string_body>> res_;
+  // A streamed response (WriteStream): its head, the head's serializer, the body's source, what
+  // of it is still to send, and the chunk being written.
+  std::optional<http::response<http::empty_body>> stream_head_;
+  std::optional<http::response_serializer<http::empty_body>> stream_serializer_;
+  std::shared_ptr<BodyStream> body_;
+  uint64_t body_left_ = 0;
+  std::string chunk_;
   size_t served_ = 0;
   char drain_[4096];
 };

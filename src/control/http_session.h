@@ -4,8 +4,11 @@
 // other request to the ApiRouter on the HandlerPool, whose thread starts writing the response
 // itself (docs/adr/0026-one-hand-off-and-408.md); responses go out in order. The framing is strict: a request with two
 // Content-Lengths, Content-Length and Transfer-Encoding, a Transfer-Encoding other than
-// `chunked`, or a bad chunk is answered 400 and the connection closed. Range is never applied.
-// Every error the session answers itself carries the API's JSON envelope.
+// `chunked`, or a bad chunk is answered 400 and the connection closed. The session never applies
+// Range itself: the router reads it for share links only (ApiRequest::range). A response with a
+// body stream (ApiResponse::stream, a share link's file) is sent in chunks of 256 KiB as they are
+// read on the HandlerPool, one at a time, each write under the write deadline. Every error the
+// session answers itself carries the API's JSON envelope.
 #pragma once
 
 #include <atomic>

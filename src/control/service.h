@@ -15,6 +15,7 @@
 #include "base/status.h"
 #include "catalog/catalog.h"
 #include "catalog/events.h"
+#include "control/disk_files.h"
 #include "control/disk_search.h"
 #include "control/key_cache.h"
 #include "control/lineage_store.h"
@@ -43,6 +44,11 @@ struct CreateBranchRequest {
   std::string from_checkpoint;
   std::string from_branch;      // the branch holding the checkpoint; "" = disk_id itself
   std::string idempotency_key;  // "" = none
+};
+
+struct ShareLink {
+  std::string token;  // for GET /api/share/{token}
+  uint64_t expires_in = 0;
 };
 
 struct CreatedApiKey {
@@ -106,6 +112,23 @@ class ControlService {
   Result<GrepAnswer> Grep(std::string_view disk_id, std::string_view branch,
                           const GrepQuery& query);
 
+  // ---- share links (docs/api.md "Share links"); Unavailable without a data plane. The file
+  // reader is set once, before the API serves (`files` outlives this).
+  void set_files(DiskFiles* files) { files_ = files; }
+  // A link to the regular file `path` of the disk (or its branch `branch`, as above), made by
+  // API key `by`, valid for `expires_in` seconds (1..wire::kMaxShareSeconds). InvalidArgument
+  // for a bad path (empty, ".", "..", over kMaxSharePathBytes); NotFound for an unknown disk or a
+  // path that is not a regular file.
+  Result<ShareLink> CreateShareLink(const ApiKey& by, std::string_view disk_id,
+                                    std::string_view branch, std::string_view path,
+                                    uint64_t expires_in);
+  // The file a link names, opened for reading. NotFound for a token the current share key did
+  // not sign (forged, damaged, or from before a rotation) and for a file no longer there (or no
+  // longer a regular file); Stale once it has expired, its API key was deleted or its disk was.
+  Result<std::unique_ptr<FileReader>> OpenShareLink(std::string_view token);
+  // Replaces the share key: every link made so far stops working.
+  Status RotateShareKey();
+
   Result<CreatedApiKey> CreateApiKey(std::string_view name, std::string_view description);
   Result<Page<ApiKey>> ListApiKeys(const PageRequest& page) const;
   Status DeleteApiKey(std::string_view id);
@@ -140,6 +163,7 @@ class ControlService {
   CatalogListener* const events_;
   LineageStore* const lineage_;
   DiskSearch* search_ = nullptr;
+  DiskFiles* files_ = nullptr;
   mutable KeyCache keys_;  // verified API keys (control/key_cache.h)
 };
 

@@ -1,0 +1,90 @@
+// ControlService: share links (control/share_token.h, docs/api.md "Share links").
+#include <vector>
+
+#include "api/share_wire.h"
+#include "base/strings.h"
+#include "control/service.h"
+#include "control/share_token.h"
+
+namespace archil {
+namespace {
+
+// `path` as the token holds it: components joined by '/', empty ones dropped (so "/a//b" is
+// "a/b"), "." and ".." refused.
+Result<std::string> SharePath(std::string_view path) {
+  if (path.find('\0') != std::string_view::npos) {
+    return Status::InvalidArgument("key may not hold a NUL byte");
+  }
+  std::string out;
+  for (std::string_view part : Split(path, '/')) {
+    if (part.empty()) continue;
+    if (part == "." || part == "..") return Status::InvalidArgument("key may not hold '.' or '..'");
+    if (!out.empty()) out += '/';
+    out += part;
+  }
+  if (out.empty()) return Status::InvalidArgument("key must name a file in the disk");
+  if (out.size() > kMaxSharePathBytes) {
+    return Status::InvalidArgument("key is longer than " + std::to_string(kMaxSharePathBytes) +
+                                   " bytes");
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<ShareLink> ControlService::CreateShareLink(const ApiKey& by, std::string_view disk_id,
+                                                  std::string_view branch, std::string_view path,
+                                                  uint64_t expires_in) {
+  if (expires_in == 0 || expires_in > wire::kMaxShareSeconds) {
+    return Status::InvalidArgument("expiresIn must be between 1 and " +
+                                   std::to_string(wire::kMaxShareSeconds) + " seconds");
+  }
+  ARCHIL_ASSIGN_OR_RETURN(std::string normal, SharePath(path));
+  ARCHIL_ASSIGN_OR_RETURN(DiskId disk, ResolveBranch(disk_id, branch));
+  if (files_ == nullptr) {
+    return Status::Unavailable(
+        "this server has no data plane: share links are served by the server that holds the "
+        "disks");
+  }
+  // The file must be there now; the link fails later if it goes.
+  ARCHIL_RETURN_IF_ERROR(files_->OpenFile(disk, normal).status());
+  ARCHIL_ASSIGN_OR_RETURN(std::string key, catalog_->ShareKey());
+  ShareClaims claims{disk.str(), by.id, normal,
+                     clock_->NowMicros() / 1'000'000 + static_cast<int64_t>(expires_in)};
+  return ShareLink{SignShareToken(claims, key), expires_in};
+}
+
+Result<std::unique_ptr<FileReader>> ControlService::OpenShareLink(std::string_view token) {
+  ARCHIL_ASSIGN_OR_RETURN(std::string key, catalog_->ShareKey());
+  // Nothing in the token is read before its MAC holds.
+  ARCHIL_ASSIGN_OR_RETURN(ShareClaims claims, VerifyShareToken(token, key));
+  if (clock_->NowMicros() / 1'000'000 >= claims.expires_at) {
+    return Status::Stale("this share link expired at " +
+                         FormatRfc3339(claims.expires_at * 1'000'000));
+  }
+  Result<ApiKey> maker = catalog_->GetApiKey(claims.key_id);
+  if (!maker.ok()) {
+    if (maker.status().code() != Status::Code::kNotFound) return maker.status();
+    return Status::Stale("the API key that made this share link was deleted");
+  }
+  Result<DiskId> disk = ResolveBranch(claims.disk, "");
+  if (!disk.ok()) {
+    if (disk.status().code() != Status::Code::kNotFound) return disk.status();
+    return Status::Stale("the disk of this share link was deleted");
+  }
+  if (files_ == nullptr) {
+    return Status::Unavailable(
+        "this server has no data plane: share links are served by the server that holds the "
+        "disks");
+  }
+  Result<std::unique_ptr<FileReader>> file = files_->OpenFile(*disk, claims.path);
+  if (!file.ok() && file.status().code() == Status::Code::kNotFound) {
+    return Status::NotFound("the shared file '" + claims.path +
+                            "' is no longer there, or no longer a regular file");
+  }
+  return file;
+}
+
+Status ControlService::RotateShareKey() { return catalog_->RotateShareKey(clock_->NowMicros()); }
+
+}  // namespace archil
