@@ -4,8 +4,8 @@
 // no client can hold the server: total deadlines for a TLS handshake, a request head and a body
 // (not inactivity timers; a head or body over its budget is answered 408), a short keep-alive, and
 // caps on connections in total, per peer address and not yet proven by a request
-// (control/connection_limits.h). Errors it answers itself carry the JSON envelope. The API has no
-// byte ranges: Range is ignored.
+// (control/connection_limits.h). Errors it answers itself carry the JSON envelope. Range is
+// ignored but on a share link's download (http_session.h).
 //
 // Thread-safety: Serve() blocks on one thread; Stop() may be called from any other.
 #pragma once
