@@ -225,9 +225,10 @@ TEST_F(HttpServerTest, StalledBodyIsAnswered408AtItsBudget) {
 }
 
 // Requests that wait on nothing are answered on the I/O thread: with the only handler thread
-// waiting on the catalog's write lock (held by another connection to the database), health and
-// the region still answer at once, and the create answers once the lock is released.
-TEST_F(HttpServerTest, HealthIsAnsweredWhileEveryHandlerWaitsOnACommit) {
+// waiting on the catalog's write lock (held by another connection to the database), health, the
+// region and the list of disks (read on the catalog's reader connection) still answer at once,
+// and the create answers once the lock is released.
+TEST_F(HttpServerTest, ReadsAreAnsweredWhileEveryHandlerWaitsOnACommit) {
   HttpServerOptions o;
   o.threads = 1;
   cp_.Start(o);
@@ -256,6 +257,14 @@ TEST_F(HttpServerTest, HealthIsAnsweredWhileEveryHandlerWaitsOnACommit) {
     SendAll(fd, "GET /api/region HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
     Received r = ReadToClose(fd);
     EXPECT_EQ(r.data.rfind("HTTP/1.1 200", 0), 0u) << r.data;
+    EXPECT_LT(SecondsSince(start), 1.0);
+    start = Clock::now();
+    int list = Keep(Connect(cp_.port(), nullptr, 2000));
+    ASSERT_GE(list, 0);
+    SendAll(list, "GET /api/disks HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer " + cp_.admin_key() +
+                      "\r\nConnection: close\r\n\r\n");
+    Received listed = ReadToClose(list);
+    EXPECT_EQ(listed.data.rfind("HTTP/1.1 200", 0), 0u) << listed.data;
     EXPECT_LT(SecondsSince(start), 1.0);
   }
   ASSERT_EQ(sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);

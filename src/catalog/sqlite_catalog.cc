@@ -133,6 +133,7 @@ class SqliteCatalog::Stmt {
  public:
   Stmt(SqliteCatalog* c, const std::string& sql) ARCHIL_REQUIRES(c->mu_)
       : Stmt(c->db_, &c->statements_, sql) {}
+  Stmt(Conn c, const std::string& sql) : Stmt(c.db, c.statements, sql) {}
   // On another connection (the reader), with its own cache. REQUIRES: the mutex that guards
   // `db` and `cache` is held for the statement's whole lifetime.
   Stmt(sqlite3* db, std::map<std::string, sqlite3_stmt*>* cache, const std::string& sql) : db_(db) {
@@ -487,8 +488,8 @@ Status SqliteCatalog::AddShareKey() {
   return s.Bind(secret).Run();
 }
 
-Result<std::vector<DiskUser>> SqliteCatalog::UsersOf(const DiskId& disk_id) {
-  Stmt s(this,
+Result<std::vector<DiskUser>> SqliteCatalog::UsersOf(Conn c, const DiskId& disk_id) {
+  Stmt s(c,
          "SELECT identifier, disk_id, type, nickname, token_suffix, secret_hash, created_at "
          "FROM disk_users WHERE disk_id = ? ORDER BY created_at, identifier");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
@@ -503,10 +504,10 @@ Result<std::vector<DiskUser>> SqliteCatalog::UsersOf(const DiskId& disk_id) {
   return users;
 }
 
-Result<Disk> SqliteCatalog::LiveDiskWhere(const char* column, std::string_view value) {
+Result<Disk> SqliteCatalog::LiveDiskWhere(Conn c, const char* column, std::string_view value) {
   std::string sql = std::string("SELECT ") + kDiskColumns + " FROM disks WHERE " + column +
                     " = ? AND state = 'available'";
-  Stmt s(this, sql);
+  Stmt s(c, sql);
   ARCHIL_RETURN_IF_ERROR(s.prepared());
   s.Bind(value);
   ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
@@ -514,7 +515,7 @@ Result<Disk> SqliteCatalog::LiveDiskWhere(const char* column, std::string_view v
     return Status::NotFound("no disk with " + std::string(column) + " '" + std::string(value) +
                             "'");
   Disk d = DiskFromRow(s);
-  ARCHIL_ASSIGN_OR_RETURN(d.users, UsersOf(d.id));
+  ARCHIL_ASSIGN_OR_RETURN(d.users, UsersOf(c, d.id));
   return d;
 }
 
@@ -522,7 +523,7 @@ Result<CreateDiskResult> SqliteCatalog::CreateDisk(const Disk& disk, const DiskU
   Held lock(this);
   Txn txn(this);
   ARCHIL_RETURN_IF_ERROR(txn.Begin());
-  Result<Disk> existing = LiveDiskWhere("name", disk.name);
+  Result<Disk> existing = LiveDiskWhere(Writer(), "name", disk.name);
   if (existing.ok()) {
     if (existing->root == disk.root) return CreateDiskResult{std::move(existing).value(), false};
     return Status::AlreadyExists("a disk named '" + disk.name +
@@ -556,26 +557,26 @@ Result<CreateDiskResult> SqliteCatalog::CreateDisk(const Disk& disk, const DiskU
 }
 
 Result<Disk> SqliteCatalog::GetDisk(const DiskId& id) {
-  Held lock(this);
-  return LiveDiskWhere("id", id.str());
+  return Read<Disk>([&](Conn c) { return LiveDiskWhere(c, "id", id.str()); });
 }
 
 Result<Page<Disk>> SqliteCatalog::ListDisks(const PageRequest& page, std::string_view name) {
   ARCHIL_ASSIGN_OR_RETURN(int64_t after, DecodeCursor(page.cursor));
-  Held lock(this);
-  std::string sql = std::string("SELECT ") + kDiskColumns +
-                    " FROM disks WHERE state = 'available' AND seq > ?" +
-                    (name.empty() ? "" : " AND name = ?") + " ORDER BY seq LIMIT ?";
-  Stmt s(this, sql);
-  ARCHIL_RETURN_IF_ERROR(s.prepared());
-  s.Bind(after);
-  if (!name.empty()) s.Bind(name);
-  s.Bind(static_cast<int64_t>(page.limit) + 1);
-  ARCHIL_ASSIGN_OR_RETURN(Page<Disk> out, ReadPage<Disk>(s, page.limit, DiskFromRow<Stmt>));
-  for (Disk& d : out.items) {
-    ARCHIL_ASSIGN_OR_RETURN(d.users, UsersOf(d.id));
-  }
-  return out;
+  return Read<Page<Disk>>([&](Conn c) -> Result<Page<Disk>> {
+    std::string sql = std::string("SELECT ") + kDiskColumns +
+                      " FROM disks WHERE state = 'available' AND seq > ?" +
+                      (name.empty() ? "" : " AND name = ?") + " ORDER BY seq LIMIT ?";
+    Stmt s(c, sql);
+    ARCHIL_RETURN_IF_ERROR(s.prepared());
+    s.Bind(after);
+    if (!name.empty()) s.Bind(name);
+    s.Bind(static_cast<int64_t>(page.limit) + 1);
+    ARCHIL_ASSIGN_OR_RETURN(Page<Disk> out, ReadPage<Disk>(s, page.limit, DiskFromRow<Stmt>));
+    for (Disk& d : out.items) {
+      ARCHIL_ASSIGN_OR_RETURN(d.users, UsersOf(c, d.id));
+    }
+    return out;
+  });
 }
 
 Status SqliteCatalog::MarkDiskDeleting(const DiskId& id, bool keep_for_branches) {
@@ -617,19 +618,18 @@ Result<std::vector<DiskId>> SqliteCatalog::DisksToPurge() { return DeletingDisks
 Result<std::vector<DiskId>> SqliteCatalog::DisksKeptForBranches() { return DeletingDisks(true); }
 
 Result<Disk> SqliteCatalog::GetLineageRoot(const DiskId& id) {
-  Held lock(this);
-  return LineageRootRow(id);
+  return Read<Disk>([&](Conn c) { return LineageRootRow(c, id); });
 }
 
-Result<Disk> SqliteCatalog::LineageRootRow(const DiskId& id) {
-  Stmt s(this, std::string("SELECT ") + kDiskColumns +
-                   " FROM disks WHERE id = ? AND (state = 'available' OR kept_for_branches = 1)");
+Result<Disk> SqliteCatalog::LineageRootRow(Conn c, const DiskId& id) {
+  Stmt s(c, std::string("SELECT ") + kDiskColumns +
+                " FROM disks WHERE id = ? AND (state = 'available' OR kept_for_branches = 1)");
   ARCHIL_RETURN_IF_ERROR(s.prepared());
   s.Bind(id.str());
   ARCHIL_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return Status::NotFound("no disk with id '" + id.str() + "'");
   Disk d = DiskFromRow(s);
-  ARCHIL_ASSIGN_OR_RETURN(d.users, UsersOf(d.id));
+  ARCHIL_ASSIGN_OR_RETURN(d.users, UsersOf(c, d.id));
   return d;
 }
 
@@ -644,7 +644,7 @@ Status SqliteCatalog::AddDiskUser(const DiskUser& user) {
   Held lock(this);
   Txn txn(this);
   ARCHIL_RETURN_IF_ERROR(txn.Begin());
-  ARCHIL_RETURN_IF_ERROR(LineageRootRow(user.disk_id).status());
+  ARCHIL_RETURN_IF_ERROR(LineageRootRow(Writer(), user.disk_id).status());
   Stmt s(this,
          "INSERT INTO disk_users(identifier, disk_id, type, nickname, token_suffix, secret_hash, "
          "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)");
@@ -680,8 +680,26 @@ Status SqliteCatalog::SetAllowedIps(const DiskId& disk_id, const std::vector<IpR
   return Status::Ok();
 }
 
-template <typename T, typename Read>
-Result<T> SqliteCatalog::Lookup(const std::string& sql, const Read& read) {
+template <typename T, typename ReadFn>
+Result<T> SqliteCatalog::Read(const ReadFn& read) {
+  {
+    MutexLock lock(&reader_mu_);
+    if (reader_ != nullptr) {
+      if (int rc = sqlite3_exec(reader_, "BEGIN", nullptr, nullptr, nullptr); rc != SQLITE_OK) {
+        return SqliteError(reader_, rc, "begin a read");
+      }
+      Result<T> out = read(Conn{reader_, &reader_statements_});
+      // Ends the read transaction; it wrote nothing, so this cannot lose anything.
+      sqlite3_exec(reader_, "ROLLBACK", nullptr, nullptr, nullptr);
+      return out;
+    }
+  }
+  Held lock(this);
+  return read(Writer());
+}
+
+template <typename T, typename ReadRow>
+Result<T> SqliteCatalog::Lookup(const std::string& sql, const ReadRow& read) {
   {
     // Authentication reads here, on the reader, so that it never waits for a write's fsync.
     MutexLock lock(&reader_mu_);
@@ -737,13 +755,14 @@ Result<ApiKey> SqliteCatalog::GetApiKey(std::string_view id) {
 
 Result<Page<ApiKey>> SqliteCatalog::ListApiKeys(const PageRequest& page) {
   ARCHIL_ASSIGN_OR_RETURN(int64_t after, DecodeCursor(page.cursor));
-  Held lock(this);
-  Stmt s(this,
-         "SELECT seq, id, name, description, token_suffix, secret_hash, created_at "
-         "FROM api_keys WHERE seq > ? ORDER BY seq LIMIT ?");
-  ARCHIL_RETURN_IF_ERROR(s.prepared());
-  s.Bind(after).Bind(static_cast<int64_t>(page.limit) + 1);
-  return ReadPage<ApiKey>(s, page.limit, KeyFromRow<Stmt>);
+  return Read<Page<ApiKey>>([&](Conn c) -> Result<Page<ApiKey>> {
+    Stmt s(c,
+           "SELECT seq, id, name, description, token_suffix, secret_hash, created_at "
+           "FROM api_keys WHERE seq > ? ORDER BY seq LIMIT ?");
+    ARCHIL_RETURN_IF_ERROR(s.prepared());
+    s.Bind(after).Bind(static_cast<int64_t>(page.limit) + 1);
+    return ReadPage<ApiKey>(s, page.limit, KeyFromRow<Stmt>);
+  });
 }
 
 Status SqliteCatalog::DeleteApiKey(std::string_view id) {

@@ -73,14 +73,25 @@ class SqliteCatalog final : public Catalog {
   class Stmt;
   class Txn;
   class Held;
+  // A connection and its statement cache: the writer's (Writer(), under mu_) or the reader's
+  // (inside Read(), under reader_mu_). Whoever holds one holds that connection's mutex.
+  struct Conn {
+    sqlite3* db;
+    std::map<std::string, sqlite3_stmt*>* statements;
+  };
   explicit SqliteCatalog(sqlite3* db) : db_(db) {}
-  // Opens the second, read-only connection that credential lookups use, so that authentication
-  // never waits behind a write's fsync (WAL readers do not block on the writer). None for
+  // Opens the second, read-only connection that credential lookups and Read() use, so that they
+  // never wait behind a write's fsync (WAL readers do not block on the writer). None for
   // ":memory:" (another connection would see another database): lookups then use db_.
   Status OpenReader(const std::string& path);
   // Runs the statement `sql` through `read` on the reader (on db_ when there is none).
-  template <typename T, typename Read>
-  Result<T> Lookup(const std::string& sql, const Read& read) ARCHIL_EXCLUDES(mu_, reader_mu_);
+  template <typename T, typename ReadRow>
+  Result<T> Lookup(const std::string& sql, const ReadRow& read) ARCHIL_EXCLUDES(mu_, reader_mu_);
+  // Runs `read(Conn)` in one read transaction on the reader (every statement sees the same
+  // commit, and none waits for a write's fsync), or under mu_ on db_ when there is no reader.
+  template <typename T, typename ReadFn>
+  Result<T> Read(const ReadFn& read) ARCHIL_EXCLUDES(mu_, reader_mu_);
+  Conn Writer() ARCHIL_REQUIRES(mu_) { return {db_, &statements_}; }
   Status Migrate() ARCHIL_REQUIRES(mu_);
   Status PreallocateWal(const std::string& wal_path) ARCHIL_REQUIRES(mu_);
   Status Exec(const char* sql) ARCHIL_REQUIRES(mu_);
@@ -89,10 +100,11 @@ class SqliteCatalog final : public Catalog {
   // PRAGMA quick_check at open: Corruption naming the first problems, so that a damaged catalog
   // stops the server at start instead of failing requests later.
   Status QuickCheck() ARCHIL_REQUIRES(mu_);
-  Result<std::vector<DiskUser>> UsersOf(const DiskId& disk_id) ARCHIL_REQUIRES(mu_);
-  Result<Disk> LiveDiskWhere(const char* column, std::string_view value) ARCHIL_REQUIRES(mu_);
-  // GetLineageRoot under the held mutex.
-  Result<Disk> LineageRootRow(const DiskId& id) ARCHIL_REQUIRES(mu_);
+  // Reads on `c` (REQUIRES: its connection's mutex held, as Conn says).
+  static Result<std::vector<DiskUser>> UsersOf(Conn c, const DiskId& disk_id);
+  static Result<Disk> LiveDiskWhere(Conn c, const char* column, std::string_view value);
+  // GetLineageRoot on `c`.
+  static Result<Disk> LineageRootRow(Conn c, const DiskId& id);
   Result<std::vector<DiskId>> DeletingDisks(bool kept) ARCHIL_EXCLUDES(mu_);
 
   Mutex mu_;

@@ -493,11 +493,13 @@ std::string LoggablePath(std::string_view path) {
 
 bool ApiRouter::AnswersInline(const ApiRequest& request) {
   if (request.method != "GET" && request.method != "HEAD") return false;
-  // Only what waits on nothing: the catalog's other reads share the writer's connection, so they
-  // can wait behind a commit's fsync (or, with another process holding the database's write
-  // lock, its busy timeout) and must not do that on an I/O thread.
+  // Only what waits on nothing: health, the region, and the lists that read the catalog's reader
+  // connection alone (a WAL reader never waits for a commit). A disk's own routes also read the
+  // engine's lineage and the tier, and other catalog reads share the writer's connection: they
+  // can wait behind a commit's fsync, which must not happen on an I/O thread.
   const std::string route = RouteLabel(request.path);
-  return route == "/api/health" || route == "/api/region";
+  return route == "/api/health" || route == "/api/region" || route == "/api/disks" ||
+         route == "/api/tokens";
 }
 
 void ApiRouter::SetMetrics(metrics::Registry* registry) {

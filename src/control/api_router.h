@@ -57,10 +57,10 @@ class ApiRouter {
 
   explicit ApiRouter(ControlService* service) : service_(service) {}
   ApiResponse Handle(const ApiRequest& request) const;
-  // True when Handle(request) commits nothing and waits on nothing (health, the region): the
-  // HTTP server answers it on the connection's I/O thread instead of handing it to a handler
-  // thread. Everything else (commits, catalog reads, grep, any route added later) runs on the
-  // handler pool.
+  // True when Handle(request) commits nothing and waits on nothing (health, the region, the lists
+  // of disks and of API keys, which read the catalog's reader connection): the HTTP server
+  // answers it on the connection's I/O thread instead of handing it to a handler thread.
+  // Everything else (commits, other reads, grep, any route added later) runs on the handler pool.
   static bool AnswersInline(const ApiRequest& request);
   // REQUIRES: before the first Handle.
   void AddHealthPart(std::string name, HealthPart part) {

@@ -23,17 +23,20 @@ TEST(RouteLabelTest, NamesRoutesWithoutIds) {
   EXPECT_EQ(RouteLabel("/metrics"), "other");
 }
 
-TEST(AnswersInlineTest, HealthAndRegionAreAnsweredInline) {
-  for (const char* path : {"/api/health", "/api/region", "/api/health/"}) {
+TEST(AnswersInlineTest, HealthRegionAndTheListsAreAnsweredInline) {
+  for (const char* path :
+       {"/api/health", "/api/region", "/api/health/", "/api/disks", "/api/tokens"}) {
     EXPECT_TRUE(ApiRouter::AnswersInline(Req("GET", path))) << path;
     EXPECT_TRUE(ApiRouter::AnswersInline(Req("HEAD", path))) << path;
   }
 }
 
-// Catalog reads share the writer's connection: they can wait behind a commit, so not inline.
-TEST(AnswersInlineTest, CatalogReadsGoToTheHandlerPool) {
-  for (const char* path : {"/api/disks", "/api/disks/dsk-1", "/api/disks/dsk-1/checkpoints",
-                           "/api/disks/dsk-1/branches", "/api/disks/dsk-1/users", "/api/tokens"}) {
+// A disk's own routes read the engine's lineage or the writer's connection: they can wait
+// behind a commit, so not inline.
+TEST(AnswersInlineTest, ADisksOwnReadsGoToTheHandlerPool) {
+  for (const char* path :
+       {"/api/disks/dsk-1", "/api/disks/dsk-1/checkpoints", "/api/disks/dsk-1/branches",
+        "/api/disks/dsk-1/users", "/api/disks/dsk-1/allowed-ips"}) {
     EXPECT_FALSE(ApiRouter::AnswersInline(Req("GET", path))) << path;
   }
 }
