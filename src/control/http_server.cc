@@ -37,6 +37,7 @@ class HttpServer::Impl {
         pool_(o.threads, o.max_connections) {
     config_.router = router;
     config_.pool = &pool_;
+    config_.after_reply = &after_reply_;
     config_.in_flight = &in_flight_;
     config_.handshake_timeout = std::chrono::milliseconds(o.tls_handshake_timeout_ms);
     config_.head_timeout = std::chrono::milliseconds(o.head_timeout_ms);
@@ -175,7 +176,8 @@ class HttpServer::Impl {
   size_t next_ = 0;        // on the acceptor's strand
   tcp::acceptor acceptor_;
   asio::steady_timer retry_;
-  HandlerPool pool_;  // destroyed first: its last tasks post to ioc_
+  AfterReplyRunner after_reply_;  // outlives pool_, whose last tasks post to it
+  HandlerPool pool_;              // destroyed first: its last tasks post to ioc_
 };
 
 HttpServer::HttpServer(std::unique_ptr<Impl> impl, bool tls, std::string host, int port)

@@ -250,7 +250,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     // is never evicted), and the pool's queue orders this thread's use of it after ours.
     auto self = this->shared_from_this();
     bool queued = cfg_->pool->Submit([self, api = std::move(api), keep_alive, head] {
-      AfterReplyScope after_reply;
+      AfterReplyScope after_reply(self->cfg_->after_reply);
       self->Write(self->Answer(api), keep_alive, head, /*counted=*/true);
       after_reply.Run();
     });

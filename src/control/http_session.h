@@ -2,13 +2,13 @@
 // order (pipelined ones included) under total budgets (a head or body over its budget is answered
 // 408), answers health and region on the I/O thread (ApiRouter::AnswersInline) and hands every
 // other request to the ApiRouter on the HandlerPool, whose thread starts writing the response
-// itself (docs/adr/0026-one-hand-off-and-408.md); responses go out in order. The framing is strict: a request with two
-// Content-Lengths, Content-Length and Transfer-Encoding, a Transfer-Encoding other than
-// `chunked`, or a bad chunk is answered 400 and the connection closed. The session never applies
-// Range itself: the router reads it for share links only (ApiRequest::range). A response with a
-// body stream (ApiResponse::stream, a share link's file) is sent in chunks of 256 KiB as they are
-// read on the HandlerPool, one at a time, each write under the write deadline. Every error the
-// session answers itself carries the API's JSON envelope.
+// itself (docs/adr/0026-one-hand-off-and-408.md); responses go out in order. The framing is strict:
+// a request with two Content-Lengths, Content-Length and Transfer-Encoding, a Transfer-Encoding
+// other than `chunked`, or a bad chunk is answered 400 and the connection closed. The session never
+// applies Range itself: the router reads it for share links only (ApiRequest::range). A response
+// with a body stream (ApiResponse::stream, a share link's file) is sent in chunks of 256 KiB as
+// they are read on the HandlerPool, one at a time, each write under the write deadline. Every error
+// the session answers itself carries the API's JSON envelope.
 #pragma once
 
 #include <atomic>
@@ -17,6 +17,7 @@
 #include <chrono>
 #include <memory>
 
+#include "control/after_reply.h"
 #include "control/api_router.h"
 #include "control/connection_limits.h"
 #include "control/handler_pool.h"
@@ -26,7 +27,8 @@ namespace archil {
 struct SessionConfig {
   const ApiRouter* router = nullptr;
   HandlerPool* pool = nullptr;
-  std::atomic<int>* in_flight = nullptr;  // requests handed to the pool and not yet written
+  AfterReplyRunner* after_reply = nullptr;  // runs what handlers defer; null: the handler thread
+  std::atomic<int>* in_flight = nullptr;    // requests handed to the pool and not yet written
   std::chrono::milliseconds handshake_timeout{10000};  // TLS handshake, total
   std::chrono::milliseconds head_timeout{10000};       // request line and headers, total
   std::chrono::milliseconds body_timeout{10000};       // body, total
