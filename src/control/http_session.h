@@ -1,6 +1,6 @@
 // One HTTP/1.1 connection of the API server (http_server.h), on Boost.Beast: reads requests in
 // order (pipelined ones included) under total budgets (a head or body over its budget is answered
-// 408), answers health and region on the I/O thread (ApiRouter::AnswersInline) and hands every
+// 408), answers what waits on nothing on the I/O thread (ApiRouter::AnswersInline) and hands every
 // other request to the ApiRouter on the HandlerPool, whose thread starts writing the response
 // itself (docs/adr/0026-one-hand-off-and-408.md); responses go out in order. The framing is strict:
 // a request with two Content-Lengths, Content-Length and Transfer-Encoding, a Transfer-Encoding
