@@ -62,7 +62,7 @@ Result<std::unique_ptr<FileReader>> ControlService::OpenShareLink(std::string_vi
     return Status::Stale("this share link expired at " +
                          FormatRfc3339(claims.expires_at * 1'000'000));
   }
-  Result<ApiKey> maker = catalog_->GetApiKey(claims.key_id);
+  Result<ApiKey> maker = catalog_->GetApiKey(claims.maker_id);
   if (!maker.ok()) {
     if (maker.status().code() != Status::Code::kNotFound) return maker.status();
     return Status::Stale("the API key that made this share link was deleted");
