@@ -388,6 +388,12 @@ TEST_F(ShareApiTest, ADiskTokenMakesLinksUntilItsUserIsRemoved) {
   EXPECT_EQ(Fetch(by_http).body, "data");
   // Another disk's token: 403, and nothing made.
   ExpectRefused(Share(disk, {{"key", "f"}}, "Bearer " + other_token), 403, "another disk");
+  // Only from an address the disk's allowed client addresses cover (the server sees this
+  // client's): loopback is, so the link is made.
+  HttpResponse listed = Api("PUT", "/api/disks/" + disk + "/allowed-ips",
+                            R"({"allowedIps": ["127.0.0.0/8", "::1"]})");
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  EXPECT_EQ(Share(disk, {{"key", "f"}}, "Bearer " + token).status, 200);
   // The disk token is still no API key.
   EXPECT_EQ(Send("GET", "/api/disks", "", {{"Authorization", "Bearer " + token}}).status, 403);
 

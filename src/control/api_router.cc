@@ -130,7 +130,7 @@ class Dispatch {
     }
     // Making one: an API key, or a disk token of that disk (a mount's credential).
     if (p.size() == 3 && p[0] == "disks" && p[2] == "share") {
-      Result<ShareCredential> by = s_->AuthenticateShare(r_.authorization, p[1]);
+      Result<ShareCredential> by = s_->AuthenticateShare(r_.authorization, p[1], r_.peer);
       if (!by.ok()) return ErrorResponse(by.status());
       return m == "POST" ? CreateShare(*by, p[1]) : NoMethod("POST");
     }

@@ -127,8 +127,11 @@ class ControlService {
   // Unauthenticated for an unknown, revoked or malformed credential; PermissionDenied for a
   // valid disk token of another disk (whether or not `disk_id` exists, so a token learns
   // nothing about other disks).
+  // For a disk token, also PermissionDenied from a client address `peer` ("" = unknown) that the
+  // disk's allowed client addresses (if it has any) do not cover: a mount from there is refused.
   Result<ShareCredential> AuthenticateShare(std::string_view authorization,
-                                            std::string_view disk_id) const;
+                                            std::string_view disk_id,
+                                            std::string_view peer = "") const;
   // A link to the regular file `path` of the disk (or its branch `branch`, as above), made by
   // `by` (AuthenticateShare), valid for `expires_in` seconds (1..wire::kMaxShareSeconds).
   // InvalidArgument for a bad path (empty, ".", "..", over kMaxSharePathBytes); NotFound for an

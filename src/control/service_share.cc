@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "api/share_wire.h"
+#include "base/ip_range.h"
 #include "base/strings.h"
 #include "catalog/credentials.h"
 #include "control/service.h"
@@ -34,7 +35,8 @@ Result<std::string> SharePath(std::string_view path) {
 }  // namespace
 
 Result<ShareCredential> ControlService::AuthenticateShare(std::string_view authorization,
-                                                          std::string_view disk_id) const {
+                                                          std::string_view disk_id,
+                                                          std::string_view peer) const {
   ARCHIL_ASSIGN_OR_RETURN(std::string credential, CredentialFromAuthorization(authorization));
   Result<ParsedCredential> parsed = ParseCredential(credential);
   if (!parsed.ok() || parsed->kind != CredentialKind::kDiskToken) {
@@ -58,6 +60,14 @@ Result<ShareCredential> ControlService::AuthenticateShare(std::string_view autho
     return Status::PermissionDenied(
         "this disk token is another disk's: it makes share links of its own disk (and its "
         "branches) only; use an API key (key-...) for other disks");
+  }
+  // From where the token may mount only: the disk's allowed client addresses (the root's).
+  ARCHIL_ASSIGN_OR_RETURN(Disk row, catalog_->GetLineageRoot(*root));
+  if (!row.allowed_ips.empty() && (peer.empty() || !IpAllowed(row.allowed_ips, peer))) {
+    return Status::PermissionDenied(
+        "the disk's allowed client addresses do not cover this client (" +
+        std::string(peer.empty() ? "unknown" : peer) +
+        "): a disk token makes share links only from where it may mount; use an API key");
   }
   return ShareCredential{ShareMaker::kDiskUser, user->identifier};
 }

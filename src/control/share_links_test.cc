@@ -361,6 +361,34 @@ TEST_F(ShareLinksTest, ARootsDiskTokenMakesLinksOfItsBranches) {
   EXPECT_EQ(Call("GET", "/api/share/" + token, "", false).status, 410);
 }
 
+// A disk token makes links only from where it may mount: the disk's allowed client addresses
+// (the root's, for a branch). An API key is not bound by them, as for every API route.
+TEST_F(ShareLinksTest, ADiskTokenMakesLinksOnlyFromAnAllowedAddress) {
+  Result<CreatedUser> user = service_->AddDiskUser(disk_.str(), "ci");
+  ASSERT_TRUE(user.ok());
+  ASSERT_TRUE(service_->SetAllowedIps(disk_.str(), {"10.0.0.0/8"}).ok());
+  auto share_from = [&](const std::string& credential, const std::string& peer) {
+    ApiRequest r;
+    r.method = "POST";
+    r.path = "/api/disks/" + disk_.str() + "/share";
+    r.authorization = "Bearer " + credential;
+    r.host = "files.example:8420";
+    r.peer = peer;
+    r.body = R"({"key": "dir/f"})";
+    return router_->Handle(r);
+  };
+  EXPECT_EQ(share_from(user->token, "10.1.2.3").status, 200);
+  EXPECT_EQ(share_from(user->token, "::ffff:10.1.2.3").status, 200);  // v4-mapped
+  ApiResponse outside = share_from(user->token, "192.168.1.7");
+  EXPECT_EQ(outside.status, 403) << outside.body;
+  EXPECT_NE(outside.body.find("allowed client addresses"), std::string::npos) << outside.body;
+  EXPECT_EQ(share_from(user->token, "").status, 403);  // unknown: not covered
+  EXPECT_EQ(share_from(key_, "192.168.1.7").status, 200);
+  // An empty list allows any address again.
+  ASSERT_TRUE(service_->SetAllowedIps(disk_.str(), {}).ok());
+  EXPECT_EQ(share_from(user->token, "192.168.1.7").status, 200);
+}
+
 TEST(LoggablePath, HidesAShareTokenOnly) {
   EXPECT_EQ(LoggablePath("/api/share/AQAAAABpVZnQ"), "/api/share/{token}");
   EXPECT_EQ(LoggablePath("/api/disks/dsk-1/share"), "/api/disks/dsk-1/share");
