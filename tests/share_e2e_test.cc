@@ -430,7 +430,7 @@ TEST_F(ShareApiTest, ADiskTokenMakesLinksUntilItsUserIsRemoved) {
   close(err_pipe[0]);
   EXPECT_NE(rc, 0) << err;
   EXPECT_NE(rc, 127) << err;
-  EXPECT_NE(err.find("An API key is needed"), std::string::npos) << err;
+  EXPECT_NE(err.find("archil share needs an API key"), std::string::npos) << err;
   EXPECT_NE(err.find(token_file), std::string::npos) << err;
 
   // Removing the user ends the links it made, over HTTP and from the CLI, not the key's.

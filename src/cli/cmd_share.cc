@@ -93,8 +93,8 @@ Result<ApiClient> ShareApi(const CliContext& ctx, const ShareTarget& t) {
   Result<ApiClient> admin = ctx.Api();  // a local server's admin key, if this user may read it
   if (admin.ok() || admin.status().code() != Status::Code::kUnauthenticated) return admin;
   return Status::Unauthenticated(
-      admin.status().message() + "; the mount's own disk token cannot be used either: " +
-      token.status().message() + ". An API key is needed: --api-key or ARCHIL_API_KEY");
+      "archil share needs an API key here: the mount's own disk token cannot be used (" +
+      token.status().message() + "), and " + admin.status().message());
 }
 
 Status Share(const CliContext& ctx, const std::string& arg, uint64_t expires_in) {
