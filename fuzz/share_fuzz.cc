@@ -29,7 +29,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Claims from the input, signed: they verify to themselves.
   archil::ShareClaims claims;
   claims.disk = text.substr(0, std::min<size_t>(text.size(), 255));
-  claims.key_id = text.substr(0, std::min<size_t>(text.size() / 2, 255));
+  claims.maker_id = text.substr(0, std::min<size_t>(text.size() / 2, 255));
+  // Both versions: an API key's link (1) and a disk user's (2).
+  if (size % 2 == 0) claims.maker = archil::ShareMaker::kDiskUser;
   claims.path = text.substr(0, std::min(text.size(), archil::kMaxSharePathBytes));
   claims.expires_at = static_cast<int64_t>(size) * 1000;
   const std::string token = archil::SignShareToken(claims, key);

@@ -2,11 +2,14 @@
 // a real `archil server`, shared with POST /api/disks/{id}/share and fetched over HTTP with no
 // credentials, as anyone holding the URL would: whole (a multi-MiB file, so the body streams in
 // many chunks), by Range, by HEAD; and refused once expired, forged, rotated away, its API key
-// deleted, its file gone or its disk deleted.
+// deleted (or its disk token's user removed), its file gone or its disk deleted. Links are made
+// with an API key, or with a disk token: over HTTP, and by `archil share` with the mount's own
+// token file.
 //
 // Skipped (not failed) without root or /dev/fuse, unless ARCHIL_REQUIRE_FUSE=1 (CI sets it).
 #include <fcntl.h>
 #include <netdb.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -348,6 +351,94 @@ TEST_F(ShareApiTest, ExpiryRotationKeyDeletionAndDiskDeletionEndALink) {
   HttpResponse deleted = Api("DELETE", "/api/disks/" + disk, "");
   ASSERT_EQ(deleted.status, 200) << deleted.body;
   ExpectRefused(Fetch(after), 410, "deleted");
+}
+
+// A disk token makes links (a mount's credential, no API key): over HTTP with Bearer, and by
+// `archil share` from the mount's own token file. Removing that disk user ends its links (410);
+// another disk's token is refused; a user who may not read the token file is told an API key is
+// needed.
+TEST_F(ShareApiTest, ADiskTokenMakesLinksUntilItsUserIsRemoved) {
+  StartServer();
+  const std::string other_token = [&] {
+    CreateDisk("s5");
+    return env_["ARCHIL_MOUNT_TOKEN"];
+  }();
+  std::string disk = CreateDisk("s4");
+  HttpResponse added = Api("POST", "/api/disks/" + disk + "/users", R"({"nickname":"sharer"})");
+  ASSERT_EQ(added.status, 201) << added.body;
+  json user = json::parse(added.body)["data"];
+  const std::string token = user.value("token", "");
+  const std::string identifier = user.value("identifier", "");
+  ASSERT_EQ(token.substr(0, 4), "adt_");
+  // The mount reads the sharer's token from a root-owned 0600 file, and its record names it.
+  const std::string token_file = (dir_ / "sharer.token").string();
+  { std::ofstream(token_file) << token << "\n"; }
+  ASSERT_EQ(chmod(token_file.c_str(), 0600), 0);
+  env_.erase("ARCHIL_MOUNT_TOKEN");
+  Ran mounted = Mount("s4", {"--token-file", token_file});
+  ASSERT_EQ(mounted.exit_code, 0) << mounted.err;
+  std::ofstream(mnt_ + "/f") << "data";
+  SyncMount();
+  Ran status = Archil({"--json", "status", mnt_});
+  EXPECT_EQ(json::parse(status.out, nullptr, false).value("token_file", ""), token_file)
+      << status.out;
+
+  // Over HTTP, with the disk token.
+  const std::string by_http = UrlOf(Share(disk, {{"key", "f"}}, "Bearer " + token));
+  EXPECT_EQ(Fetch(by_http).body, "data");
+  // Another disk's token: 403, and nothing made.
+  ExpectRefused(Share(disk, {{"key", "f"}}, "Bearer " + other_token), 403, "another disk");
+  // Only from an address the disk's allowed client addresses cover (the server sees this
+  // client's): loopback is, so the link is made.
+  HttpResponse listed = Api("PUT", "/api/disks/" + disk + "/allowed-ips",
+                            R"({"allowedIps": ["127.0.0.0/8", "::1"]})");
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  EXPECT_EQ(Share(disk, {{"key", "f"}}, "Bearer " + token).status, 200);
+  // The disk token is still no API key.
+  EXPECT_EQ(Send("GET", "/api/disks", "", {{"Authorization", "Bearer " + token}}).status, 403);
+
+  // `archil share` with no API key: the mount's own token (the admin key would do too, so the
+  // link's end below shows which made it).
+  Ran cli = Archil({"share", mnt_ + "/f"});
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  std::string by_cli = cli.out.substr(0, cli.out.find('\n'));
+  EXPECT_EQ(Fetch(by_cli).body, "data");
+  // With an API key given, the key makes it (and outlives the disk user).
+  std::string admin = ReadFile(dir_ / "data" / "admin-api-key");
+  admin = admin.substr(0, admin.find('\n'));
+  Ran keyed = Archil({"share", mnt_ + "/f"}, {{"ARCHIL_API_KEY", admin}});
+  ASSERT_EQ(keyed.exit_code, 0) << keyed.err;
+  const std::string by_key = keyed.out.substr(0, keyed.out.find('\n'));
+
+  // Another user may not read the root-owned 0600 token file (nor the admin key): the CLI says
+  // an API key is needed, and why the mount's token is not used.
+  int err_pipe[2];
+  ASSERT_EQ(pipe2(err_pipe, O_CLOEXEC), 0);
+  std::vector<std::string> argv = {kBin + "/archil", "share", mnt_ + "/f"};
+  std::vector<std::string> envv = Environment(env_);
+  const int rc = RunAs(65534, 65534, [&] {
+    dup2(err_pipe[1], 2);
+    auto args = Pointers(argv);
+    auto envp = Pointers(envv);
+    execve(args[0], args.data(), envp.data());
+    return 127;
+  });
+  close(err_pipe[1]);
+  std::string err;
+  char buf[4096];
+  for (ssize_t n; (n = read(err_pipe[0], buf, sizeof(buf))) > 0;) err.append(buf, n);
+  close(err_pipe[0]);
+  EXPECT_NE(rc, 0) << err;
+  EXPECT_NE(rc, 127) << err;
+  EXPECT_NE(err.find("archil share needs an API key"), std::string::npos) << err;
+  EXPECT_NE(err.find(token_file), std::string::npos) << err;
+
+  // Removing the user ends the links it made, over HTTP and from the CLI, not the key's.
+  ASSERT_EQ(Api("DELETE", "/api/disks/" + disk + "/users/" + identifier, "").status, 200);
+  ExpectRefused(Fetch(by_http), 410, "disk token");
+  ExpectRefused(Fetch(by_cli), 410, "disk token");
+  EXPECT_EQ(Fetch(by_key).body, "data");
+  EXPECT_EQ(Share(disk, {{"key", "f"}}, "Bearer " + token).status, 401);
 }
 
 }  // namespace

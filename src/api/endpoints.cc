@@ -55,7 +55,8 @@ Status CheckTrusted(const struct stat& st, const std::string& path, bool private
   return Status::Ok();
 }
 
-// The whole file (at most 64 KiB), if CheckTrusted passes on the open file itself.
+}  // namespace
+
 Result<std::string> ReadTrustedFile(const std::string& path, bool private_only) {
   int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Status::FromErrno(errno, "open " + path);
@@ -75,6 +76,8 @@ Result<std::string> ReadTrustedFile(const std::string& path, bool private_only) 
   if (!s.ok()) return s;
   return text;
 }
+
+namespace {
 
 Result<json> ReadJsonFile(const std::string& path) {
   std::ifstream in(path);

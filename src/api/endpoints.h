@@ -56,6 +56,11 @@ Result<Endpoints> ResolveEndpoints(const ResolveOptions& options);
 // directory others can write must not make the CLI send someone else's file as a credential.
 Result<std::string> ReadAdminKeyFile(const std::string& path);
 
+// The whole file (at most 64 KiB), if it is a regular file (not a symlink) owned by the caller or
+// root that others cannot write, or with `private_only`, cannot read either; checked on the open
+// file itself. PermissionDenied names what is wrong (EACCES too: a file the caller may not read).
+Result<std::string> ReadTrustedFile(const std::string& path, bool private_only);
+
 // Region names: 1 to 64 of [a-z0-9-], starting with a letter or digit.
 Status ValidateRegionName(const std::string& region);
 

@@ -49,6 +49,7 @@ std::string MountRecordJson(const MountRecord& r) {
             {"pid", r.pid},
             {"read_only", r.read_only},
             {"checkpoint", r.checkpoint},
+            {"token_file", r.token_file},
             {"started_unix_ms", r.started_unix_ms},
             {"mount_ms", r.mount_ms},
             {"updated_unix_ms", r.updated_unix_ms},
@@ -83,6 +84,7 @@ Result<MountRecord> ParseMountRecord(const std::string& text) {
     r.pid = j.at("pid").get<pid_t>();
     r.read_only = j.value("read_only", false);
     r.checkpoint = j.value("checkpoint", "");
+    r.token_file = j.value("token_file", "");
     r.started_unix_ms = j.value("started_unix_ms", int64_t{0});
     r.mount_ms = j.value("mount_ms", 0.0);
     r.updated_unix_ms = j.value("updated_unix_ms", int64_t{0});

@@ -3,7 +3,8 @@
 // /run/archil), rewritten atomically by the daemon every second and removed when it ends.
 //
 //   {"mountpoint": "/mnt/demo", "disk": "demo", "disk_id": "dsk-...", "server": "127.0.0.1:8421",
-//    "pid": 1234, "read_only": false, "started_unix_ms": ..., "mount_ms": 7.5,
+//    "pid": 1234, "read_only": false, "checkpoint": "", "token_file": "/etc/archil/demo.token",
+//    "started_unix_ms": ..., "mount_ms": 7.5,
 //    "updated_unix_ms": ..., "state": "connected", "requests": ..., "in_flight": ...,
 //    "errors": ..., "bytes_read": ..., "bytes_written": ..., "open_files": ...,
 //    "held_orphans": ..., "read_ahead_hits": ..., "read_ahead_misses": ...,
@@ -34,6 +35,10 @@ struct MountRecord {
   pid_t pid = 0;
   bool read_only = false;
   std::string checkpoint;  // "" = the disk's head; else the checkpoint mounted (read-only)
+  // The file the mount's disk token was read from (absolute; a path, never the token), for
+  // `archil share` to make links with when it may read it; "" = the token came from
+  // ARCHIL_MOUNT_TOKEN (or an archil before this field made the mount).
+  std::string token_file;
   int64_t started_unix_ms = 0;
   double mount_ms = 0;  // from the daemon's start to the kernel's INIT answered
   int64_t updated_unix_ms = 0;

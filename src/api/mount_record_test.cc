@@ -6,9 +6,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <thread>
-
 #include <filesystem>
+#include <thread>
 
 namespace archil {
 namespace {
@@ -24,12 +23,19 @@ TEST(MountRecord, RoundTripsThroughItsFile) {
   r.pid = getpid();
   r.mount_ms = 7.25;
   r.bytes_written = 1 << 20;
+  r.token_file = "/etc/archil/demo.token";
   ASSERT_TRUE(WriteMountRecord(dir, r).ok());
   Result<MountRecord> back = ReadMountRecord(dir, "/mnt/a-b/c");
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back.value().disk, "demo:/src");
   EXPECT_EQ(back.value().mount_ms, 7.25);
   EXPECT_EQ(back.value().bytes_written, uint64_t{1} << 20);
+  EXPECT_EQ(back.value().token_file, "/etc/archil/demo.token");
+  // A record written before token_file existed: none.
+  EXPECT_EQ(ParseMountRecord(R"({"mountpoint":"/m","disk":"d","disk_id":"x","server":"s",)"
+                             R"("pid":1})")
+                ->token_file,
+            "");
   EXPECT_EQ(ListMountRecords(dir).size(), 1u);
   EXPECT_FALSE(ReadMountRecord(dir, "/mnt/a/b-c").ok());  // a different file
   RemoveMountRecord(dir, "/mnt/a-b/c");

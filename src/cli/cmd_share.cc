@@ -2,7 +2,10 @@
 // a URL anyone can GET the file at, until it expires. archil share-key rotate: ends every link
 // made so far (POST /api/share-key/rotate). The file's disk and its path in the disk
 // come from the mount it is under (the mount records of this machine, api/mount_record.h); the
-// link is made through the control-plane API with the CLI's API key.
+// link is made through the control-plane API with an API key if one is given (--api-key,
+// ARCHIL_API_KEY), else with the mount's own disk token if this user may read its token file
+// (the record names it), else with a local server's admin key. A link made with the disk token
+// ends when that disk user is removed (docs/api.md "Share links").
 #include <filesystem>
 
 #include "api/endpoints.h"
@@ -17,6 +20,7 @@ namespace {
 struct ShareTarget {
   std::string disk_id;
   std::string path;  // in the disk, from its root
+  MountRecord mount;
 };
 
 // The live archil mount `file` (absolute, normalized) is under, the deepest if mounts nest, and
@@ -48,7 +52,49 @@ Result<ShareTarget> TargetOf(const std::string& file) {
     while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
     if (!prefix.empty()) path = prefix + "/" + path;
   }
-  return ShareTarget{best->disk_id, path};
+  return ShareTarget{best->disk_id, path, *best};
+}
+
+// The disk token `mount` was made with, read from the token file its record names. The record
+// must be root's or this user's and not writable by others (else anyone could name a file for
+// this command to send), the token file likewise, and this user must be able to read it: a
+// root-owned 0600 token file is not another user's to use. PermissionDenied says which failed.
+Result<std::string> MountToken(const MountRecord& mount) {
+  const Status none = Status::PermissionDenied(
+      "the mount at " + mount.mountpoint +
+      " took its disk token from ARCHIL_MOUNT_TOKEN (or an older archil made it), and only its "
+      "daemon holds it");
+  if (mount.token_file.empty()) return none;
+  const std::string run_dir = ResolveOptionsFromEnv().run_dir;
+  Result<std::string> text =
+      ReadTrustedFile(MountRecordPath(run_dir, mount.mountpoint), /*private_only=*/false);
+  if (!text.ok()) return Status::PermissionDenied("its mount record: " + text.status().message());
+  Result<MountRecord> record = ParseMountRecord(*text);
+  if (!record.ok() || record->token_file.empty()) return none;
+  const std::string& file = record->token_file;
+  Result<std::string> token = ReadTrustedFile(file, /*private_only=*/false);
+  if (!token.ok()) {
+    return Status::PermissionDenied("you may not use the mount's disk token file " + file + " (" +
+                                    token.status().message() + ")");
+  }
+  std::string line = token->substr(0, token->find('\n'));
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  if (!line.starts_with("adt_")) {
+    return Status::PermissionDenied("the mount's token file " + file + " holds no disk token");
+  }
+  return line;
+}
+
+// The credential the link is made with (see the top of this file).
+Result<ApiClient> ShareApi(const CliContext& ctx, const ShareTarget& t) {
+  if (ctx.HasApiKey()) return ctx.Api();
+  Result<std::string> token = MountToken(t.mount);
+  if (token.ok()) return ctx.ApiWith(std::move(*token));
+  Result<ApiClient> admin = ctx.Api();  // a local server's admin key, if this user may read it
+  if (admin.ok() || admin.status().code() != Status::Code::kUnauthenticated) return admin;
+  return Status::Unauthenticated(
+      "archil share needs an API key here: the mount's own disk token cannot be used (" +
+      token.status().message() + "), and " + admin.status().message());
 }
 
 Status Share(const CliContext& ctx, const std::string& arg, uint64_t expires_in) {
@@ -58,7 +104,7 @@ Status Share(const CliContext& ctx, const std::string& arg, uint64_t expires_in)
   if (ec) return Status::InvalidArgument("cannot make '" + arg + "' absolute: " + ec.message());
   while (file.size() > 1 && file.back() == '/') file.pop_back();
   ARCHIL_ASSIGN_OR_RETURN(ShareTarget t, TargetOf(file));
-  ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ctx.Api());
+  ARCHIL_ASSIGN_OR_RETURN(ApiClient api, ShareApi(ctx, t));
   ARCHIL_ASSIGN_OR_RETURN(ApiReply r,
                           api.Call("POST", "/api/disks/" + t.disk_id + "/share",
                                    wire::ToJson(wire::ShareRequest{t.path, expires_in})));
@@ -88,8 +134,12 @@ void AddShareCommand(CLI::App& app, CliContext* ctx) {
       "Examples:\n"
       "  archil share /mnt/data/report.pdf\n"
       "  archil share /mnt/data/big.tar --expires-in 3600\n"
-      "The link fails once it expires, once the API key that made it is deleted, once the disk "
-      "is deleted, or once the server's share key is rotated (docs/api.md).");
+      "Credentials: an API key (--api-key, ARCHIL_API_KEY), else the mount's own disk token if "
+      "you may read its token file (--token-file, /etc/archil/DISK.token; not one passed in "
+      "ARCHIL_MOUNT_TOKEN), else a local server's admin key.\n"
+      "The link fails once it expires, once the credential that made it is gone (the API key "
+      "deleted, the disk token's user removed), once the disk is deleted, or once the server's "
+      "share key is rotated (docs/api.md).");
   auto path = std::make_shared<std::string>();
   auto expires = std::make_shared<uint64_t>(wire::kDefaultShareSeconds);
   share->add_option("PATH", *path, "A file under an archil mount (MNT/PATH)")->required();

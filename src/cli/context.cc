@@ -13,13 +13,29 @@ std::string FirstNonEmpty(const std::string& flag, const char* env) {
   return v ? v : "";
 }
 
-}  // namespace
-
-Result<ApiClient> CliContext::Api() const {
+Result<Endpoints> Resolve(const GlobalOptions& options) {
   ResolveOptions r = ResolveOptionsFromEnv();
   if (!options.endpoint.empty()) r.endpoint = options.endpoint;
   if (!options.region.empty()) r.region = options.region;
-  ARCHIL_ASSIGN_OR_RETURN(Endpoints e, ResolveEndpoints(r));
+  return ResolveEndpoints(r);
+}
+
+}  // namespace
+
+bool CliContext::HasApiKey() const {
+  return !FirstNonEmpty(options.api_key, "ARCHIL_API_KEY").empty();
+}
+
+Result<ApiClient> CliContext::ApiWith(std::string credential) const {
+  ARCHIL_ASSIGN_OR_RETURN(Endpoints e, Resolve(options));
+  ARCHIL_ASSIGN_OR_RETURN(Url url, ParseUrl(e.api_url));
+  HttpClientOptions http;
+  http.ca_file = FirstNonEmpty(options.ca_file, "ARCHIL_CA_FILE");
+  return ApiClient(std::move(url), std::move(credential), http);
+}
+
+Result<ApiClient> CliContext::Api() const {
+  ARCHIL_ASSIGN_OR_RETURN(Endpoints e, Resolve(options));
   ARCHIL_ASSIGN_OR_RETURN(Url url, ParseUrl(e.api_url));
 
   std::string key = FirstNonEmpty(options.api_key, "ARCHIL_API_KEY");

@@ -29,6 +29,10 @@ class CliContext {
 
   // Resolves the region's endpoint and the API key (api/endpoints.h).
   Result<ApiClient> Api() const;
+  // Whether an API key is given: --api-key or ARCHIL_API_KEY (not a local server's admin key).
+  bool HasApiKey() const;
+  // The region's endpoint, called with `credential` (a disk token: `archil share`).
+  Result<ApiClient> ApiWith(std::string credential) const;
 };
 
 }  // namespace archil

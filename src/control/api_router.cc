@@ -128,6 +128,12 @@ class Dispatch {
       if (m != "GET" && m != "HEAD") return NoMethod("GET, HEAD");
       return ServeShare(p[1]);
     }
+    // Making one: an API key, or a disk token of that disk (a mount's credential).
+    if (p.size() == 3 && p[0] == "disks" && p[2] == "share") {
+      Result<ShareCredential> by = s_->AuthenticateShare(r_.authorization, p[1], r_.peer);
+      if (!by.ok()) return ErrorResponse(by.status());
+      return m == "POST" ? CreateShare(*by, p[1]) : NoMethod("POST");
+    }
     Result<ApiKey> key = s_->Authenticate(r_.authorization);
     if (!key.ok()) return ErrorResponse(key.status());
 
@@ -153,9 +159,6 @@ class Dispatch {
                                  : NoMethod("GET, DELETE");
       }
       if (p[2] == "grep" && p.size() == 3) return m == "POST" ? Grep(p[1]) : NoMethod("POST");
-      if (p[2] == "share" && p.size() == 3) {
-        return m == "POST" ? CreateShare(*key, p[1]) : NoMethod("POST");
-      }
       if (p[2] == "allowed-ips" && p.size() == 3) {
         return m == "GET"   ? GetAllowedIps(p[1])
                : m == "PUT" ? PutAllowedIps(p[1])
@@ -302,7 +305,7 @@ class Dispatch {
     return h;
   }
 
-  ApiResponse CreateShare(const ApiKey& by, std::string_view disk_id) {
+  ApiResponse CreateShare(const ShareCredential& by, std::string_view disk_id) {
     Result<wire::ShareRequest> req = wire::DecodeShareRequest(r_.body);
     if (!req.ok()) return ErrorResponse(req.status());
     Result<std::string> host = LinkHost();

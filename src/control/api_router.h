@@ -31,6 +31,9 @@ struct ApiRequest {
   std::string range;            // the Range header, empty if absent (used by share links only)
   std::string host;             // the Host header, empty if absent (share links' URLs)
   std::string scheme = "http";  // "https" on a TLS connection
+  // The client's address ("" if unknown): a disk token makes share links only from an address
+  // the disk's allowed client addresses cover, as it mounts only from one.
+  std::string peer;
   std::string body;
 };
 

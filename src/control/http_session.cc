@@ -235,6 +235,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     api.range = header("Range");
     api.host = header("Host");
     api.scheme = kTls ? "https" : "http";
+    beast::error_code peer_ec;
+    tcp::endpoint peer = Tcp().socket().remote_endpoint(peer_ec);
+    if (!peer_ec) api.peer = peer.address().to_string();
     api.body = std::move(req.body());
     bool keep_alive = req.keep_alive() && ++served_ < cfg_->max_requests;
     bool head = req.method() == http::verb::head;

@@ -19,6 +19,7 @@
 #include "control/disk_search.h"
 #include "control/key_cache.h"
 #include "control/lineage_store.h"
+#include "control/share_token.h"
 
 namespace archil {
 
@@ -44,6 +45,12 @@ struct CreateBranchRequest {
   std::string from_checkpoint;
   std::string from_branch;      // the branch holding the checkpoint; "" = disk_id itself
   std::string idempotency_key;  // "" = none
+};
+
+// The credential a share link is made with, and that ends it when it goes (AuthenticateShare).
+struct ShareCredential {
+  ShareMaker kind = ShareMaker::kApiKey;
+  std::string id;  // the API key's id, or the disk user's identifier
 };
 
 struct ShareLink {
@@ -115,16 +122,27 @@ class ControlService {
   // ---- share links (docs/api.md "Share links"); Unavailable without a data plane. The file
   // reader is set once, before the API serves (`files` outlives this).
   void set_files(DiskFiles* files) { files_ = files; }
+  // Who may make links of disk `disk_id` (a root or a branch): an API key (see Authenticate), or
+  // a disk token of the disk's lineage (its root's tokens, as a mount accepts them).
+  // Unauthenticated for an unknown, revoked or malformed credential; PermissionDenied for a
+  // valid disk token of another disk (whether or not `disk_id` exists, so a token learns
+  // nothing about other disks).
+  // For a disk token, also PermissionDenied from a client address `peer` ("" = unknown) that the
+  // disk's allowed client addresses (if it has any) do not cover: a mount from there is refused.
+  Result<ShareCredential> AuthenticateShare(std::string_view authorization,
+                                            std::string_view disk_id,
+                                            std::string_view peer = "") const;
   // A link to the regular file `path` of the disk (or its branch `branch`, as above), made by
-  // API key `by`, valid for `expires_in` seconds (1..wire::kMaxShareSeconds). InvalidArgument
-  // for a bad path (empty, ".", "..", over kMaxSharePathBytes); NotFound for an unknown disk or a
-  // path that is not a regular file.
-  Result<ShareLink> CreateShareLink(const ApiKey& by, std::string_view disk_id,
+  // `by` (AuthenticateShare), valid for `expires_in` seconds (1..wire::kMaxShareSeconds).
+  // InvalidArgument for a bad path (empty, ".", "..", over kMaxSharePathBytes); NotFound for an
+  // unknown disk or a path that is not a regular file.
+  Result<ShareLink> CreateShareLink(const ShareCredential& by, std::string_view disk_id,
                                     std::string_view branch, std::string_view path,
                                     uint64_t expires_in);
   // The file a link names, opened for reading. NotFound for a token the current share key did
   // not sign (forged, damaged, or from before a rotation) and for a file no longer there (or no
-  // longer a regular file); Stale once it has expired, its API key was deleted or its disk was.
+  // longer a regular file); Stale once it has expired, once the credential that made it is gone
+  // (its API key deleted, its disk user removed) or its disk was deleted.
   Result<std::unique_ptr<FileReader>> OpenShareLink(std::string_view token);
   // Replaces the share key: every link made so far stops working.
   Status RotateShareKey();

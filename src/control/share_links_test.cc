@@ -98,10 +98,16 @@ class ShareLinksTest : public ::testing::Test {
 
   ApiResponse Call(const std::string& method, const std::string& path, const std::string& body,
                    bool with_key = true, const std::string& range = "") {
+    return CallAs(with_key ? key_ : "", method, path, body, range);
+  }
+  // With `credential` (an API key or a disk token; "" = none).
+  ApiResponse CallAs(const std::string& credential, const std::string& method,
+                     const std::string& path, const std::string& body,
+                     const std::string& range = "") {
     ApiRequest r;
     r.method = method;
     r.path = path;
-    if (with_key) r.authorization = "Bearer " + key_;
+    if (!credential.empty()) r.authorization = "Bearer " + credential;
     r.host = "files.example:8420";
     r.range = range;
     r.body = body;
@@ -227,7 +233,8 @@ TEST_F(ShareLinksTest, RotationAndKeyDeletionEndLinksAndTheRestStillNeedsAKey) {
   // A link made by a second key dies with that key.
   Result<CreatedApiKey> second = service_->CreateApiKey("second", "");
   ASSERT_TRUE(second.ok());
-  Result<ShareLink> link = service_->CreateShareLink(second->key, disk_.str(), "", "dir/f", 60);
+  Result<ShareLink> link = service_->CreateShareLink({ShareMaker::kApiKey, second->key.id},
+                                                     disk_.str(), "", "dir/f", 60);
   ASSERT_TRUE(link.ok()) << link.status().ToString();
   EXPECT_TRUE(service_->OpenShareLink(link->token).ok());
   ASSERT_TRUE(service_->DeleteApiKey(second->key.id).ok());
@@ -239,6 +246,147 @@ TEST_F(ShareLinksTest, RotationAndKeyDeletionEndLinksAndTheRestStillNeedsAKey) {
   ApiResponse gone = Call("GET", "/api/share/" + token, "", false);
   EXPECT_EQ(gone.status, 410) << gone.body;
   EXPECT_NE(gone.body.find("disk"), std::string::npos) << gone.body;
+}
+
+// POST /api/disks/{id}/share with `credential`, for `path` of disk `disk`.
+ApiResponse ShareAs(ApiRouter* router, const std::string& credential, const DiskId& disk,
+                    const std::string& path) {
+  ApiRequest r;
+  r.method = "POST";
+  r.path = "/api/disks/" + disk.str() + "/share";
+  r.authorization = "Bearer " + credential;
+  r.host = "files.example:8420";
+  r.body = json{{"key", path}, {"expiresIn", 600}}.dump();
+  return router->Handle(r);
+}
+
+std::string TokenOf(const ApiResponse& r) {
+  std::string url = json::parse(r.body)["data"].value("url", "");
+  return url.substr(url.rfind('/') + 1);
+}
+
+// A disk token (a disk user, what a mount authenticates with) makes links of its disk; they end
+// when that user is removed, not when another is, and expire as any link.
+TEST_F(ShareLinksTest, ADiskTokenMakesLinksThatEndWhenItsUserIsRemoved) {
+  Result<CreatedUser> alice = service_->AddDiskUser(disk_.str(), "alice");
+  Result<CreatedUser> bob = service_->AddDiskUser(disk_.str(), "bob");
+  ASSERT_TRUE(alice.ok() && bob.ok());
+  ApiResponse made = ShareAs(router_.get(), alice->token, disk_, "/dir/f");
+  ASSERT_EQ(made.status, 200) << made.body;
+  const std::string by_alice = TokenOf(made);
+  // The token says a disk user made it, and which one (version 2).
+  Result<ShareClaims> claims = VerifyShareToken(by_alice, *catalog_->ShareKey());
+  ASSERT_TRUE(claims.ok());
+  EXPECT_EQ(claims->maker, ShareMaker::kDiskUser);
+  EXPECT_EQ(claims->maker_id, alice->user.identifier);
+  EXPECT_EQ(claims->path, "dir/f");
+  const std::string by_bob = TokenOf(ShareAs(router_.get(), bob->token, disk_, "dir/f"));
+  const std::string by_key = Link("dir/f", 600);
+
+  ApiResponse got = Call("GET", "/api/share/" + by_alice, "", false);
+  EXPECT_EQ(got.status, 200);
+  EXPECT_EQ(Drain(got), content_);
+
+  // Removing alice (through the API, as `archil users remove` does) ends her links only.
+  ApiResponse removed =
+      Call("DELETE", "/api/disks/" + disk_.str() + "/users/" + alice->user.identifier, "");
+  ASSERT_LT(removed.status, 300) << removed.body;
+  ApiResponse gone = Call("GET", "/api/share/" + by_alice, "", false);
+  EXPECT_EQ(gone.status, 410) << gone.body;
+  EXPECT_NE(gone.body.find("disk token"), std::string::npos) << gone.body;
+  EXPECT_EQ(Call("HEAD", "/api/share/" + by_alice, "", false).status, 410);
+  EXPECT_EQ(Call("GET", "/api/share/" + by_bob, "", false).status, 200);
+  EXPECT_EQ(Call("GET", "/api/share/" + by_key, "", false).status, 200);
+  // Her token no longer makes links.
+  EXPECT_EQ(ShareAs(router_.get(), alice->token, disk_, "dir/f").status, 401);
+
+  // Bob's link expires at its second like any other.
+  clock_.Advance(int64_t{600} * 1'000'000);
+  EXPECT_EQ(Call("GET", "/api/share/" + by_bob, "", false).status, 410);
+}
+
+// A disk token opens its own lineage only: another disk's token is 403 whether or not the disk
+// it names exists; a revoked or made-up token is 401; a disk token is still no API key.
+TEST_F(ShareLinksTest, ADiskTokenOfAnotherDiskIsRefused) {
+  CreateDiskRequest create;
+  create.name = "other";
+  Result<CreatedDisk> other = service_->CreateDisk(create);
+  ASSERT_TRUE(other.ok());
+  store_.disks[other->disk.id] = LineageView{other->disk.id, std::nullopt, false};
+  files_.files[other->disk.id.str() + "/dir/f"] = {"other", 0};
+  Result<CreatedUser> mine = service_->AddDiskUser(disk_.str(), "mine");
+  ASSERT_TRUE(mine.ok());
+
+  ApiResponse wrong = ShareAs(router_.get(), other->token, disk_, "dir/f");
+  EXPECT_EQ(wrong.status, 403) << wrong.body;
+  EXPECT_NE(wrong.body.find("another disk"), std::string::npos) << wrong.body;
+  Result<DiskId> nowhere = DiskId::Generate();
+  ASSERT_TRUE(nowhere.ok());
+  ApiResponse unknown = ShareAs(router_.get(), other->token, *nowhere, "dir/f");
+  EXPECT_EQ(unknown.status, 403) << unknown.body;
+  EXPECT_EQ(json::parse(unknown.body), json::parse(wrong.body));  // nothing told apart
+  // Its own disk works.
+  EXPECT_EQ(ShareAs(router_.get(), other->token, other->disk.id, "dir/f").status, 200);
+
+  // A made-up secret for a real id, and a made-up id: 401, like any bad credential.
+  std::string forged = mine->token;
+  forged.back() = forged.back() == '0' ? '1' : '0';
+  EXPECT_EQ(ShareAs(router_.get(), forged, disk_, "dir/f").status, 401);
+  EXPECT_EQ(
+      ShareAs(router_.get(), "adt_0123456789abcdef_" + std::string(48, '0'), disk_, "dir/f").status,
+      401);
+  // The disk token opens nothing else of the control plane.
+  EXPECT_EQ(CallAs(mine->token, "GET", "/api/disks", "").status, 403);
+  EXPECT_EQ(CallAs(mine->token, "POST", "/api/share-key/rotate", "").status, 403);
+  EXPECT_EQ(CallAs(mine->token, "GET", "/api/disks/" + disk_.str() + "/users", "").status, 403);
+  EXPECT_EQ(CallAs(mine->token, "GET", "/api/disks/" + disk_.str() + "/share", "").status, 405);
+}
+
+// A branch's links are made with its root's tokens (as a mount of the branch authenticates), and
+// end when that user is removed from the root.
+TEST_F(ShareLinksTest, ARootsDiskTokenMakesLinksOfItsBranches) {
+  Result<DiskId> branch = DiskId::Generate();
+  ASSERT_TRUE(branch.ok());
+  store_.disks[*branch] = LineageView{disk_, disk_, false};
+  files_.files[branch->str() + "/dir/f"] = {"branch bytes", 0};
+  Result<CreatedUser> user = service_->AddDiskUser(disk_.str(), "ci");
+  ASSERT_TRUE(user.ok());
+  ApiResponse made = ShareAs(router_.get(), user->token, *branch, "dir/f");
+  ASSERT_EQ(made.status, 200) << made.body;
+  const std::string token = TokenOf(made);
+  ApiResponse got = Call("GET", "/api/share/" + token, "", false);
+  EXPECT_EQ(got.status, 200);
+  EXPECT_EQ(Drain(got), "branch bytes");
+  ASSERT_TRUE(service_->RemoveDiskUser(branch->str(), user->user.identifier).ok());
+  EXPECT_EQ(Call("GET", "/api/share/" + token, "", false).status, 410);
+}
+
+// A disk token makes links only from where it may mount: the disk's allowed client addresses
+// (the root's, for a branch). An API key is not bound by them, as for every API route.
+TEST_F(ShareLinksTest, ADiskTokenMakesLinksOnlyFromAnAllowedAddress) {
+  Result<CreatedUser> user = service_->AddDiskUser(disk_.str(), "ci");
+  ASSERT_TRUE(user.ok());
+  ASSERT_TRUE(service_->SetAllowedIps(disk_.str(), {"10.0.0.0/8"}).ok());
+  auto share_from = [&](const std::string& credential, const std::string& peer) {
+    ApiRequest r;
+    r.method = "POST";
+    r.path = "/api/disks/" + disk_.str() + "/share";
+    r.authorization = "Bearer " + credential;
+    r.host = "files.example:8420";
+    r.peer = peer;
+    r.body = R"({"key": "dir/f"})";
+    return router_->Handle(r);
+  };
+  EXPECT_EQ(share_from(user->token, "10.1.2.3").status, 200);
+  EXPECT_EQ(share_from(user->token, "::ffff:10.1.2.3").status, 200);  // v4-mapped
+  ApiResponse outside = share_from(user->token, "192.168.1.7");
+  EXPECT_EQ(outside.status, 403) << outside.body;
+  EXPECT_NE(outside.body.find("allowed client addresses"), std::string::npos) << outside.body;
+  EXPECT_EQ(share_from(user->token, "").status, 403);  // unknown: not covered
+  EXPECT_EQ(share_from(key_, "192.168.1.7").status, 200);
+  // An empty list allows any address again.
+  ASSERT_TRUE(service_->SetAllowedIps(disk_.str(), {}).ok());
+  EXPECT_EQ(share_from(user->token, "192.168.1.7").status, 200);
 }
 
 TEST(LoggablePath, HidesAShareTokenOnly) {

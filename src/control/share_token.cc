@@ -106,12 +106,14 @@ std::optional<std::string> Base64UrlDecode(std::string_view text) {
 
 std::string SignShareToken(const ShareClaims& claims, std::string_view key) {
   std::string p;
-  p.push_back(static_cast<char>(kShareTokenVersion));
+  const bool v1 = claims.maker == ShareMaker::kApiKey;
+  p.push_back(static_cast<char>(v1 ? kShareTokenVersion : kShareTokenVersionMaker));
   PutBigEndian(&p, static_cast<uint64_t>(claims.expires_at), 8);
   PutBigEndian(&p, claims.disk.size(), 1);
   p += claims.disk;
-  PutBigEndian(&p, claims.key_id.size(), 1);
-  p += claims.key_id;
+  if (!v1) p.push_back(static_cast<char>(claims.maker));
+  PutBigEndian(&p, claims.maker_id.size(), 1);
+  p += claims.maker_id;
   PutBigEndian(&p, claims.path.size(), 2);
   p += claims.path;
   p += Mac(p, key);
@@ -120,7 +122,7 @@ std::string SignShareToken(const ShareClaims& claims, std::string_view key) {
 
 Result<ShareClaims> VerifyShareToken(std::string_view token, std::string_view key) {
   // The longest token: the longest payload, with its MAC, in base64url.
-  constexpr size_t kMaxBytes = 1 + 8 + 1 + 255 + 1 + 255 + 2 + kMaxSharePathBytes + kMacBytes;
+  constexpr size_t kMaxBytes = 1 + 8 + 1 + 255 + 1 + 1 + 255 + 2 + kMaxSharePathBytes + kMacBytes;
   if (token.size() > (kMaxBytes * 4 + 2) / 3) return NoSuchLink();
   std::optional<std::string> raw = Base64UrlDecode(token);
   if (!raw || raw->size() < 1 + 8 + 1 + 1 + 2 + kMacBytes) return NoSuchLink();
@@ -133,11 +135,20 @@ Result<ShareClaims> VerifyShareToken(std::string_view token, std::string_view ke
   Reader r(payload);
   ShareClaims c;
   uint64_t version = 0, expires = 0, n = 0;
-  if (!r.Int(1, &version) || version != kShareTokenVersion) return NoSuchLink();
+  if (!r.Int(1, &version)) return NoSuchLink();
+  if (version != kShareTokenVersion && version != kShareTokenVersionMaker) return NoSuchLink();
   if (!r.Int(8, &expires) || expires > static_cast<uint64_t>(INT64_MAX)) return NoSuchLink();
   c.expires_at = static_cast<int64_t>(expires);
   if (!r.Int(1, &n) || !r.Bytes(n, &c.disk)) return NoSuchLink();
-  if (!r.Int(1, &n) || !r.Bytes(n, &c.key_id)) return NoSuchLink();
+  if (version == kShareTokenVersionMaker) {
+    // Only the kinds version 1 cannot say: an API key's link has one spelling, version 1.
+    uint64_t kind = 0;
+    if (!r.Int(1, &kind) || kind != static_cast<uint64_t>(ShareMaker::kDiskUser)) {
+      return NoSuchLink();
+    }
+    c.maker = ShareMaker::kDiskUser;
+  }
+  if (!r.Int(1, &n) || !r.Bytes(n, &c.maker_id)) return NoSuchLink();
   if (!r.Int(2, &n) || n > kMaxSharePathBytes || !r.Bytes(n, &c.path)) return NoSuchLink();
   if (!r.done()) return NoSuchLink();
   return c;

@@ -217,6 +217,7 @@ MountRecord NewMountRecord(const DaemonOptions& o, const std::string& disk_id, p
   record.pid = self;
   record.read_only = o.read_only;
   record.checkpoint = o.checkpoint;
+  record.token_file = o.token_file;
   record.started_unix_ms = UnixMillis();
   record.mount_ms = mount_ms;
   return record;

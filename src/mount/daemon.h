@@ -32,7 +32,8 @@ struct DaemonOptions {
   std::string ca_file;
   bool allow_cleartext = false;
   std::string token;
-  std::string run_dir;  // where mount records go
+  std::string token_file;  // where `token` was read from (absolute); "" = ARCHIL_MOUNT_TOKEN
+  std::string run_dir;     // where mount records go
   bool read_only = false;
   std::string checkpoint;  // "" = the disk's head; else that checkpoint (read_only is set)
   bool force = false;      // take the disk over from a mount elsewhere

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -31,11 +32,16 @@ constexpr int kDiscoverTimeoutMs = 10000;
 
 // The disk token: ARCHIL_MOUNT_TOKEN, else the token file (--token-file, else
 // /etc/archil/<DISK>.token if it exists). Never a flag's value: a long-running process's command
-// line is world-readable.
-Result<std::string> ReadToken(const MountArgs& a, const std::string& disk) {
+// line is world-readable. `*file_used`: the file's absolute path ("" for the variable), which the
+// mount record names so that `archil share` may read the same token (if its user can).
+Result<std::string> ReadToken(const MountArgs& a, const std::string& disk, std::string* file_used) {
+  file_used->clear();
   const char* env = std::getenv("ARCHIL_MOUNT_TOKEN");
   if (env && *env && a.token_file.empty()) return std::string(env);
   std::string file = a.token_file.empty() ? "/etc/archil/" + disk + ".token" : a.token_file;
+  std::error_code ec;
+  *file_used = std::filesystem::absolute(file, ec).lexically_normal().string();
+  if (ec) *file_used = "";
   std::ifstream in(file);
   if (!in) {
     if (!a.token_file.empty()) return Status::NotFound("cannot read the token file " + file);
@@ -131,7 +137,7 @@ Status Prepare(const MountArgs& a, DaemonOptions* o) {
                             DiscoverMountAddress(e.api_url, o->ca_file, kDiscoverTimeoutMs));
   }
   o->server = e.mount_addr;
-  ARCHIL_ASSIGN_OR_RETURN(o->token, ReadToken(a, o->disk));
+  ARCHIL_ASSIGN_OR_RETURN(o->token, ReadToken(a, o->disk, &o->token_file));
   return Status::Ok();
 }
 
