@@ -14,13 +14,6 @@ namespace {
 
 class GrepApiTest : public MountTest {
  protected:
-  // Every write through the mount reaches the server before a search looks.
-  void SyncMount() {
-    int fd = open(mnt_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    ASSERT_GE(fd, 0);
-    EXPECT_EQ(syncfs(fd), 0);
-    close(fd);
-  }
   HttpResponse Grep(const std::string& disk, const json& body) {
     return Api("POST", "/api/disks/" + disk + "/grep", body.dump());
   }

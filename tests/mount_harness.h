@@ -7,6 +7,7 @@
 #pragma once
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <netinet/in.h>
 #include <sys/mount.h>
@@ -116,6 +117,14 @@ class MountTest : public CliTest {
     if (!d.is_object()) return "";
     env_["ARCHIL_MOUNT_TOKEN"] = d["authorizedUsers"][0].value("token", "");
     return d.value("diskId", "");
+  }
+
+  // syncfs of the mount: every write through it has reached the server.
+  void SyncMount() {
+    int fd = open(mnt_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(syncfs(fd), 0);
+    close(fd);
   }
 
   // One API request with the admin key, as curl would send it.

@@ -24,13 +24,6 @@ namespace {
 
 class ShareApiTest : public MountTest {
  protected:
-  void SyncMount() {
-    int fd = open(mnt_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    ASSERT_GE(fd, 0);
-    EXPECT_EQ(syncfs(fd), 0);
-    close(fd);
-  }
-
   // POST /api/disks/{disk}/share with `authorization` (the admin key when empty).
   HttpResponse Share(const std::string& disk, const json& body,
                      const std::string& authorization = "") {

@@ -298,18 +298,20 @@ TEST_F(SqliteCatalogTest, AKeptDisksUsersCanBeAddedAndRevoked) {
   EXPECT_EQ(catalog_->RemoveDiskUser(Id(2), Hex16(2)).code(), Status::Code::kNotFound);
 }
 
-// A catalog made by schema version 1 is migrated in place, keeping its rows.
-TEST_F(SqliteCatalogTest, MigratesSchemaVersion1) {
-  catalog_.reset();
-  const std::string path = (dir_ / "v1.db").string();
+// Writes a catalog as schema version `version` made it at `path`: the tables every version has,
+// the disks table with `disks_extra` (the columns that version had beyond version 1's), and one
+// live disk, Id(1) named "old".
+void WriteOldCatalog(const std::string& path, int version, const std::string& disks_extra) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  const char* v1 =
+  const std::string sql =
       "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
       "CREATE TABLE disks(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, name TEXT NOT NULL,"
       " region TEXT NOT NULL, state TEXT NOT NULL CHECK (state IN ('available', 'deleting')),"
       " root_uid INTEGER NOT NULL, root_gid INTEGER NOT NULL, root_mode INTEGER NOT NULL,"
-      " created_at INTEGER NOT NULL);"
+      " created_at INTEGER NOT NULL" +
+      disks_extra +
+      ");"
       "CREATE UNIQUE INDEX disks_live_name ON disks(name) WHERE state = 'available';"
       "CREATE TABLE disk_users(identifier TEXT PRIMARY KEY, disk_id TEXT NOT NULL REFERENCES"
       " disks(id) ON DELETE CASCADE, type TEXT NOT NULL, nickname TEXT NOT NULL, token_suffix"
@@ -318,12 +320,22 @@ TEST_F(SqliteCatalogTest, MigratesSchemaVersion1) {
       "CREATE TABLE api_keys(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, name TEXT NOT"
       " NULL, description TEXT NOT NULL, token_suffix TEXT NOT NULL, secret_hash TEXT NOT NULL,"
       " created_at INTEGER NOT NULL);"
-      "INSERT INTO meta VALUES ('schema_version', '1');"
+      "INSERT INTO meta VALUES ('schema_version', '" +
+      std::to_string(version) +
+      "');"
       "INSERT INTO disks(id, name, region, state, root_uid, root_gid, root_mode, created_at)"
       " VALUES ('dsk-0000000000000001', 'old', 'local', 'available', 0, 0, 493, 5);";
   char* err = nullptr;
-  ASSERT_EQ(sqlite3_exec(db, v1, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
   sqlite3_close(db);
+}
+
+// A catalog made by schema version 1 is migrated in place, keeping its rows.
+TEST_F(SqliteCatalogTest, MigratesSchemaVersion1) {
+  catalog_.reset();
+  const std::string path = (dir_ / "v1.db").string();
+  WriteOldCatalog(path, 1, "");
+  if (HasFatalFailure()) return;
   auto c = SqliteCatalog::Open(path);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ((*c)->GetDisk(Id(1))->name, "old");
@@ -338,28 +350,8 @@ TEST_F(SqliteCatalogTest, MigratesSchemaVersion1) {
 TEST_F(SqliteCatalogTest, MigratesSchemaVersion2) {
   catalog_.reset();
   const std::string path = (dir_ / "v2.db").string();
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  const char* v2 =
-      "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
-      "CREATE TABLE disks(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, name TEXT NOT NULL,"
-      " region TEXT NOT NULL, state TEXT NOT NULL CHECK (state IN ('available', 'deleting')),"
-      " root_uid INTEGER NOT NULL, root_gid INTEGER NOT NULL, root_mode INTEGER NOT NULL,"
-      " created_at INTEGER NOT NULL, kept_for_branches INTEGER NOT NULL DEFAULT 0);"
-      "CREATE UNIQUE INDEX disks_live_name ON disks(name) WHERE state = 'available';"
-      "CREATE TABLE disk_users(identifier TEXT PRIMARY KEY, disk_id TEXT NOT NULL REFERENCES"
-      " disks(id) ON DELETE CASCADE, type TEXT NOT NULL, nickname TEXT NOT NULL, token_suffix"
-      " TEXT NOT NULL, secret_hash TEXT NOT NULL, created_at INTEGER NOT NULL) WITHOUT ROWID;"
-      "CREATE INDEX disk_users_disk ON disk_users(disk_id);"
-      "CREATE TABLE api_keys(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, name TEXT NOT"
-      " NULL, description TEXT NOT NULL, token_suffix TEXT NOT NULL, secret_hash TEXT NOT NULL,"
-      " created_at INTEGER NOT NULL);"
-      "INSERT INTO meta VALUES ('schema_version', '2');"
-      "INSERT INTO disks(id, name, region, state, root_uid, root_gid, root_mode, created_at)"
-      " VALUES ('dsk-0000000000000001', 'old', 'local', 'available', 0, 0, 493, 5);";
-  char* err = nullptr;
-  ASSERT_EQ(sqlite3_exec(db, v2, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
-  sqlite3_close(db);
+  WriteOldCatalog(path, 2, ", kept_for_branches INTEGER NOT NULL DEFAULT 0");
+  if (HasFatalFailure()) return;
   auto c = SqliteCatalog::Open(path);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ((*c)->GetDisk(Id(1))->name, "old");
@@ -376,29 +368,10 @@ TEST_F(SqliteCatalogTest, MigratesSchemaVersion2) {
 TEST_F(SqliteCatalogTest, MigratesSchemaVersion3) {
   catalog_.reset();
   const std::string path = (dir_ / "v3.db").string();
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  const char* v3 =
-      "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
-      "CREATE TABLE disks(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, name TEXT NOT NULL,"
-      " region TEXT NOT NULL, state TEXT NOT NULL CHECK (state IN ('available', 'deleting')),"
-      " root_uid INTEGER NOT NULL, root_gid INTEGER NOT NULL, root_mode INTEGER NOT NULL,"
-      " created_at INTEGER NOT NULL, kept_for_branches INTEGER NOT NULL DEFAULT 0,"
-      " allowed_ips TEXT NOT NULL DEFAULT '');"
-      "CREATE UNIQUE INDEX disks_live_name ON disks(name) WHERE state = 'available';"
-      "CREATE TABLE disk_users(identifier TEXT PRIMARY KEY, disk_id TEXT NOT NULL REFERENCES"
-      " disks(id) ON DELETE CASCADE, type TEXT NOT NULL, nickname TEXT NOT NULL, token_suffix"
-      " TEXT NOT NULL, secret_hash TEXT NOT NULL, created_at INTEGER NOT NULL) WITHOUT ROWID;"
-      "CREATE INDEX disk_users_disk ON disk_users(disk_id);"
-      "CREATE TABLE api_keys(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, name TEXT NOT"
-      " NULL, description TEXT NOT NULL, token_suffix TEXT NOT NULL, secret_hash TEXT NOT NULL,"
-      " created_at INTEGER NOT NULL);"
-      "INSERT INTO meta VALUES ('schema_version', '3');"
-      "INSERT INTO disks(id, name, region, state, root_uid, root_gid, root_mode, created_at)"
-      " VALUES ('dsk-0000000000000001', 'old', 'local', 'available', 0, 0, 493, 5);";
-  char* err = nullptr;
-  ASSERT_EQ(sqlite3_exec(db, v3, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
-  sqlite3_close(db);
+  WriteOldCatalog(
+      path, 3,
+      ", kept_for_branches INTEGER NOT NULL DEFAULT 0, allowed_ips TEXT NOT NULL DEFAULT ''");
+  if (HasFatalFailure()) return;
   auto c = SqliteCatalog::Open(path);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ((*c)->GetDisk(Id(1))->name, "old");

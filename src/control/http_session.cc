@@ -271,14 +271,20 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     return res;
   }
 
+  // The status line and the headers of `api`, whole or streamed.
+  template <class Message>
+  static void SetHead(Message& m, const ApiResponse& api, bool keep_alive) {
+    m.version(11);
+    m.result(static_cast<unsigned>(api.status));
+    m.set(http::field::content_type, api.content_type);
+    for (const auto& [name, value] : api.headers) m.set(name, value);
+    m.keep_alive(keep_alive);
+  }
+
   void Write(const ApiResponse& api, bool keep_alive, bool head, bool counted = false) {
     if (api.stream && !head) return WriteStream(api, keep_alive, counted);
     res_.emplace();
-    res_->version(11);
-    res_->result(static_cast<unsigned>(api.status));
-    res_->set(http::field::content_type, api.content_type);
-    for (const auto& [name, value] : api.headers) res_->set(name, value);
-    res_->keep_alive(keep_alive);
+    SetHead(*res_, api, keep_alive);
     if (head) {
       // The headers of the body, not the body.
       res_->content_length(api.stream ? api.content_length : api.body.size());
@@ -307,11 +313,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   void WriteStream(const ApiResponse& api, bool keep_alive, bool counted) {
     stream_head_.emplace();
-    stream_head_->version(11);
-    stream_head_->result(static_cast<unsigned>(api.status));
-    stream_head_->set(http::field::content_type, api.content_type);
-    for (const auto& [name, value] : api.headers) stream_head_->set(name, value);
-    stream_head_->keep_alive(keep_alive);
+    SetHead(*stream_head_, api, keep_alive);
     stream_head_->content_length(api.content_length);
     stream_serializer_.emplace(*stream_head_);
     body_ = api.stream;
