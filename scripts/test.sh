@@ -42,6 +42,7 @@ OPTIONAL_STAGES=("lint|scripts/lint.sh -j 2")
 passed=0
 failed=0
 timings=()
+failures=()  # "preset: test" for every failed ctest test, repeated before the summary
 ctest_args=()
 
 # Builds preset $1 and runs its tests; adds their counts (or one failure if it cannot build).
@@ -65,6 +66,10 @@ ctest_stage() {
     tee "$log"
   rc=${PIPESTATUS[0]}
   summary=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)
+  # ctest lists the failed tests after "The following tests FAILED:" as "  N - name (Failed)".
+  local line
+  while read -r line; do failures+=("$preset: $line"); done < <(
+    sed -n '/^The following tests FAILED:/,$p' "$log" | grep -E '^[[:space:]]+[0-9]+ - ')
   rm -f "$log"
   if [ -z "$summary" ]; then
     echo "test.sh: $preset: ctest ran no tests"
@@ -140,6 +145,10 @@ timings+=("$(printf '%-10s %-6s %4ds' setup ok $((SECONDS - start)))")
 
 for s in "${selected[@]}"; do run_stage "${s%%|*}" "${s#*|}"; done
 
+if [ ${#failures[@]} -gt 0 ]; then
+  echo "=== failed tests"
+  printf '%s\n' "${failures[@]}"
+fi
 echo "=== timings"
 printf '%s\n' "${timings[@]}"
 printf '%-10s %-6s %4ds\n' total "" $((SECONDS - start))
