@@ -632,6 +632,10 @@ void Engine::SyncLoop() {
     }
     Status s = SyncIntents();
     if (!s.ok()) ARCHIL_LOG(kWarn) << "engine: syncing open segments failed: " << s.ToString();
+    // Mutations committed without a sync (commit_hooks.h) wait at most this long for one.
+    s = queue_->Sync();
+    if (!s.ok())
+      ARCHIL_LOG(kWarn) << "engine: syncing the write-ahead log failed: " << s.ToString();
     if (options_.keep_segments_until_uploaded && options_.seal_age_ms > 0) {
       s = SealSegmentsOlderThan(int64_t{options_.seal_age_ms} * 1'000'000);
       if (!s.ok()) ARCHIL_LOG(kWarn) << "engine: sealing by age failed: " << s.ToString();

@@ -61,8 +61,10 @@ struct EngineOptions {
   const Clock* clock = nullptr;     // REQUIRES: outlives the engine
   bool sync = true;                 // false only for benchmarks of the engine without the disk
   uint32_t segment_blocks = 16384;  // data blocks per segment: 64 MiB
-  int intent_sync_ms = 1000;        // how often open segments are synced and intents dropped;
-                                    // 0: never in the background (tests call SyncIntents)
+  int intent_sync_ms = 1000;        // how often open segments are synced and intents dropped,
+                                    // and the longest a mutation committed without a sync waits
+                                    // for one; 0: never in the background (tests call
+                                    // SyncIntents)
   int rocks_max_sleep_micros = -1;  // crash tests: cap RocksDB's retry sleeps (io/rocksdb_fs.h)
   // Crash tests: false keeps RocksDB from compacting on its own threads, so that a seed replays
   // the same file operations (flushes then happen only when FlushColumnFamilies asks).

@@ -39,6 +39,10 @@ struct CommitHooks {
   // Runs as soon as the operation's commit has its place in the queue (CommitQueue::Commit's
   // on_queued), before it is durable; not at all if the operation fails before it is queued.
   std::function<void()> on_queued = nullptr;
+  // false: the operation returns once its commit is written, before the WAL sync
+  // (CommitQueue::Commit's `sync`); it is durable after the next DiskFs::Sync, or the engine's
+  // syncer's pass (intent_sync_ms), and never without what was committed before it.
+  bool sync = true;
 };
 
 }  // namespace archil::engine

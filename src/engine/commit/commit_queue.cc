@@ -74,10 +74,11 @@ CommitQueue::~CommitQueue() {
 }
 
 Status CommitQueue::Commit(std::function<Status(Txn&)> prepare,
-                           const std::function<void()>& on_queued) {
+                           const std::function<void()>& on_queued, bool sync) {
   Entry e(&mu_);
   e.prepare = std::move(prepare);
   if (on_queued) e.on_queued = &on_queued;
+  e.wait_durable = sync;
   return Enqueue(&e);
 }
 
@@ -86,6 +87,11 @@ Status CommitQueue::CommitUnsynced(std::function<Status(Txn&)> prepare) {
   e.prepare = std::move(prepare);
   e.wait_durable = false;
   return Enqueue(&e);
+}
+
+Status CommitQueue::Sync() {
+  MutexLock lock(&mu_);
+  return WaitDurable(written_);
 }
 
 Status CommitQueue::CommitBatch(rocksdb::WriteBatch batch) {

@@ -154,8 +154,9 @@ class CommitQueue {
   // how a caller orders dependent mutations without waiting for each one's sync (the disk
   // server's writes to one file, ADR 0015).
   // `on_queued` is used by reference (not copied): Commit returns only after it ran or never will.
-  Status Commit(std::function<Status(Txn&)> prepare, const std::function<void()>& on_queued = {})
-      ARCHIL_EXCLUDES(mu_);
+  // `sync` false: returns once the mutation's group is written, as CommitUnsynced.
+  Status Commit(std::function<Status(Txn&)> prepare, const std::function<void()>& on_queued = {},
+                bool sync = true) ARCHIL_EXCLUDES(mu_);
 
   // As Commit, but returns once the mutation's group is written, without waiting for the WAL sync:
   // it becomes durable with the next sync (any later Commit's, or the engine's syncer), and later
@@ -163,6 +164,12 @@ class CommitQueue {
   // records whose loss in a crash the caller can repair or does not need (ADR 0010: the engine's
   // copy of a catalog fact; protocol.md §7: session records). Its OnDurable hooks still wait.
   Status CommitUnsynced(std::function<Status(Txn&)> prepare) ARCHIL_EXCLUDES(mu_);
+
+  // Makes every group written so far durable: one WAL sync, unless a sync that began after the
+  // last Write already covers them (then none). The COMMIT of unsynced mutations (protocol.md
+  // §8.2), and the engine's syncer's bound on how long one stays unsynced. Returns the queue's
+  // error if it is broken (see Failures above).
+  Status Sync() ARCHIL_EXCLUDES(mu_);
 
   // Writes `batch` as a group of its own, durably, in its turn: for writes a Txn cannot express
   // (range deletes). Later prepares see it. Every RocksDB write of an open engine goes through
@@ -172,7 +179,7 @@ class CommitQueue {
   // As Commit, for a prepare that computes a value.
   template <typename T>
   Result<T> CommitWith(std::function<Result<T>(Txn&)> prepare,
-                       const std::function<void()>& on_queued = {}) {
+                       const std::function<void()>& on_queued = {}, bool sync = true) {
     std::optional<T> out;
     Status s = Commit(
         [&](Txn& txn) -> Status {
@@ -181,7 +188,7 @@ class CommitQueue {
           out = std::move(r).value();
           return Status::Ok();
         },
-        on_queued);
+        on_queued, sync);
     if (!s.ok()) return s;
     return std::move(*out);
   }

@@ -449,6 +449,38 @@ TEST_F(CommitQueueOnSim, UnsyncedCommitsRideTheNextSync) {
 }
 
 // Unsynced and durable callers mixed in the same groups: every durable one survives a cut.
+// Commit with `sync` false answers before the sync; Sync() then makes every such commit durable
+// in one WAL sync, and a Sync with nothing new to cover issues none.
+TEST_F(CommitQueueOnSim, SyncMakesEveryUnsyncedCommitDurable) {
+  {
+    CommitQueue q(db_.get());
+    for (int i = 0; i < 20; ++i) {
+      ASSERT_TRUE(q.Commit(
+                       [&, i](Txn& txn) {
+                         txn.Put(db_->DefaultColumnFamily(), "u" + std::to_string(i), "v");
+                         return Status::Ok();
+                       },
+                       {}, /*sync=*/false)
+                      .ok());
+    }
+    EXPECT_EQ(q.stats().syncs, 0u);
+    ASSERT_TRUE(q.Sync().ok());
+    EXPECT_EQ(q.stats().syncs, 1u);
+    ASSERT_TRUE(q.Sync().ok());
+    EXPECT_EQ(q.stats().syncs, 1u) << "a sync with nothing to cover";
+    ASSERT_TRUE(q.Commit(
+                     [&](Txn& txn) {
+                       txn.Put(db_->DefaultColumnFamily(), "after", "v");
+                       return Status::Ok();
+                     },
+                     {}, /*sync=*/false)
+                    .ok());
+  }
+  Crash();
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(Stored("u" + std::to_string(i)), "v") << i;
+  EXPECT_EQ(Stored("after"), "<absent>") << "committed after the last sync, without one";
+}
+
 TEST_F(CommitQueueOnSim, UnsyncedAndDurableCallersShareGroups) {
   std::vector<std::string> durable;
   Mutex mu;

@@ -74,7 +74,7 @@ Status DiskFs::Mutate(const CommitHooks& hooks, const std::function<Status(Txn&)
         if (hooks.epilogue) hooks.epilogue(t, CommitResult{});
         return Status::Ok();
       },
-      hooks.on_queued);
+      hooks.on_queued, hooks.sync);
 }
 
 Result<posix::Attr> DiskFs::MutateAttr(const CommitHooks& hooks,
@@ -85,8 +85,10 @@ Result<posix::Attr> DiskFs::MutateAttr(const CommitHooks& hooks,
         if (r.ok() && hooks.epilogue) hooks.epilogue(t, CommitResult{&r.value()});
         return r;
       },
-      hooks.on_queued);
+      hooks.on_queued, hooks.sync);
 }
+
+Status DiskFs::Sync() { return core_->queue->Sync(); }
 
 Result<posix::Attr> DiskFs::Lookup(posix::Ino parent, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));

@@ -145,6 +145,11 @@ class DiskFs final : public posix::FileSystem {
   Status Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint64_t length,
                    const CommitHooks& hooks);
 
+  // Makes every mutation committed so far durable, of this disk and of every other disk of the
+  // engine (they share one write-ahead log): what a mutation committed with `sync` false waits
+  // for (commit_hooks.h). Returns the commit queue's error if it is broken.
+  Status Sync() override;
+
   // ---- checkpoints (head views only) ----
   // Freezes the open epoch as checkpoint `name` in one commit. AlreadyExists if the name is
   // taken; InvalidArgument unless it is 1..100 of [A-Za-z0-9._-].
