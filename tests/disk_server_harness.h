@@ -109,6 +109,8 @@ class ServerHarness {
   }
 
   const std::string& address() const { return options_.listen; }
+  // The engine's data directory (a stopped server's may be copied or replaced).
+  const std::string& dir() const { return dir_; }
   // The address as a client gives it ("tls://..." when the server speaks TLS), and the CA.
   std::string client_address() const { return (options_.tls ? "tls://" : "") + address(); }
   const std::string& ca_file() const { return cert_.cert_file; }

@@ -922,6 +922,86 @@ TEST(DiskServer, RepeatedAuthFailuresSlowThatPeersConnections) {
   EXPECT_TRUE(Connect(Options(h.address())));
 }
 
+// With UNSTABLE (protocol.md §8.2) mutations of names, attributes and write-behind data are
+// answered without a WAL sync each; COMMIT makes them durable. A restart of the server process
+// loses none of them (the log's bytes were handed to the operating system before the answers),
+// and the client goes on.
+TEST(DiskServer, UnstableAnswersSkipTheSyncOutliveARestartAndCommitMakesThemDurable) {
+  ServerHarness h;
+  DiskClientOptions o = Options(h.address());
+  o.unstable = true;
+  auto c = Connect(o);
+  ASSERT_TRUE(c);
+  ASSERT_TRUE(c->Unstable());
+  RemoteFs fs(c.get());
+  const uint64_t syncs_before = h.engine().commit_stats().syncs;
+  constexpr int kFiles = 40;
+  for (int i = 0; i < kFiles; ++i) {
+    Result<posix::Attr> f = fs.Mknod(kRootIno, "f" + std::to_string(i), S_IFREG | 0644, 0, {});
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    ASSERT_TRUE(fs.WriteBehind(f->ino, 0, "data " + std::to_string(i)).ok());
+    posix::SetAttrRequest chmod;
+    chmod.mode = 0600;
+    ASSERT_TRUE(fs.SetAttr(f->ino, chmod).ok());
+  }
+  // 120 mutations; the engine's own syncer may have run once or twice meanwhile.
+  EXPECT_LT(h.engine().commit_stats().syncs - syncs_before, 10u);
+  EXPECT_GT(c->UnstablePending(), 0u);
+  ASSERT_TRUE(fs.Sync().ok());
+  EXPECT_EQ(c->UnstablePending(), 0u);
+  // More unstable answers, then a restart: nothing is lost and the client carries on.
+  ASSERT_TRUE(fs.Mkdir(kRootIno, "after-commit", 0755, {}).ok());
+  EXPECT_GT(c->UnstablePending(), 0u);
+  h.Restart();
+  ASSERT_TRUE(fs.Mkdir(kRootIno, "after-restart", 0755, {}).ok());
+  for (int i = 0; i < kFiles; ++i) {
+    Result<posix::Attr> f = fs.Lookup(kRootIno, "f" + std::to_string(i));
+    ASSERT_TRUE(f.ok()) << i;
+    EXPECT_EQ(f->mode & 07777, 0600u);
+    EXPECT_EQ(fs.Read(f->ino, 0, 100).value(), "data " + std::to_string(i));
+  }
+  EXPECT_TRUE(fs.Lookup(kRootIno, "after-commit").ok());
+  ASSERT_TRUE(fs.Sync().ok());
+  EXPECT_EQ(c->UnstablePending(), 0u);
+}
+
+// A server that comes back without operations it answered unstable (its machine lost the
+// unsynced tail of its log: here its data directory is put back as it was before them) ends the
+// client's session: applying later operations would leave a disk that has them without the lost
+// ones. What was committed is there; nothing after the loss is applied.
+TEST(DiskServer, ALostUnstableAnswerEndsTheSessionInsteadOfApplyingLaterOperations) {
+  ServerHarness h;
+  DiskClientOptions o = Options(h.address());
+  o.unstable = true;
+  auto c = Connect(o);
+  ASSERT_TRUE(c);
+  RemoteFs fs(c.get());
+  ASSERT_TRUE(fs.Mkdir(kRootIno, "committed", 0755, {}).ok());
+  ASSERT_TRUE(fs.Sync().ok());
+  h.Stop();
+  const std::string saved = h.dir() + ".saved";
+  std::filesystem::remove_all(saved);
+  std::filesystem::copy(h.dir(), saved, std::filesystem::copy_options::recursive);
+  h.Start();
+  ASSERT_TRUE(fs.Mkdir(kRootIno, "lost", 0755, {}).ok());  // answered, never committed
+  h.Stop();
+  std::filesystem::remove_all(h.dir());
+  std::filesystem::rename(saved, h.dir());
+  h.Start();
+  Result<posix::Attr> after = fs.Mkdir(kRootIno, "after", 0755, {});
+  ASSERT_FALSE(after.ok());
+  EXPECT_EQ(Err(after), EIO);
+  EXPECT_NE(after.status().message().find("server restarted without 1 of the operations"),
+            std::string::npos)
+      << after.status().ToString();
+  EXPECT_EQ(Err(fs.Sync()), EIO);
+  Result<engine::DiskFs*> disk = h.engine().Disk(engine::DiskNo(1));
+  ASSERT_TRUE(disk.ok());
+  EXPECT_TRUE((*disk)->Lookup(kRootIno, "committed").ok());
+  EXPECT_EQ(Err((*disk)->Lookup(kRootIno, "lost")), ENOENT);
+  EXPECT_EQ(Err((*disk)->Lookup(kRootIno, "after")), ENOENT);
+}
+
 // LOOKUP under a directory that no longer exists is STALE, not "no such name".
 TEST(DiskServer, LookupUnderARemovedDirectoryIsStale) {
   ServerHarness h;

@@ -5,8 +5,10 @@
 #include <thread>
 
 #include "base/cancel.h"
+#include "base/log.h"
 #include "base/thread_name.h"
 #include "client/call_metrics.h"
+#include "proto/features.h"
 #include "proto/wire_status.h"
 
 namespace archil::client {
@@ -16,7 +18,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using proto::WireStatus;
 
-constexpr uint64_t kFeatureLseek = uint64_t{1} << 3;
 // A request is sent on at most this many connections that a bad frame from the server broke;
 // then it fails with EIO (the server's answer to it cannot be read, most likely every time).
 constexpr int kBadFramesPerRequest = 3;
@@ -133,11 +134,19 @@ Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
   v1::Hello hello;
   hello.mutable_versions()->set_min(1);
   hello.mutable_versions()->set_max(1);
-  hello.set_features(kFeatureLseek);
+  hello.set_features(proto::kFeatureLseek | (options_.unstable ? proto::kFeatureUnstable : 0));
   hello.set_software(options_.software);
   ARCHIL_ASSIGN_OR_RETURN(RawReply hr,
                           ch->Call(proto::kTypeHello, hello.SerializeAsString(), {}, timeout));
-  ARCHIL_RETURN_IF_ERROR(MountStatus(ToReply(std::move(hr))));
+  Reply hello_reply = ToReply(std::move(hr));
+  ARCHIL_RETURN_IF_ERROR(MountStatus(hello_reply));
+  if (!bind) {
+    v1::HelloReply granted;
+    if (!granted.ParseFromString(hello_reply.body)) {
+      return Status::Corruption("a hello reply that does not parse");
+    }
+    unstable_ = (granted.features() & proto::kFeatureUnstable) != 0;
+  }
 
   if (bind) {
     v1::SessionBind b;
@@ -155,7 +164,9 @@ Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
       if (!br.ParseFromString(r.body))
         return Status::Corruption("a bind reply that does not parse");
       MutexLock lock(&mu_);
+      if (br.boot_verifier() != boot_verifier_) CheckUnstableSurvived(&br);
       boot_verifier_ = br.boot_verifier();
+      if (!ended_.empty()) return Status::Errno(EIO, ended_);
       return ch;
     }
     // The server lost the session (it restarted before the session was durable, or ended it
@@ -198,6 +209,8 @@ Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
     ++stats_.recreated;
     ++generation_;
     std::fill(seqs_.begin(), seqs_.end(), 0);
+    CheckUnstableSurvived(nullptr);
+    if (!ended_.empty()) return Status::Errno(EIO, ended_);
   }
   session_id_ = cr.session_id();
   boot_verifier_ = cr.boot_verifier();
@@ -404,6 +417,11 @@ Result<Reply> DiskClient::CallUntil(Clock::time_point deadline, uint16_t type,
       }
       continue;
     }
+    if (mut && mut->unstable() && raw->header.status == WireStatus::kOk) {
+      MutexLock lock(&mu_);
+      unstable_by_slot_[slot] = UnstableAnswer{seq, ++unstable_answers_};
+      ++unstable_pending_;
+    }
     if (mut) ReleaseSlot(slot);
     if (raw->header.status == WireStatus::kSessionUnknown) {
       return Status::Unavailable("the server ended this session (disk deleted or token revoked)");
@@ -430,6 +448,46 @@ Status DiskClient::Goodbye() {
   ARCHIL_ASSIGN_OR_RETURN(RawReply r, ch->Call(proto::kTypeGoodbye, g.SerializeAsString(), {},
                                                options_.call_timeout_ms));
   return StatusOf(ToReply(std::move(r)));
+}
+
+Status DiskClient::Commit(int budget_ms) {
+  uint64_t covers = 0;
+  {
+    MutexLock lock(&mu_);
+    if (unstable_by_slot_.empty()) return Status::Ok();
+    covers = unstable_answers_;
+  }
+  v1::Commit m;
+  Result<Reply> r =
+      budget_ms > 0 ? CallWithin(budget_ms, proto::kTypeCommit, m) : Call(proto::kTypeCommit, m);
+  ARCHIL_RETURN_IF_ERROR(ParseAs<v1::CommitReply>(std::move(r)).status());
+  MutexLock lock(&mu_);
+  // What was answered after the COMMIT went out may not be covered by it.
+  std::erase_if(unstable_by_slot_, [&](const auto& e) { return e.second.answer <= covers; });
+  if (unstable_by_slot_.empty()) unstable_pending_ = 0;
+  return Status::Ok();
+}
+
+uint64_t DiskClient::UnstablePending() const {
+  MutexLock lock(&mu_);
+  return unstable_pending_;
+}
+
+void DiskClient::CheckUnstableSurvived(const v1::SessionBindReply* bound) {
+  if (unstable_by_slot_.empty()) return;
+  uint64_t lost = 0;
+  for (const auto& [slot, answer] : unstable_by_slot_) {
+    // The slot record is written with the mutation (one batch): its seq survived iff it did.
+    const bool kept = bound != nullptr && slot < static_cast<uint32_t>(bound->slot_seq_size()) &&
+                      bound->slot_seq(static_cast<int>(slot)) >= answer.seq;
+    lost += kept ? 0 : 1;
+  }
+  if (lost == 0) return;
+  ended_ = "the server restarted without " + std::to_string(lost) +
+           " of the operations it had answered this mount and no fsync had made durable yet "
+           "(its machine went down before its sync); the disk holds every operation before "
+           "them: unmount and mount again";
+  ARCHIL_LOG(kError) << "disk client: " << ended_;
 }
 
 uint64_t DiskClient::boot_verifier() const {

@@ -21,6 +21,7 @@
 #include <array>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -66,6 +67,9 @@ struct DiskClientOptions {
   // 0: forever (a hard mount, the mount daemon's default; `archil mount --timeout` bounds it).
   int retry_for_ms = 60000;
   std::string software = "archil-client";
+  // Ask for feature UNSTABLE (protocol.md §8.2): then Unstable() is true and the caller may send
+  // mutations answered before the server's sync, made durable by Commit().
+  bool unstable = false;
   // Where the client counts its calls (archil_client_* in docs/operations.md); null: nowhere.
   // REQUIRES: outlives the client.
   metrics::Registry* metrics = nullptr;
@@ -133,6 +137,19 @@ class DiskClient {
   // Ends the session on the server (unmount): its open files and reply cache go.
   Status Goodbye() ARCHIL_EXCLUDES(mu_);
 
+  // Whether the server granted UNSTABLE (and options.unstable asked for it): a mutation whose
+  // Mut has `unstable` set is then answered once applied, before the server's WAL sync.
+  bool Unstable() const { return unstable_; }
+  // Makes every unstable mutation answered before the call durable (one COMMIT round trip; none
+  // if there is none). If the server restarts and has lost one (its machine went down before
+  // its sync), the session is ended: every later call fails with EIO, so that the disk holds a
+  // prefix of this client's operations and never a later one without the lost ones
+  // (protocol.md §8.3). `budget_ms` > 0: Unavailable after that long without an answer, however
+  // long retry_for_ms is (the daemon's periodic commit and its last one at unmount).
+  Status Commit(int budget_ms = 0) ARCHIL_EXCLUDES(mu_);
+  // Unstable mutations answered and not yet covered by a Commit.
+  uint64_t UnstablePending() const ARCHIL_EXCLUDES(mu_);
+
   uint64_t root_ino() const { return root_ino_; }
   const std::string& disk_id() const { return disk_id_; }
   uint64_t boot_verifier() const ARCHIL_EXCLUDES(mu_);
@@ -199,6 +216,21 @@ class DiskClient {
   // Set by the server's final GOODBYE push (disk deleted, token revoked): calls fail with EIO
   // and no reconnection is tried.
   std::string ended_ ARCHIL_GUARDED_BY(mu_);
+  // Unstable mutations answered and not yet made durable by a Commit: per slot, the seq of the
+  // last one and the answer's number (unstable_answers_ counts them), which a Commit compares
+  // with the last number answered before it was sent.
+  struct UnstableAnswer {
+    uint64_t seq = 0;
+    uint64_t answer = 0;
+  };
+  bool unstable_ = false;  // set by the first handshake, before other threads see the client
+  std::map<uint32_t, UnstableAnswer> unstable_by_slot_ ARCHIL_GUARDED_BY(mu_);
+  uint64_t unstable_answers_ ARCHIL_GUARDED_BY(mu_) = 0;
+  uint64_t unstable_pending_ ARCHIL_GUARDED_BY(mu_) = 0;
+  // After a reconnection to a server whose boot verifier changed (`bound`: its bind reply; null:
+  // the session had to be created anew): ends the session (ended_) if an unstable mutation
+  // answered and not yet committed is no longer in the server's slot records.
+  void CheckUnstableSurvived(const v1::SessionBindReply* bound) ARCHIL_REQUIRES(mu_);
   ClientStats stats_ ARCHIL_GUARDED_BY(mu_);
   std::unique_ptr<CallMetrics> metrics_;  // set at Connect when options_.metrics is
   std::thread keepalive_;

@@ -71,7 +71,8 @@ Result<posix::Attr> RemoteFs::SetAttr(posix::Ino ino, const posix::SetAttrReques
   if (req.mtime.kind == K::kValue) valid |= 32, m.set_mtime_ns(req.mtime.value.nanos());
   m.set_valid(valid);
   m.set_stable(true);
-  return AttrOf(client_->CallAs<v1::SetAttrReply>(proto::kTypeSetAttr, m, m.mutable_mut()));
+  return AttrOf(
+      client_->CallAs<v1::SetAttrReply>(proto::kTypeSetAttr, m, Unstable(m.mutable_mut())));
 }
 
 Result<posix::Attr> RemoteFs::Mknod(posix::Ino parent, std::string_view name, uint32_t mode,
@@ -82,7 +83,7 @@ Result<posix::Attr> RemoteFs::Mknod(posix::Ino parent, std::string_view name, ui
   m.set_mode(mode);
   m.set_rdev(rdev);
   SetCaller(m.mutable_caller(), owner);
-  return AttrOf(client_->CallAs<v1::MknodReply>(proto::kTypeMknod, m, m.mutable_mut()));
+  return AttrOf(client_->CallAs<v1::MknodReply>(proto::kTypeMknod, m, Unstable(m.mutable_mut())));
 }
 
 Result<posix::Attr> RemoteFs::Mkdir(posix::Ino parent, std::string_view name, uint32_t mode,
@@ -92,7 +93,7 @@ Result<posix::Attr> RemoteFs::Mkdir(posix::Ino parent, std::string_view name, ui
   m.set_name(std::string(name));
   m.set_mode(mode);
   SetCaller(m.mutable_caller(), owner);
-  return AttrOf(client_->CallAs<v1::MkdirReply>(proto::kTypeMkdir, m, m.mutable_mut()));
+  return AttrOf(client_->CallAs<v1::MkdirReply>(proto::kTypeMkdir, m, Unstable(m.mutable_mut())));
 }
 
 Result<posix::Attr> RemoteFs::Symlink(posix::Ino parent, std::string_view name,
@@ -102,7 +103,8 @@ Result<posix::Attr> RemoteFs::Symlink(posix::Ino parent, std::string_view name,
   m.set_name(std::string(name));
   m.set_target(std::string(target));
   SetCaller(m.mutable_caller(), owner);
-  return AttrOf(client_->CallAs<v1::SymlinkReply>(proto::kTypeSymlink, m, m.mutable_mut()));
+  return AttrOf(
+      client_->CallAs<v1::SymlinkReply>(proto::kTypeSymlink, m, Unstable(m.mutable_mut())));
 }
 
 Result<posix::Attr> RemoteFs::Link(posix::Ino ino, posix::Ino new_parent,
@@ -111,21 +113,22 @@ Result<posix::Attr> RemoteFs::Link(posix::Ino ino, posix::Ino new_parent,
   m.set_ino(ino.value());
   m.set_new_parent(new_parent.value());
   m.set_new_name(std::string(new_name));
-  return AttrOf(client_->CallAs<v1::LinkReply>(proto::kTypeLink, m, m.mutable_mut()));
+  return AttrOf(client_->CallAs<v1::LinkReply>(proto::kTypeLink, m, Unstable(m.mutable_mut())));
 }
 
 Status RemoteFs::Unlink(posix::Ino parent, std::string_view name) {
   v1::Unlink m;
   m.set_parent(parent.value());
   m.set_name(std::string(name));
-  return client_->CallAs<v1::UnlinkReply>(proto::kTypeUnlink, m, m.mutable_mut()).status();
+  return client_->CallAs<v1::UnlinkReply>(proto::kTypeUnlink, m, Unstable(m.mutable_mut()))
+      .status();
 }
 
 Status RemoteFs::Rmdir(posix::Ino parent, std::string_view name) {
   v1::Rmdir m;
   m.set_parent(parent.value());
   m.set_name(std::string(name));
-  return client_->CallAs<v1::RmdirReply>(proto::kTypeRmdir, m, m.mutable_mut()).status();
+  return client_->CallAs<v1::RmdirReply>(proto::kTypeRmdir, m, Unstable(m.mutable_mut())).status();
 }
 
 Status RemoteFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new_parent,
@@ -136,7 +139,8 @@ Status RemoteFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new
   m.set_new_parent(new_parent.value());
   m.set_new_name(std::string(new_name));
   m.set_flags(flags);
-  return client_->CallAs<v1::RenameReply>(proto::kTypeRename, m, m.mutable_mut()).status();
+  return client_->CallAs<v1::RenameReply>(proto::kTypeRename, m, Unstable(m.mutable_mut()))
+      .status();
 }
 
 Result<std::string> RemoteFs::Readlink(posix::Ino ino) {
@@ -190,7 +194,8 @@ Status RemoteFs::SetXattr(posix::Ino ino, std::string_view name, std::string_vie
   m.set_name(std::string(name));
   m.set_value(std::string(value));
   m.set_flags(flags);
-  return client_->CallAs<v1::SetXattrReply>(proto::kTypeSetXattr, m, m.mutable_mut()).status();
+  return client_->CallAs<v1::SetXattrReply>(proto::kTypeSetXattr, m, Unstable(m.mutable_mut()))
+      .status();
 }
 
 Result<std::vector<std::string>> RemoteFs::ListXattr(posix::Ino ino) {
@@ -204,7 +209,8 @@ Status RemoteFs::RemoveXattr(posix::Ino ino, std::string_view name) {
   v1::RemoveXattr m;
   m.set_ino(ino.value());
   m.set_name(std::string(name));
-  return client_->CallAs<v1::RemoveXattrReply>(proto::kTypeRemoveXattr, m, m.mutable_mut())
+  return client_
+      ->CallAs<v1::RemoveXattrReply>(proto::kTypeRemoveXattr, m, Unstable(m.mutable_mut()))
       .status();
 }
 
@@ -231,6 +237,15 @@ Result<std::string> RemoteFs::Read(posix::Ino ino, uint64_t offset, size_t lengt
 }
 
 Result<posix::Attr> RemoteFs::Write(posix::Ino ino, uint64_t offset, std::string_view data) {
+  return Send(ino, offset, data, /*stable=*/true);
+}
+
+Result<posix::Attr> RemoteFs::WriteBehind(posix::Ino ino, uint64_t offset, std::string_view data) {
+  return Send(ino, offset, data, /*stable=*/!client_->Unstable());
+}
+
+Result<posix::Attr> RemoteFs::Send(posix::Ino ino, uint64_t offset, std::string_view data,
+                                   bool stable) {
   if (data.empty()) return GetAttr(ino);
   Result<posix::Attr> last = Status::Errno(EIO, "nothing written");
   for (size_t done = 0; done < data.size();) {
@@ -239,7 +254,8 @@ Result<posix::Attr> RemoteFs::Write(posix::Ino ino, uint64_t offset, std::string
     m.set_ino(ino.value());
     m.set_offset(offset + done);
     m.set_crc32c(Crc32c(piece));
-    m.set_stable(true);
+    m.set_stable(stable);
+    m.mutable_mut()->set_unstable(!stable);
     last = AttrOf(client_->CallAs<v1::WriteReply>(proto::kTypeWrite, m, m.mutable_mut(), piece));
     if (!last.ok()) return last;
     done += piece.size();
@@ -253,7 +269,8 @@ Status RemoteFs::Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint6
   m.set_mode(mode);
   m.set_offset(offset);
   m.set_length(length);
-  return client_->CallAs<v1::FallocateReply>(proto::kTypeFallocate, m, m.mutable_mut()).status();
+  return client_->CallAs<v1::FallocateReply>(proto::kTypeFallocate, m, Unstable(m.mutable_mut()))
+      .status();
 }
 
 Result<posix::StatFs> RemoteFs::Statfs() {

@@ -53,6 +53,8 @@ class RemoteFs final : public posix::FileSystem {
   Status RemoveXattr(posix::Ino ino, std::string_view name) override;
   Result<std::string> Read(posix::Ino ino, uint64_t offset, size_t length) override;
   Result<posix::Attr> Write(posix::Ino ino, uint64_t offset, std::string_view data) override;
+  // Answered before the server's sync when the server granted UNSTABLE.
+  Result<posix::Attr> WriteBehind(posix::Ino ino, uint64_t offset, std::string_view data) override;
   Status Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint64_t length) override;
   // The server's figures; while no server answers, after kStatfsBudgetMs, the last ones it gave
   // (docs/semantics.md: what a user sees while the server is away).
@@ -63,8 +65,19 @@ class RemoteFs final : public posix::FileSystem {
   Status Release(posix::Ino ino, posix::HolderId holder) override;
   // The session's holds go when the session ends (DiskClient::Goodbye).
   Status DropHolder(posix::HolderId holder) override;
+  // With the server's UNSTABLE feature (DiskClient::Unstable), the mutations of names and
+  // attributes (not WRITE, whose durability the caller's flags say) are answered before the
+  // server's sync, and this makes every one answered so far durable (DiskClient::Commit).
+  Status Sync() override { return client_->Commit(); }
 
  private:
+  // WRITEs of at most 1 MiB each; `stable` false marks them unstable.
+  Result<posix::Attr> Send(posix::Ino ino, uint64_t offset, std::string_view data, bool stable);
+  // `mut`, marked unstable when the server granted it.
+  v1::Mut* Unstable(v1::Mut* mut) const {
+    mut->set_unstable(client_->Unstable());
+    return mut;
+  }
   Result<posix::DirPage> ReadDirPage(posix::Ino dir, uint64_t after_cookie, size_t max_entries,
                                      bool plus);
 

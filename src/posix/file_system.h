@@ -99,6 +99,16 @@ class FileSystem {
   virtual Status Release(Ino ino, HolderId holder) = 0;
   // Drops every reference of `holder` (its session ended, or did not come back after a restart).
   virtual Status DropHolder(HolderId holder) = 0;
+
+  // Makes every operation answered so far durable (fsync, syncfs). The default does nothing: an
+  // implementation whose every answer is durable has nothing to do.
+  virtual Status Sync() { return Status::Ok(); }
+  // A write its caller did not ask to be durable (no O_SYNC or O_DSYNC: the kernel's write-back):
+  // it may be answered before it is durable, and is durable after the next Sync. The default is
+  // Write.
+  virtual Result<Attr> WriteBehind(Ino ino, uint64_t offset, std::string_view data) {
+    return Write(ino, offset, data);
+  }
 };
 
 }  // namespace archil::posix

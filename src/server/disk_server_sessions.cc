@@ -10,6 +10,7 @@
 #include "base/address_key.h"
 #include "base/ip_range.h"
 #include "base/log.h"
+#include "proto/features.h"
 #include "proto/messages.h"
 #include "server/attr_convert.h"
 #include "server/disk_server.h"
@@ -22,8 +23,7 @@ using proto::As;
 using proto::WireStatus;
 
 constexpr uint32_t kProtocolMin = 1, kProtocolMax = 1;
-constexpr uint64_t kFeatureLseek = uint64_t{1} << 3;
-constexpr uint64_t kServerFeatures = kFeatureLseek;
+constexpr uint64_t kServerFeatures = proto::kFeatureLseek | proto::kFeatureUnstable;
 // Lanes of a session: 0 (small, synchronous) and 1..8 (bulk), protocol.md §6.
 constexpr uint32_t kMaxLane = 8;
 constexpr uint32_t kDefaultSlots = 64, kMaxSlots = 1024;

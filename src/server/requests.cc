@@ -73,7 +73,8 @@ CachedReply Recorded(Session& s, const v1::Mut& mut, uint16_t type, const Call& 
                                             body = build(r);
                                             return engine::SlotRecord{0, type, mut.seq(), *body};
                                           }),
-      .on_queued = on_queued};
+      .on_queued = on_queued,
+      .sync = !mut.unstable()};
   Status st = call(hooks, &result);
   if (!st.ok()) return CachedError(st);
   // An operation that changed nothing commits nothing (and needs no record to be exactly-once).
@@ -318,15 +319,21 @@ Response Execute(Session& session, uint16_t type, const proto::Message& req,
       for (const std::string& n : *names) r.add_names(n);
       return Ok(r);
     }
+    case proto::kTypeCommit: {
+      // Every mutation answered before this request is durable once it is answered.
+      Status st = fs.Sync();
+      if (!st.ok()) return FromStatus(st);
+      return Ok(v1::CommitReply());
+    }
     case proto::kTypeWrite: {
       const auto& m = As<v1::Write>(req);
       return Durable(
           session, type, m.mut(),
           AttrCall([&](const Hooks& h) { return fs.Write(Ino(m.ino()), m.offset(), payload, h); }),
-          [](const engine::CommitResult& c) {
+          [&m](const engine::CommitResult& c) {
             v1::WriteReply r;
             if (c.attr) ToProto(*c.attr, r.mutable_attr());
-            r.set_stable(true);
+            r.set_stable(!m.mut().unstable());
             return r.SerializeAsString();
           },
           on_queued);
@@ -411,10 +418,10 @@ Response Attributes(Session& s, uint16_t type, const proto::Message& req) {
       return Durable(s, type, m.mut(), AttrCall([&](const Hooks& h) {
                        return fs.SetAttr(Ino(m.ino()), FromProto(m), h);
                      }),
-                     [](const engine::CommitResult& c) {
+                     [&m](const engine::CommitResult& c) {
                        v1::SetAttrReply r;
                        if (c.attr) ToProto(*c.attr, r.mutable_attr());
-                       r.set_stable(true);
+                       r.set_stable(!m.mut().unstable());
                        return r.SerializeAsString();
                      });
     }

@@ -1,0 +1,14 @@
+// The feature bits of HELLO (docs/protocol.md §5.2): what a client asks for and a server grants
+// (client.features & server.features).
+#pragma once
+
+#include <cstdint>
+
+namespace archil::proto {
+
+inline constexpr uint64_t kFeatureLseek = uint64_t{1} << 3;  // SEEK_DATA / SEEK_HOLE
+// Mutations with Mut.unstable are answered once applied, before the server's WAL sync; COMMIT
+// makes every one answered before it durable (protocol.md §8.2).
+inline constexpr uint64_t kFeatureUnstable = uint64_t{1} << 7;
+
+}  // namespace archil::proto
