@@ -15,8 +15,11 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <thread>
 
 #include "metrics_scrape.h"
 #include "mount_harness.h"
@@ -621,6 +624,66 @@ TEST_F(MountTest, MountCyclesLeakNothing) {
 }
 
 }  // namespace
+
+// Write-back of names and attributes (docs/adr/0027): with a write-back bound far away, what the
+// mount did is answered unsynced (the mount record says how much); an fsync of a directory sends
+// one COMMIT and leaves nothing unsynced; an fsync with nothing unsynced sends none. A --sync mount
+// never has anything unsynced and never commits.
+TEST_F(MountTest, FsyncCommitsWhatTheServerAnsweredBeforeItsSync) {
+  StartServer();
+  CreateDisk("wb");
+  auto unsynced = [&] {
+    Ran s = Archil({"--json", "status", mnt_});
+    json j = json::parse(s.out, nullptr, false);
+    return j.is_object() ? j.value("unsynced", uint64_t{0}) : uint64_t{0};
+  };
+  auto commits = [&] {
+    return MetricValue(Archil({"metrics", mnt_}).out,
+                       R"(archil_client_requests_total{op="COMMIT"})");
+  };
+  // Until `want` holds of the mount record (refreshed every second), at most 5 s.
+  auto wait_unsynced = [&](const std::function<bool(uint64_t)>& want) {
+    for (int i = 0; i < 50; ++i) {
+      if (want(unsynced())) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  };
+  for (const bool sync_mount : {false, true}) {
+    SCOPED_TRACE(sync_mount ? "--sync" : "write-back");
+    std::vector<std::string> flags = {"--writeback-ms", "600000"};
+    if (sync_mount) flags.push_back("--sync");
+    Ran m = Mount("wb", flags);
+    ASSERT_EQ(m.exit_code, 0) << m.err;
+    const std::string dir = mnt_ + (sync_mount ? "/s" : "/w");
+    ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+    for (int i = 0; i < 20; ++i) {
+      const std::string f = dir + "/f" + std::to_string(i);
+      const int fd = ::open(f.c_str(), O_CREAT | O_WRONLY, 0644);
+      ASSERT_GE(fd, 0);
+      ASSERT_EQ(::write(fd, "x", 1), 1);
+      ASSERT_EQ(::close(fd), 0);
+      ASSERT_EQ(::chmod(f.c_str(), 0600), 0);
+    }
+    const double before = commits();
+    if (sync_mount) {
+      EXPECT_FALSE(wait_unsynced([](uint64_t n) { return n > 0; }));
+    } else {
+      EXPECT_TRUE(wait_unsynced([](uint64_t n) { return n > 0; }))
+          << "nothing was answered before the server's sync";
+    }
+    const int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+    ASSERT_GE(d, 0);
+    ASSERT_EQ(::fsync(d), 0);
+    const double after = commits();
+    EXPECT_EQ(std::max(after, 0.0) - std::max(before, 0.0), sync_mount ? 0 : 1);
+    EXPECT_TRUE(wait_unsynced([](uint64_t n) { return n == 0; }));
+    ASSERT_EQ(::fsync(d), 0);
+    EXPECT_EQ(commits(), after) << "an fsync with nothing unsynced sent a COMMIT";
+    ::close(d);
+    ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+  }
+}
 
 // A mount's metrics: `archil metrics MOUNTPOINT` (text), `archil --json metrics` (the only mount)
 // and the daemon's own --metrics-listen endpoint all show the counters moving with what the

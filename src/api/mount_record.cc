@@ -68,7 +68,8 @@ std::string MountRecordJson(const MountRecord& r) {
             {"retries", r.retries},
             {"recreated", r.recreated},
             {"unreachable_since_unix_ms", r.unreachable_since_unix_ms},
-            {"waiting", r.waiting}};
+            {"waiting", r.waiting},
+            {"unsynced", r.unsynced}};
   return j.dump() + "\n";
 }
 
@@ -104,6 +105,7 @@ Result<MountRecord> ParseMountRecord(const std::string& text) {
     r.recreated = j.value("recreated", uint64_t{0});
     r.unreachable_since_unix_ms = j.value("unreachable_since_unix_ms", int64_t{0});
     r.waiting = j.value("waiting", uint64_t{0});
+    r.unsynced = j.value("unsynced", uint64_t{0});
   } catch (const json::exception& e) {
     return Status::Corruption(std::string("a mount record with a missing or mistyped field: ") +
                               e.what());

@@ -186,17 +186,19 @@ Status Status_(const CliContext& ctx, const std::string& path) {
   for (const MountRecord& r : records) {
     const std::string disk = r.checkpoint.empty() ? r.disk : r.disk + "@" + r.checkpoint;
     rows.push_back({r.mountpoint, disk, r.disk_id, r.server, StateOf(r), std::to_string(r.pid),
-                    std::to_string(r.in_flight), std::to_string(r.open_files), Mib(r.bytes_read),
-                    Mib(r.bytes_written), std::to_string(r.reconnects), std::to_string(r.errors)});
+                    std::to_string(r.in_flight), std::to_string(r.unsynced),
+                    std::to_string(r.open_files), Mib(r.bytes_read), Mib(r.bytes_written),
+                    std::to_string(r.reconnects), std::to_string(r.errors)});
   }
   PrintTable(ctx.options.quiet,
-             {"MOUNTPOINT", "DISK", "DISK ID", "SERVER", "STATE", "PID", "IN FLIGHT", "OPEN",
-              "READ MiB", "WRITTEN MiB", "RECONNECTS", "ERRORS"},
+             {"MOUNTPOINT", "DISK", "DISK ID", "SERVER", "STATE", "PID", "IN FLIGHT", "UNSYNCED",
+              "OPEN", "READ MiB", "WRITTEN MiB", "RECONNECTS", "ERRORS"},
              rows);
   if (!ctx.options.quiet) {
     std::printf(
-        "Pending writes: none in the daemons (each write they acknowledged is durable on the "
-        "server); dirty pages in the kernel reach the server within 2 s or at fsync.\n");
+        "UNSYNCED: operations the server answered before its sync, durable at the next fsync "
+        "on the mount or within 2 s (none on a --sync mount); dirty pages in the kernel reach "
+        "the server within 2 s or at fsync.\n");
   }
   return Status::Ok();
 }

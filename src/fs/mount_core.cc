@@ -96,7 +96,11 @@ Result<NodeAttr> MountCore::Mknod(NodeId parent, std::string_view name, uint32_t
   ARCHIL_RETURN_IF_ERROR(Writable());
   Ino p = InoOf(parent);
   ARCHIL_ASSIGN_OR_RETURN(posix::Owner owner, OwnerFor(p, caller, &mode));
-  return SeenOr(fs_->Mknod(p, name, mode, rdev, owner));
+  Result<NodeAttr> made = SeenOr(fs_->Mknod(p, name, mode, rdev, owner));
+  // A new inode has no security.capability (nothing inherits one): the kernel's probe before
+  // the first write(2) costs no request.
+  if (made.ok()) NoCapabilities(InoOf(made->node));
+  return made;
 }
 
 Result<NodeAttr> MountCore::Mkdir(NodeId parent, std::string_view name, uint32_t mode,
@@ -207,10 +211,12 @@ Result<std::string> MountCore::Read(NodeId node, uint64_t offset, size_t length)
   return read_ahead_.Read(InoOf(node), offset, length);
 }
 
-Result<NodeAttr> MountCore::Write(NodeId node, uint64_t offset, std::string_view data) {
+Result<NodeAttr> MountCore::Write(NodeId node, uint64_t offset, std::string_view data, bool sync) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   const Ino ino = InoOf(node);
-  return SeenOr(ChangingData(ino, [&] { return fs_->Write(ino, offset, data); }));
+  return SeenOr(ChangingData(ino, [&] {
+    return sync ? fs_->Write(ino, offset, data) : fs_->WriteBehind(ino, offset, data);
+  }));
 }
 
 Status MountCore::Fallocate(NodeId node, uint32_t mode, uint64_t offset, uint64_t length) {
@@ -253,12 +259,14 @@ Result<std::string> MountCore::GetXattr(NodeId node, std::string_view name) {
     if (no_caps_.count(ino.value())) return Status::Errno(ENODATA, "no security.capability");
   }
   Result<std::string> r = fs_->GetXattr(ino, name);
-  if (caps && !r.ok() && ErrnoFor(r.status()) == ENODATA) {
-    MutexLock lock(&mu_);
-    if (no_caps_.size() >= kMaxRememberedDirs) no_caps_.clear();
-    no_caps_.insert(ino.value());
-  }
+  if (caps && !r.ok() && ErrnoFor(r.status()) == ENODATA) NoCapabilities(ino);
   return r;
+}
+
+void MountCore::NoCapabilities(Ino ino) {
+  MutexLock lock(&mu_);
+  if (no_caps_.size() >= kMaxRememberedDirs) no_caps_.clear();
+  no_caps_.insert(ino.value());
 }
 
 Status MountCore::SetXattr(NodeId node, std::string_view name, std::string_view value,
@@ -279,10 +287,7 @@ Result<std::vector<std::string>> MountCore::ListXattr(NodeId node) {
 Status MountCore::RemoveXattr(NodeId node, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   Status s = fs_->RemoveXattr(InoOf(node), name);
-  if (s.ok() && name == kCapabilityXattr) {
-    MutexLock lock(&mu_);
-    no_caps_.insert(InoOf(node).value());
-  }
+  if (s.ok() && name == kCapabilityXattr) NoCapabilities(InoOf(node));
   return s;
 }
 

@@ -114,11 +114,17 @@ class MountCore {
                           uint64_t* handle) ARCHIL_EXCLUDES(mu_);
   // Closes a handle; the last local close of a held inode releases it on the server.
   Status Release(NodeId node) ARCHIL_EXCLUDES(mu_);
+  // fsync of a file or a directory: every operation this mount answered so far made durable
+  // (the whole mount's, as ext4's fsync commits its whole running transaction).
+  Status Sync() { return fs_->Sync(); }
 
   Result<std::string> Read(NodeId node, uint64_t offset, size_t length);
   // Write, a SetAttr with a size and Fallocate invalidate the inode's read-ahead before they are
   // sent and after they are answered.
-  Result<NodeAttr> Write(NodeId node, uint64_t offset, std::string_view data) ARCHIL_EXCLUDES(mu_);
+  // `sync`: the caller asked for durability (O_SYNC, O_DSYNC); else a write-behind
+  // (FileSystem::WriteBehind), durable at the next Sync.
+  Result<NodeAttr> Write(NodeId node, uint64_t offset, std::string_view data, bool sync = true)
+      ARCHIL_EXCLUDES(mu_);
   Status Fallocate(NodeId node, uint32_t mode, uint64_t offset, uint64_t length);
 
   // Entries after `offset` (0: the start; "." and ".." are offsets 1 and 2), at most `max`.
@@ -168,6 +174,9 @@ class MountCore {
   const Ino root_;
   const MountOptions options_;
   ReadAhead read_ahead_;
+
+  // Remembers that `ino` has no security.capability.
+  void NoCapabilities(Ino ino) ARCHIL_EXCLUDES(mu_);
 
   mutable Mutex mu_;
   std::unordered_map<uint64_t, Parent> dirs_ ARCHIL_GUARDED_BY(mu_);  // by disk ino

@@ -226,6 +226,15 @@ class CountingFs : public posix::ModelFs {
 TEST(MountCoreCaps, CapabilityProbeAsksTheDiskOncePerInode) {
   CountingFs model(&SystemClock::Instance(), 0755);
   MountCore core(&model, posix::kRootIno, MountOptions{});
+  // A file made elsewhere: the first probe asks, the others do not.
+  ASSERT_TRUE(model.Mknod(posix::kRootIno, "g", S_IFREG | 0644, 0, posix::Owner{}).ok());
+  Result<NodeAttr> g = core.Lookup(kRootNode, "g");
+  ASSERT_TRUE(g.ok());
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(Err(core.GetXattr(g.value().node, "security.capability")), ENODATA);
+  }
+  EXPECT_EQ(model.getxattrs, 1);
+  // A file this mount created has none: no probe asks.
   Result<NodeAttr> f = core.Mknod(kRootNode, "f", S_IFREG | 0755, 0, Caller{});
   ASSERT_TRUE(f.ok());
   for (int i = 0; i < 10; ++i) {

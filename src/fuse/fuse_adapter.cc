@@ -263,18 +263,22 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
   fuse_reply_buf(req, r.value().data(), r.value().size());
 }
 
+// The kernel passes O_SYNC and O_DSYNC in a direct write's flags (an O_SYNC write through the
+// page cache arrives as a write-back, then an FSYNC).
 void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
-           fuse_file_info*) {
+           fuse_file_info* fi) {
   InFlight f(req, InFlight::Cancel::kNever);
+  const bool sync = (fi->flags & (O_SYNC | O_DSYNC)) != 0;
   Result<NodeAttr> r =
-      Core(req).Write(ino, static_cast<uint64_t>(off), std::string_view(buf, size));
+      Core(req).Write(ino, static_cast<uint64_t>(off), std::string_view(buf, size), sync);
   if (!r.ok()) return ReplyStatus(req, r.status());
   Of(req)->stats().bytes_written.fetch_add(size, std::memory_order_relaxed);
   fuse_reply_write(req, size);
 }
 
-// Every request this mount answered is durable on the server (docs/adr/0003): the kernel writes
-// dirty pages back (WRITEs) before it sends FLUSH or FSYNC, so both have nothing left to do.
+// The kernel writes dirty pages back (WRITEs) before it sends FLUSH or FSYNC. A close makes
+// nothing durable (as on a local file system); an fsync makes every operation this mount
+// answered durable (docs/adr/0027): one COMMIT if some were answered before the server's sync.
 void Flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
 
 void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
@@ -282,7 +286,10 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   ReplyStatus(req, Core(req).Release(ino));
 }
 
-void Fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) { fuse_reply_err(req, 0); }
+void Fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) {
+  InFlight f(req);
+  ReplyStatus(req, Core(req).Sync());
+}
 
 void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   InFlight f(req);
@@ -336,7 +343,10 @@ void ReleaseDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   ReplyStatus(req, Core(req).Release(ino));
 }
 
-void FsyncDir(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) { fuse_reply_err(req, 0); }
+void FsyncDir(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) {
+  InFlight f(req);
+  ReplyStatus(req, Core(req).Sync());
+}
 
 void StatFs(fuse_req_t req, fuse_ino_t) {
   InFlight f(req);

@@ -28,6 +28,7 @@
 #include "api/mount_record.h"
 #include "api/mount_table.h"
 #include "base/owner_watch.h"
+#include "base/pass_loop.h"
 #include "base/siphash.h"
 #include "base/status.h"
 #include "client/disk_client.h"
@@ -187,6 +188,7 @@ client::DiskClientOptions ClientOptionsFor(const DaemonOptions& o, metrics::Regi
   co.client_id = ClientId(co.hostname, o.mountpoint);
   co.force = o.force;
   co.software = "archil-mount";
+  co.unstable = !o.sync && !o.read_only;
   co.retry_for_ms = o.timeout_s * 1000;  // 0: wait for the server forever, as a hard mount
   // A server under a flood of connections lets them in at its admission share (protocol.md
   // §12) and the kernel drops SYNs while its queue is full: 5 s leaves room for the SYN to be
@@ -234,6 +236,7 @@ void RefreshMountRecord(const DaemonOptions& o, fuse::Adapter& adapter, fs::Moun
   record->updated_unix_ms = UnixMillis();
   record->requests = st.requests.load();
   record->in_flight = st.in_flight.load();
+  record->unsynced = disk->UnstablePending();
   record->errors = st.errors.load();
   record->bytes_read = st.bytes_read.load();
   record->bytes_written = st.bytes_written.load();
@@ -413,6 +416,9 @@ bool ParseReady(const std::string& line, ReadyLine* out) {
   return false;
 }
 
+// How long one commit of the write-back (DiskClient::Commit) waits for a server.
+constexpr int kCommitBudgetMs = 10000;
+
 int RunDaemon(const DaemonOptions& o, int ready_fd) {
   const sigset_t sigs = TakeSignals();
   // Under `mount_mu`, held while the mount is made and found, so that the owner's end finds a
@@ -512,10 +518,22 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   }
   WriteReady(&ready_fd, ReadyOk(mount_ms));
 
+  // Names and attributes answered before the server's sync are made durable within the same
+  // bound as dirty pages (docs/adr/0027); a pass that finds no server gives up after 10 s and
+  // the next one tries again.
+  PassLoop committer("metadata commit", o.sync_interval_ms,
+                     [&disk] { return disk->Commit(kCommitBudgetMs); });
+  if (disk->Unstable()) committer.Start();
+
   ServeUntilUnmounted(o, sigs, &adapter, minor, &journal, update);
+  committer.Stop();
   control.Stop();
   loop.join();
   adapter.Stop();
+  if (Status s = disk->Commit(kCommitBudgetMs); !s.ok()) {
+    journal.Error("unmounted with " + std::to_string(disk->UnstablePending()) +
+                  " operations the server had answered and not yet made durable: " + s.message());
+  }
   Status bye = disk->Goodbye();
   RemoveMountRecord(o.run_dir, o.mountpoint);
   journal.Info("Unmounted " + o.mountpoint +

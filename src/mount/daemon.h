@@ -5,7 +5,9 @@
 //    reconnections and failed requests to the journal;
 //  - every `sync_interval_ms` has a child process run `sync -f MOUNTPOINT`, so that dirty pages
 //    reach the server within that bound and not the kernel's 30 s (the daemon itself never makes
-//    a system call on its own mount: blocked there, a killed daemon could never exit);
+//    a system call on its own mount: blocked there, a killed daemon could never exit), and (unless
+//    `sync`) makes the names and attributes answered before the server's sync durable
+//    (DiskClient::Commit, docs/adr/0027), as fsync does at once;
 //  - on SIGTERM, SIGINT or SIGHUP unmounts lazily and aborts the FUSE connection;
 //  - with an owner (ARCHIL_OWNER_PID, base/owner_watch.h), aborts the connection, detaches the
 //    mount and exits within a second of that process's death, from any state.
@@ -40,6 +42,7 @@ struct DaemonOptions {
   uint32_t read_ahead_kb = 1024;
   uint32_t max_cache_mb = 0;  // 0: the kernel's default bound on dirty pages
   int sync_interval_ms = 2000;
+  bool sync = false;  // every operation durable before it is answered (no UNSTABLE mutations)
   int timeout_s = 0;  // 0: requests wait for the server forever; else they fail (EIO) after it
   std::string metrics_listen;  // "": no HTTP endpoint (the control socket serves them anyway)
   pid_t owner_pid = 0;         // 0: none; else the process whose death ends the mount

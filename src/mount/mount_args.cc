@@ -108,11 +108,20 @@ Result<MountArgs> ParseMountHelperArgs(const std::vector<std::string>& args) {
       m.metrics_listen = value;
     } else if (key == "shared" && eq == std::string::npos) {
       m.shared = true;
+    } else if (key == "sync" && eq == std::string::npos) {
+      m.sync = true;
+    } else if (key == "writeback_ms") {
+      ARCHIL_ASSIGN_OR_RETURN(m.writeback_ms, Number(key, value, kMaxWritebackMs));
+      if (m.writeback_ms < kMinWritebackMs) {
+        return Status::InvalidArgument("writeback_ms is at least " +
+                                       std::to_string(kMinWritebackMs));
+      }
     } else if (!sloppy) {
       return Status::InvalidArgument(
           "unknown mount option \"" + opt +
           "\" (known: ro, rw, region=, token_file=, read_ahead=, "
-          "max_cache_mb=, timeout=, metrics_listen=, force, and mount(8)'s own)");
+          "max_cache_mb=, timeout=, metrics_listen=, force, sync, writeback_ms=, and mount(8)'s "
+          "own)");
     }
   }
   m.quiet = true;

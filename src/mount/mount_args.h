@@ -1,11 +1,11 @@
 // The arguments of a mount, from either command line that makes one:
 //   archil mount [-q] DISK[:/SUBDIR] MOUNTPOINT [--region R] [--token-file F] [--read-ahead KiB]
 //                [--max-cache-mb N] [--read-only] [--checkpoint NAME] [--no-fork] [--force]
-//                [--timeout SECONDS] [--shared]
+//                [--timeout SECONDS] [--shared] [--sync] [--writeback-ms MS]
 //   mount.archil DISK[:/SUBDIR] MOUNTPOINT [-s] [-f] [-n] [-v] [-o OPTIONS]   (mount -t archil,
 //   fstab)
 // mount.archil's OPTIONS: ro, rw, region=R, token_file=F, read_ahead=KiB, max_cache_mb=N,
-// timeout=SECONDS, force,
+// timeout=SECONDS, force, sync, writeback_ms=MS,
 // and mount(8)'s own (defaults, _netdev, auto, noauto, nofail, user, nouser, users, owner,
 // x-*, comment=*), which are accepted and ignored. Any other option is refused unless -s
 // (sloppy) is given.
@@ -22,6 +22,7 @@
 namespace archil::mount {
 
 constexpr uint32_t kMaxTimeoutS = 86400;
+constexpr uint32_t kMinWritebackMs = 100, kMaxWritebackMs = 600000;
 
 struct MountArgs {
   std::string disk_ref;    // DISK or DISK:/SUBDIR
@@ -37,6 +38,12 @@ struct MountArgs {
   bool no_fork = false;
   bool force = false;
   bool shared = false;
+  // --sync: every operation durable before it is answered (no write-back of names and
+  // attributes, docs/adr/0027).
+  bool sync = false;
+  // --writeback-ms: the write-back bound: dirty pages and unsynced operations reach durability on
+  // the server within it (the daemon's `sync -f` and commit timer).
+  uint32_t writeback_ms = 2000;
   bool quiet = false;
   bool fake = false;  // mount.archil -f: check everything, mount nothing
 };

@@ -40,6 +40,21 @@ TEST(MountArgs, UnknownOptionsAreRefusedUnlessSloppy) {
   EXPECT_FALSE(ParseMountHelperArgs({"d", "/m", "--weird"}).ok());
 }
 
+TEST(MountArgs, TheWriteBackOptions) {
+  Result<MountArgs> d = ParseMountHelperArgs({"d", "/m"});
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d.value().sync);
+  EXPECT_EQ(d.value().writeback_ms, 2000u);
+  Result<MountArgs> a = ParseMountHelperArgs({"d", "/m", "-o", "sync,writeback-ms=500"});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_TRUE(a.value().sync);
+  EXPECT_EQ(a.value().writeback_ms, 500u);
+  EXPECT_FALSE(ParseMountHelperArgs({"d", "/m", "-o", "writeback_ms=99"}).ok());
+  EXPECT_FALSE(ParseMountHelperArgs({"d", "/m", "-o", "writeback_ms=600001"}).ok());
+  EXPECT_FALSE(ParseMountHelperArgs({"d", "/m", "-o", "writeback_ms="}).ok());
+  EXPECT_FALSE(ParseMountHelperArgs({"d", "/m", "-o", "sync=1"}).ok());
+}
+
 TEST(MountArgs, FakeAndFlagsOfMount8) {
   Result<MountArgs> a = ParseMountHelperArgs({"d", "/m", "-f", "-n", "-v", "-t", "archil"});
   ASSERT_TRUE(a.ok());

@@ -112,6 +112,8 @@ Status Prepare(const MountArgs& a, DaemonOptions* o) {
   o->force = a.force;
   o->read_ahead_kb = a.read_ahead_kb;
   o->max_cache_mb = a.max_cache_mb;
+  o->sync = a.sync;
+  o->sync_interval_ms = static_cast<int>(a.writeback_ms);
   o->timeout_s = static_cast<int>(a.timeout_s);
   o->metrics_listen = a.metrics_listen;
   ARCHIL_ASSIGN_OR_RETURN(o->owner_pid, OwnerFromEnv());
@@ -264,6 +266,14 @@ int MountMain(int argc, char** argv) {
   app.add_flag("--no-fork", a.no_fork, "Stay in the foreground");
   app.add_flag("--force", a.force, "Take the disk over from another mount");
   app.add_flag("--shared", a.shared, "Shared mount (not supported yet)");
+  app.add_flag("--sync", a.sync,
+               "Make every operation durable before answering it (default: names and "
+               "attributes durable at fsync, or within --writeback-ms)");
+  app.add_option("--writeback-ms", a.writeback_ms,
+                 "Bound on how long written data and answered operations wait before they are "
+                 "durable on the server without an fsync")
+      ->check(CLI::Range(kMinWritebackMs, kMaxWritebackMs))
+      ->capture_default_str();
   app.add_flag("-q,--quiet", a.quiet, "Print nothing on success");
   try {
     app.parse(argc, argv);
