@@ -922,15 +922,21 @@ TEST(DiskServer, RepeatedAuthFailuresSlowThatPeersConnections) {
   EXPECT_TRUE(Connect(Options(h.address())));
 }
 
+// A client that asks for UNSTABLE.
+DiskClientOptions UnstableOptions(const ServerHarness& h) {
+  DiskClientOptions o = Options(h.address());
+  o.unstable = true;
+  return o;
+}
+
 // With UNSTABLE (protocol.md §8.2) mutations of names, attributes and write-behind data are
 // answered without a WAL sync each; COMMIT makes them durable. A restart of the server process
 // loses none of them (the log's bytes were handed to the operating system before the answers),
 // and the client goes on.
+
 TEST(DiskServer, UnstableAnswersSkipTheSyncOutliveARestartAndCommitMakesThemDurable) {
   ServerHarness h;
-  DiskClientOptions o = Options(h.address());
-  o.unstable = true;
-  auto c = Connect(o);
+  auto c = Connect(UnstableOptions(h));
   ASSERT_TRUE(c);
   ASSERT_TRUE(c->Unstable());
   RemoteFs fs(c.get());
@@ -971,9 +977,7 @@ TEST(DiskServer, UnstableAnswersSkipTheSyncOutliveARestartAndCommitMakesThemDura
 // ones. What was committed is there; nothing after the loss is applied.
 TEST(DiskServer, ALostUnstableAnswerEndsTheSessionInsteadOfApplyingLaterOperations) {
   ServerHarness h;
-  DiskClientOptions o = Options(h.address());
-  o.unstable = true;
-  auto c = Connect(o);
+  auto c = Connect(UnstableOptions(h));
   ASSERT_TRUE(c);
   RemoteFs fs(c.get());
   ASSERT_TRUE(fs.Mkdir(kRootIno, "committed", 0755, {}).ok());

@@ -209,8 +209,16 @@ Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
     ++stats_.recreated;
     ++generation_;
     std::fill(seqs_.begin(), seqs_.end(), 0);
-    CheckUnstableSurvived(nullptr);
-    if (!ended_.empty()) return Status::Errno(EIO, ended_);
+    if (cr.boot_verifier() != boot_verifier_) {
+      CheckUnstableSurvived(nullptr);
+      if (!ended_.empty()) return Status::Errno(EIO, ended_);
+    }
+    // The same server ended the session (its lease ran out): what it answered is still in its
+    // log, but the new session's slots cannot vouch for it.
+    for (const auto& [slot, a] : unstable_by_slot_) {
+      unchecked_through_ = std::max(unchecked_through_, a.answer);
+    }
+    unstable_by_slot_.clear();
   }
   session_id_ = cr.session_id();
   boot_verifier_ = cr.boot_verifier();
@@ -420,7 +428,6 @@ Result<Reply> DiskClient::CallUntil(Clock::time_point deadline, uint16_t type,
     if (mut && mut->unstable() && raw->header.status == WireStatus::kOk) {
       MutexLock lock(&mu_);
       unstable_by_slot_[slot] = UnstableAnswer{seq, ++unstable_answers_};
-      ++unstable_pending_;
     }
     if (mut) ReleaseSlot(slot);
     if (raw->header.status == WireStatus::kSessionUnknown) {
@@ -454,7 +461,7 @@ Status DiskClient::Commit(int budget_ms) {
   uint64_t covers = 0;
   {
     MutexLock lock(&mu_);
-    if (unstable_by_slot_.empty()) return Status::Ok();
+    if (unstable_answers_ == committed_through_) return Status::Ok();
     covers = unstable_answers_;
   }
   v1::Commit m;
@@ -463,19 +470,19 @@ Status DiskClient::Commit(int budget_ms) {
   ARCHIL_RETURN_IF_ERROR(ParseAs<v1::CommitReply>(std::move(r)).status());
   MutexLock lock(&mu_);
   // What was answered after the COMMIT went out may not be covered by it.
-  std::erase_if(unstable_by_slot_, [&](const auto& e) { return e.second.answer <= covers; });
-  if (unstable_by_slot_.empty()) unstable_pending_ = 0;
+  committed_through_ = std::max(committed_through_, covers);
+  std::erase_if(unstable_by_slot_,
+                [&](const auto& e) { return e.second.answer <= committed_through_; });
   return Status::Ok();
 }
 
 uint64_t DiskClient::UnstablePending() const {
   MutexLock lock(&mu_);
-  return unstable_pending_;
+  return unstable_answers_ - committed_through_;
 }
 
 void DiskClient::CheckUnstableSurvived(const v1::SessionBindReply* bound) {
-  if (unstable_by_slot_.empty()) return;
-  uint64_t lost = 0;
+  uint64_t lost = unchecked_through_ > committed_through_ ? 1 : 0;  // at least one
   for (const auto& [slot, answer] : unstable_by_slot_) {
     // The slot record is written with the mutation (one batch): its seq survived iff it did.
     const bool kept = bound != nullptr && slot < static_cast<uint32_t>(bound->slot_seq_size()) &&

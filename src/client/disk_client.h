@@ -216,9 +216,12 @@ class DiskClient {
   // Set by the server's final GOODBYE push (disk deleted, token revoked): calls fail with EIO
   // and no reconnection is tried.
   std::string ended_ ARCHIL_GUARDED_BY(mu_);
-  // Unstable mutations answered and not yet made durable by a Commit: per slot, the seq of the
-  // last one and the answer's number (unstable_answers_ counts them), which a Commit compares
-  // with the last number answered before it was sent.
+  // Unstable answers are numbered 1, 2, ... (unstable_answers_ is the last); those numbered up
+  // to committed_through_ are durable (a COMMIT sent after them was answered). For the ones
+  // after it, per slot of the current session, the seq and number of the last one: a restarted
+  // server's slot records say whether it survived. Those of an earlier session of this client
+  // (the server ended it, its lease ran out) can no longer be checked by slot: numbered up to
+  // unchecked_through_.
   struct UnstableAnswer {
     uint64_t seq = 0;
     uint64_t answer = 0;
@@ -226,10 +229,11 @@ class DiskClient {
   bool unstable_ = false;  // set by the first handshake, before other threads see the client
   std::map<uint32_t, UnstableAnswer> unstable_by_slot_ ARCHIL_GUARDED_BY(mu_);
   uint64_t unstable_answers_ ARCHIL_GUARDED_BY(mu_) = 0;
-  uint64_t unstable_pending_ ARCHIL_GUARDED_BY(mu_) = 0;
+  uint64_t committed_through_ ARCHIL_GUARDED_BY(mu_) = 0;
+  uint64_t unchecked_through_ ARCHIL_GUARDED_BY(mu_) = 0;
   // After a reconnection to a server whose boot verifier changed (`bound`: its bind reply; null:
-  // the session had to be created anew): ends the session (ended_) if an unstable mutation
-  // answered and not yet committed is no longer in the server's slot records.
+  // it no longer knew the session): ends the session (ended_) if an unstable answer not yet
+  // committed may be gone (not in its slot records, or not checkable).
   void CheckUnstableSurvived(const v1::SessionBindReply* bound) ARCHIL_REQUIRES(mu_);
   ClientStats stats_ ARCHIL_GUARDED_BY(mu_);
   std::unique_ptr<CallMetrics> metrics_;  // set at Connect when options_.metrics is
