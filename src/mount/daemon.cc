@@ -335,11 +335,12 @@ Result<std::unique_ptr<metrics::MetricsServer>> StartMetrics(const DaemonOptions
 // The mounted daemon's life, until the kernel ends the connection (unmounted, or aborted on a
 // stop signal: SIGTERM, SIGINT, SIGHUP stop the adapter and abort the connection `minor`). Every
 // sync_interval_ms it runs `sync -f` on the mount in a child (one at a time), so that the
-// kernel's write-back cache reaches the server within that bound; every second it journals new
-// EIO replies and runs `update`. Returns once the last sync child is reaped.
+// kernel's write-back cache reaches the server within that bound, and runs `synced` once each
+// child has ended; every second it journals new EIO replies and runs `update`. Returns once the
+// last sync child is reaped.
 void ServeUntilUnmounted(const DaemonOptions& o, const sigset_t& sigs, fuse::Adapter* adapter,
                          std::optional<unsigned> minor, Journal* journal,
-                         const std::function<void()>& update) {
+                         const std::function<void()>& update, const std::function<void()>& synced) {
   uint64_t errors_logged = 0;
   pid_t sync_pid = 0;
   int64_t next_sync = MonotonicNanos() + int64_t{o.sync_interval_ms} * 1'000'000;
@@ -359,7 +360,10 @@ void ServeUntilUnmounted(const DaemonOptions& o, const sigset_t& sigs, fuse::Ada
       }
       continue;
     }
-    if (sync_pid > 0 && waitpid(sync_pid, nullptr, WNOHANG) == sync_pid) sync_pid = 0;
+    if (sync_pid > 0 && waitpid(sync_pid, nullptr, WNOHANG) == sync_pid) {
+      sync_pid = 0;
+      synced();
+    }
     const int64_t now = MonotonicNanos();
     if (!stopping && sync_pid == 0 && now >= next_sync) {
       sync_pid = SpawnSync(o.mountpoint);
@@ -518,14 +522,14 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   }
   WriteReady(&ready_fd, ReadyOk(mount_ms));
 
-  // Names and attributes answered before the server's sync are made durable within the same
-  // bound as dirty pages (docs/adr/0027); a pass that finds no server gives up after 10 s and
-  // the next one tries again.
+  // What the server answered before its sync is made durable right after each write-back of
+  // dirty pages (docs/adr/0027), and at least every sync_interval_ms; a pass that finds no
+  // server gives up after 10 s and the next one tries again.
   PassLoop committer("metadata commit", o.sync_interval_ms,
                      [&disk] { return disk->Commit(kCommitBudgetMs); });
   if (disk->Unstable()) committer.Start();
 
-  ServeUntilUnmounted(o, sigs, &adapter, minor, &journal, update);
+  ServeUntilUnmounted(o, sigs, &adapter, minor, &journal, update, [&] { committer.Kick(); });
   committer.Stop();
   control.Stop();
   loop.join();
