@@ -471,8 +471,8 @@ Status DiskClient::Commit(int budget_ms) {
   MutexLock lock(&mu_);
   // What was answered after the COMMIT went out may not be covered by it.
   committed_through_ = std::max(committed_through_, covers);
-  std::erase_if(unstable_by_slot_,
-                [&](const auto& e) { return e.second.answer <= committed_through_; });
+  const uint64_t through = committed_through_;
+  std::erase_if(unstable_by_slot_, [through](const auto& e) { return e.second.answer <= through; });
   return Status::Ok();
 }
 
