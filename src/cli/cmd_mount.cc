@@ -197,8 +197,8 @@ Status Status_(const CliContext& ctx, const std::string& path) {
   if (!ctx.options.quiet) {
     std::printf(
         "UNSYNCED: operations the server answered before its sync, durable at the next fsync "
-        "on the mount or within 2 s (none on a --sync mount); dirty pages in the kernel reach "
-        "the server within 2 s or at fsync.\n");
+        "on the mount or within its --writeback-ms (2 s by default; none on a --sync mount); "
+        "dirty pages in the kernel reach the server within the same bound or at fsync.\n");
   }
   return Status::Ok();
 }
