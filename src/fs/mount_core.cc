@@ -77,7 +77,12 @@ Result<posix::Owner> MountCore::OwnerFor(Ino parent, Caller caller, uint32_t* mo
 }
 
 Result<NodeAttr> MountCore::Lookup(NodeId parent, std::string_view name) {
-  return SeenOr(fs_->Lookup(InoOf(parent), name));
+  const Ino p = InoOf(parent);
+  if (known_.Absent(p, name)) {
+    ++local_negative_lookups_;
+    return Status::Errno(ENOENT, "no such name in a directory this mount created");
+  }
+  return SeenOr(fs_->Lookup(p, name));
 }
 
 Result<NodeAttr> MountCore::GetAttr(NodeId node) { return SeenOr(fs_->GetAttr(InoOf(node))); }
@@ -96,6 +101,7 @@ Result<NodeAttr> MountCore::Mknod(NodeId parent, std::string_view name, uint32_t
   ARCHIL_RETURN_IF_ERROR(Writable());
   Ino p = InoOf(parent);
   ARCHIL_ASSIGN_OR_RETURN(posix::Owner owner, OwnerFor(p, caller, &mode));
+  AddingName adding(&known_, p, name);
   Result<NodeAttr> made = SeenOr(fs_->Mknod(p, name, mode, rdev, owner));
   // A new inode has no security.capability (nothing inherits one): the kernel's probe before
   // the first write(2) costs no request.
@@ -109,7 +115,10 @@ Result<NodeAttr> MountCore::Mkdir(NodeId parent, std::string_view name, uint32_t
   Ino p = InoOf(parent);
   uint32_t full = S_IFDIR | (mode & 07777);
   ARCHIL_ASSIGN_OR_RETURN(posix::Owner owner, OwnerFor(p, caller, &full));
-  return SeenOr(fs_->Mkdir(p, name, full & 07777, owner));
+  AddingName adding(&known_, p, name);
+  Result<NodeAttr> made = SeenOr(fs_->Mkdir(p, name, full & 07777, owner));
+  if (made.ok()) known_.Created(InoOf(made->node));
+  return made;
 }
 
 Result<NodeAttr> MountCore::Symlink(NodeId parent, std::string_view name, std::string_view target,
@@ -118,11 +127,13 @@ Result<NodeAttr> MountCore::Symlink(NodeId parent, std::string_view name, std::s
   Ino p = InoOf(parent);
   uint32_t mode = S_IFLNK | 0777;
   ARCHIL_ASSIGN_OR_RETURN(posix::Owner owner, OwnerFor(p, caller, &mode));
+  AddingName adding(&known_, p, name);
   return SeenOr(fs_->Symlink(p, name, target, owner));
 }
 
 Result<NodeAttr> MountCore::Link(NodeId node, NodeId new_parent, std::string_view new_name) {
   ARCHIL_RETURN_IF_ERROR(Writable());
+  AddingName adding(&known_, InoOf(new_parent), new_name);
   return SeenOr(fs_->Link(InoOf(node), InoOf(new_parent), new_name));
 }
 
@@ -157,7 +168,7 @@ Status MountCore::Unlink(NodeId parent, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   Ino p = InoOf(parent);
   ARCHIL_RETURN_IF_ERROR(HoldIfOpen(p, name));
-  return fs_->Unlink(p, name);
+  return Removing(p, name, fs_->Unlink(p, name));
 }
 
 Status MountCore::Rmdir(NodeId parent, std::string_view name) {
@@ -165,7 +176,7 @@ Status MountCore::Rmdir(NodeId parent, std::string_view name) {
   Ino p = InoOf(parent);
   ARCHIL_RETURN_IF_ERROR(HoldIfOpen(p, name));
   // What is remembered of the directory stays: inode numbers are never reused.
-  return fs_->Rmdir(p, name);
+  return Removing(p, name, fs_->Rmdir(p, name));
 }
 
 Status MountCore::Rename(NodeId parent, std::string_view name, NodeId new_parent,
@@ -174,7 +185,15 @@ Status MountCore::Rename(NodeId parent, std::string_view name, NodeId new_parent
   Ino np = InoOf(new_parent);
   // An exchange removes no name; a plain rename may replace (and so remove) the target.
   if (!(flags & posix::kRenameExchange)) ARCHIL_RETURN_IF_ERROR(HoldIfOpen(np, new_name));
+  // The source name stays in the known names: a rename between two links of one inode leaves
+  // both in place, and a name kept there only costs a lookup.
+  AddingName adding(&known_, np, new_name);
   return fs_->Rename(InoOf(parent), name, np, new_name, flags);
+}
+
+Status MountCore::Removing(Ino dir, std::string_view name, Status answer) {
+  if (answer.ok()) known_.Removed(dir, name);
+  return answer;
 }
 
 uint64_t MountCore::Open(NodeId node) {
@@ -300,6 +319,8 @@ CoreStats MountCore::stats() const {
     for (const auto& [ino, o] : open_) s.open_files += o.handles;
     s.held_orphans = held_;
   }
+  s.known_dirs = known_.dirs();
+  s.local_negative_lookups = local_negative_lookups_.load(std::memory_order_relaxed);
   s.read_ahead = read_ahead_.stats();
   return s;
 }

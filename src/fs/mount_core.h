@@ -17,6 +17,8 @@
 //    date by this mount's own setxattr/removexattr of that name;
 //  - read-ahead of files read in order (fs/read_ahead.h), kept coherent with this mount's own
 //    writes, truncations and fallocates;
+//  - lookups of names that are not there, in directories this mount created (fs/known_names.h):
+//    answered ENOENT without a request;
 //  - read-only mounts: every mutation is EROFS.
 //
 // Errors are the disk's errno (ErrnoFor), which the adapter returns to the kernel as they are.
@@ -25,6 +27,7 @@
 // FileSystem's own atomicity is relied on for each operation.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,6 +38,7 @@
 
 #include "base/mutex.h"
 #include "base/status.h"
+#include "fs/known_names.h"
 #include "fs/read_ahead.h"
 #include "posix/file_system.h"
 
@@ -75,8 +79,10 @@ struct DirItem {
 };
 
 struct CoreStats {
-  uint64_t open_files = 0;    // local handles of files and directories
-  uint64_t held_orphans = 0;  // inodes held on the server because their last name went
+  uint64_t open_files = 0;              // local handles of files and directories
+  uint64_t held_orphans = 0;            // inodes held on the server because their last name went
+  uint64_t known_dirs = 0;              // directories whose names this mount knows (KnownNames)
+  uint64_t local_negative_lookups = 0;  // lookups answered ENOENT without a request
   ReadAheadStats read_ahead;
 };
 
@@ -160,6 +166,8 @@ class MountCore {
   Result<posix::Owner> OwnerFor(Ino parent, Caller caller, uint32_t* mode) ARCHIL_EXCLUDES(mu_);
   // Before a removal of (parent, name): if the victim is open here and not yet held, hold it.
   Status HoldIfOpen(Ino parent, std::string_view name) ARCHIL_EXCLUDES(mu_);
+  // Returns `answer`, the disk's answer to a removal of (dir, name), after recording it.
+  Status Removing(Ino dir, std::string_view name, Status answer);
   // Runs `change` (a change of `ino`'s data or size) between two invalidations of its read-ahead:
   // no chunk read before the change is answered survives it (fs/read_ahead.h, Coherence).
   template <typename Change>
@@ -174,6 +182,8 @@ class MountCore {
   const Ino root_;
   const MountOptions options_;
   ReadAhead read_ahead_;
+  KnownNames known_;
+  std::atomic<uint64_t> local_negative_lookups_{0};
 
   // Remembers that `ino` has no security.capability.
   void NoCapabilities(Ino ino) ARCHIL_EXCLUDES(mu_);

@@ -6,9 +6,13 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <random>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "base/clock.h"
+#include "base/test_seed.h"
 #include "posix/model_fs.h"
 
 namespace archil::fs {
@@ -220,7 +224,12 @@ class CountingFs : public posix::ModelFs {
     ++getxattrs;
     return ModelFs::GetXattr(ino, name);
   }
+  Result<posix::Attr> Lookup(posix::Ino parent, std::string_view name) override {
+    ++lookups;
+    return ModelFs::Lookup(parent, name);
+  }
   int getxattrs = 0;
+  int lookups = 0;
 };
 
 TEST(MountCoreCaps, CapabilityProbeAsksTheDiskOncePerInode) {
@@ -254,6 +263,90 @@ TEST(MountCoreCaps, CapabilityProbeAsksTheDiskOncePerInode) {
   EXPECT_EQ(Err(core.GetXattr(f.value().node, "user.x")), ENODATA);
   EXPECT_EQ(Err(core.GetXattr(f.value().node, "user.x")), ENODATA);
   EXPECT_EQ(model.getxattrs, before + 2);
+}
+
+TEST(MountCoreKnownNames, ANameNotInADirectoryThisMountCreatedCostsNoRequest) {
+  CountingFs model(&SystemClock::Instance(), 0755);
+  MountCore core(&model, posix::kRootIno, MountOptions{});
+  Result<NodeAttr> d = core.Mkdir(kRootNode, "d", 0755, Caller{});
+  ASSERT_TRUE(d.ok());
+  const NodeId dir = d.value().node;
+  int asked = model.lookups;
+  EXPECT_EQ(Err(core.Lookup(dir, "f")), ENOENT);
+  EXPECT_EQ(model.lookups, asked);
+  ASSERT_TRUE(core.Mknod(dir, "f", S_IFREG | 0644, 0, Caller{}).ok());
+  EXPECT_TRUE(core.Lookup(dir, "f").ok());
+  EXPECT_EQ(model.lookups, asked + 1);
+  ASSERT_TRUE(core.Unlink(dir, "f").ok());
+  asked = model.lookups;
+  EXPECT_EQ(Err(core.Lookup(dir, "f")), ENOENT);
+  EXPECT_EQ(model.lookups, asked);
+  EXPECT_EQ(core.stats().local_negative_lookups, 2u);
+  EXPECT_EQ(core.stats().known_dirs, 1u);
+  // A rename between two names of one inode leaves both (rename(2)): the source is still asked.
+  Result<NodeAttr> g = core.Mknod(dir, "g", S_IFREG | 0644, 0, Caller{});
+  ASSERT_TRUE(g.ok());
+  ASSERT_TRUE(core.Link(g.value().node, dir, "h").ok());
+  ASSERT_TRUE(core.Rename(dir, "g", dir, "h", 0).ok());
+  EXPECT_TRUE(core.Lookup(dir, "g").ok());
+  EXPECT_TRUE(core.Lookup(dir, "h").ok());  // d; the root was not created by this mount
+}
+
+// Random namespace changes through the mount in directories it created, and some made beside it
+// in directories it did not: every lookup through the mount answers as the disk does.
+TEST(MountCoreKnownNames, EveryLookupAnswersAsTheDiskDoes) {
+  const unsigned seed = TestSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  std::mt19937 rng(seed);
+  posix::ModelFs model(&SystemClock::Instance(), 0755);
+  MountCore core(&model, posix::kRootIno, MountOptions{});
+  std::vector<NodeId> dirs{kRootNode};
+  const std::vector<std::string> names{"a", "b", "c", "d"};
+  auto any = [&](const auto& v) { return v[rng() % v.size()]; };
+  for (int step = 0; step < 3000; ++step) {
+    const NodeId p = any(dirs);
+    const std::string n = any(names);
+    switch (rng() % 7) {
+      case 0:  // few directories, so that names meet often
+        if (dirs.size() > 6) break;
+        if (Result<NodeAttr> r = core.Mkdir(p, n, 0755, Caller{}); r.ok()) {
+          dirs.push_back(r.value().node);
+        }
+        break;
+      case 1:
+        (void)core.Mknod(p, n, S_IFREG | 0644, 0, Caller{});
+        break;
+      case 2:
+        (void)core.Unlink(p, n);
+        break;
+      case 3:
+        (void)core.Rmdir(p, n);
+        break;
+      case 4:
+        (void)core.Rename(p, n, rng() % 2 ? p : any(dirs), any(names), rng() % 3);
+        break;
+      case 5: {
+        Result<NodeAttr> f = core.Lookup(p, n);
+        if (f.ok() && !S_ISDIR(f.value().attr.mode))
+          (void)core.Link(f.value().node, any(dirs), any(names));
+        break;
+      }
+      case 6:  // the disk changed beside the mount, in the root only (which it did not create)
+        (void)model.Mknod(core.InoOf(kRootNode), n, S_IFREG | 0644, 0, posix::Owner{});
+        break;
+    }
+    for (NodeId dir : dirs) {
+      for (const std::string& name : names) {
+        Result<posix::Attr> want = model.Lookup(core.InoOf(dir), name);
+        Result<NodeAttr> got = core.Lookup(dir, name);
+        const int want_errno = want.ok() ? 0 : ErrnoFor(want.status());
+        if (want_errno == ENOENT || want_errno == 0) {
+          ASSERT_EQ(Err(got), want_errno) << "step " << step << " dir " << dir << " " << name;
+        }
+      }
+    }
+  }
+  EXPECT_GT(core.stats().local_negative_lookups, 0u);
 }
 
 }  // namespace

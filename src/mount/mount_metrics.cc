@@ -24,6 +24,12 @@ void AddMountCollectors(metrics::Registry* registry, fuse::Adapter* adapter,
     s.Gauge("archil_mount_held_orphans",
             "Inodes held on the server because they are open after their last name went.", {},
             double(c.held_orphans));
+    s.Counter("archil_mount_local_negative_lookups_total",
+              "Lookups answered ENOENT without a request: the name is not in a directory this "
+              "mount created.",
+              {}, double(c.local_negative_lookups));
+    s.Gauge("archil_mount_known_directories",
+            "Directories this mount created whose every name it knows.", {}, double(c.known_dirs));
     s.Counter("archil_mount_read_ahead_hits_total", "READs answered from read-ahead chunks.", {},
               double(c.read_ahead.hits));
     s.Counter("archil_mount_read_ahead_misses_total", "READs sent to the disk server directly.", {},
