@@ -137,9 +137,13 @@ Result<NodeAttr> MountCore::Link(NodeId node, NodeId new_parent, std::string_vie
   return SeenOr(fs_->Link(InoOf(node), InoOf(new_parent), new_name));
 }
 
-Status MountCore::HoldIfOpen(Ino parent, std::string_view name) {
+Status MountCore::HoldIfOpen(Ino parent, std::string_view name, Victim kind) {
   {
     MutexLock lock(&mu_);
+    const uint64_t dirs = open_dirs_;
+    const uint64_t non_dirs = open_.size() - open_dirs_;
+    if (kind == Victim::kNonDir && non_dirs == 0) return Status::Ok();
+    if (kind == Victim::kDir && dirs == 0) return Status::Ok();
     if (open_.empty()) return Status::Ok();
   }
   Result<Attr> victim = fs_->Lookup(parent, name);
@@ -167,14 +171,14 @@ Status MountCore::HoldIfOpen(Ino parent, std::string_view name) {
 Status MountCore::Unlink(NodeId parent, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   Ino p = InoOf(parent);
-  ARCHIL_RETURN_IF_ERROR(HoldIfOpen(p, name));
+  ARCHIL_RETURN_IF_ERROR(HoldIfOpen(p, name, Victim::kNonDir));
   return Removing(p, name, fs_->Unlink(p, name));
 }
 
 Status MountCore::Rmdir(NodeId parent, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   Ino p = InoOf(parent);
-  ARCHIL_RETURN_IF_ERROR(HoldIfOpen(p, name));
+  ARCHIL_RETURN_IF_ERROR(HoldIfOpen(p, name, Victim::kDir));
   // What is remembered of the directory stays: inode numbers are never reused.
   return Removing(p, name, fs_->Rmdir(p, name));
 }
@@ -184,7 +188,8 @@ Status MountCore::Rename(NodeId parent, std::string_view name, NodeId new_parent
   ARCHIL_RETURN_IF_ERROR(Writable());
   Ino np = InoOf(new_parent);
   // An exchange removes no name; a plain rename may replace (and so remove) the target.
-  if (!(flags & posix::kRenameExchange)) ARCHIL_RETURN_IF_ERROR(HoldIfOpen(np, new_name));
+  if (!(flags & posix::kRenameExchange))
+    ARCHIL_RETURN_IF_ERROR(HoldIfOpen(np, new_name, Victim::kAny));
   // The source name stays in the known names: a rename between two links of one inode leaves
   // both in place, and a name kept there only costs a lookup.
   AddingName adding(&known_, np, new_name);
@@ -196,9 +201,14 @@ Status MountCore::Removing(Ino dir, std::string_view name, Status answer) {
   return answer;
 }
 
-uint64_t MountCore::Open(NodeId node) {
+uint64_t MountCore::OpenNode(NodeId node, bool dir) {
   MutexLock lock(&mu_);
-  ++open_[InoOf(node).value()].handles;
+  auto [it, inserted] = open_.try_emplace(InoOf(node).value());
+  if (inserted) {
+    it->second.dir = dir;
+    if (dir) ++open_dirs_;
+  }
+  ++it->second.handles;
   return next_handle_++;
 }
 
@@ -219,6 +229,7 @@ Status MountCore::Release(NodeId node) {
     if (--it->second.handles > 0) return Status::Ok();
     release = it->second.held;
     if (release) --held_;
+    if (it->second.dir) --open_dirs_;
     open_.erase(it);
   }
   read_ahead_.Forget(ino);

@@ -113,8 +113,10 @@ class MountCore {
   Status Rename(NodeId parent, std::string_view name, NodeId new_parent, std::string_view new_name,
                 uint32_t flags) ARCHIL_EXCLUDES(mu_);
 
-  // A local handle of a file or directory; no request. Returns the handle's number.
-  uint64_t Open(NodeId node) ARCHIL_EXCLUDES(mu_);
+  // A local handle of a file (Open) or a directory (OpenDir); no request. Returns the handle's
+  // number.
+  uint64_t Open(NodeId node) ARCHIL_EXCLUDES(mu_) { return OpenNode(node, false); }
+  uint64_t OpenDir(NodeId node) ARCHIL_EXCLUDES(mu_) { return OpenNode(node, true); }
   // Create: Mknod of a regular file, then Open.
   Result<NodeAttr> Create(NodeId parent, std::string_view name, uint32_t mode, Caller caller,
                           uint64_t* handle) ARCHIL_EXCLUDES(mu_);
@@ -155,8 +157,13 @@ class MountCore {
   };
   struct OpenInode {
     uint32_t handles = 0;
+    bool dir = false;
     bool held = false;  // Open sent to the server: its last name went while open here
   };
+  // What a removal can remove: unlink a non-directory, rmdir a directory, rename's target either.
+  enum class Victim { kNonDir, kDir, kAny };
+
+  uint64_t OpenNode(NodeId node, bool dir) ARCHIL_EXCLUDES(mu_);
 
   Status Writable() const;
   // Records what the mount knows of `attr` and returns it as the kernel sees it.
@@ -165,7 +172,9 @@ class MountCore {
   Result<Parent> ParentOf(Ino parent) ARCHIL_EXCLUDES(mu_);
   Result<posix::Owner> OwnerFor(Ino parent, Caller caller, uint32_t* mode) ARCHIL_EXCLUDES(mu_);
   // Before a removal of (parent, name): if the victim is open here and not yet held, hold it.
-  Status HoldIfOpen(Ino parent, std::string_view name) ARCHIL_EXCLUDES(mu_);
+  // Costs a LOOKUP only while something of the victim's kind is open (`rm -rf` keeps only
+  // directories open while it unlinks files).
+  Status HoldIfOpen(Ino parent, std::string_view name, Victim kind) ARCHIL_EXCLUDES(mu_);
   // Returns `answer`, the disk's answer to a removal of (dir, name), after recording it.
   Status Removing(Ino dir, std::string_view name, Status answer);
   // Runs `change` (a change of `ino`'s data or size) between two invalidations of its read-ahead:
@@ -194,6 +203,7 @@ class MountCore {
   // Inodes known to have no security.capability (see above); bounded like dirs_.
   std::unordered_set<uint64_t> no_caps_ ARCHIL_GUARDED_BY(mu_);
   uint64_t next_handle_ ARCHIL_GUARDED_BY(mu_) = 1;
+  uint64_t open_dirs_ ARCHIL_GUARDED_BY(mu_) = 0;  // entries of open_ that are directories
   uint64_t held_ ARCHIL_GUARDED_BY(mu_) = 0;
 };
 

@@ -120,7 +120,7 @@ TEST_F(MountCoreTest, UnopenedFilesAreRemovedWithoutAHold) {
 TEST_F(MountCoreTest, OpenDirectoryOutlivesRmdir) {
   Result<NodeAttr> d = core_.Mkdir(kRootNode, "d", 0755, Caller{});
   ASSERT_TRUE(d.ok());
-  core_.Open(d.value().node);
+  core_.OpenDir(d.value().node);
   ASSERT_TRUE(core_.Rmdir(kRootNode, "d").ok());
   EXPECT_TRUE(core_.GetAttr(d.value().node).ok());
   ASSERT_TRUE(core_.Release(d.value().node).ok());
@@ -290,6 +290,38 @@ TEST(MountCoreKnownNames, ANameNotInADirectoryThisMountCreatedCostsNoRequest) {
   ASSERT_TRUE(core.Rename(dir, "g", dir, "h", 0).ok());
   EXPECT_TRUE(core.Lookup(dir, "g").ok());
   EXPECT_TRUE(core.Lookup(dir, "h").ok());  // d; the root was not created by this mount
+}
+
+TEST(MountCoreHolds, AnUnlinkAsksWhoItRemovesOnlyWhileAFileIsOpen) {
+  CountingFs model(&SystemClock::Instance(), 0755);
+  MountCore core(&model, posix::kRootIno, MountOptions{});
+  for (const char* n : {"a", "b", "c"}) {
+    ASSERT_TRUE(core.Mknod(kRootNode, n, S_IFREG | 0644, 0, Caller{}).ok());
+  }
+  ASSERT_TRUE(core.Mkdir(kRootNode, "d", 0755, Caller{}).ok());
+  core.OpenDir(kRootNode);  // rm -rf: the directory it lists is open while it unlinks
+  int asked = model.lookups;
+  ASSERT_TRUE(core.Unlink(kRootNode, "a").ok());
+  EXPECT_EQ(model.lookups, asked);
+  // An rmdir while a directory is open asks (the victim may be the open one).
+  ASSERT_TRUE(core.Rmdir(kRootNode, "d").ok());
+  EXPECT_EQ(model.lookups, asked + 1);
+  // A file open: the next unlink asks, and holds the victim if it is that file.
+  uint64_t handle = 0;
+  Result<NodeAttr> f = core.Create(kRootNode, "f", 0644, Caller{}, &handle);
+  ASSERT_TRUE(f.ok());
+  asked = model.lookups;
+  ASSERT_TRUE(core.Unlink(kRootNode, "b").ok());
+  EXPECT_EQ(model.lookups, asked + 1);
+  EXPECT_EQ(core.stats().held_orphans, 0u);
+  ASSERT_TRUE(core.Unlink(kRootNode, "f").ok());
+  EXPECT_EQ(core.stats().held_orphans, 1u);
+  ASSERT_TRUE(core.Release(f.value().node).ok());
+  ASSERT_TRUE(core.Release(kRootNode).ok());
+  EXPECT_EQ(core.stats().open_files, 0u);
+  asked = model.lookups;
+  ASSERT_TRUE(core.Unlink(kRootNode, "c").ok());
+  EXPECT_EQ(model.lookups, asked);
 }
 
 // Random namespace changes through the mount in directories it created, and some made beside it

@@ -293,7 +293,7 @@ void Fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) {
 
 void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   InFlight f(req);
-  fi->fh = Core(req).Open(ino);
+  fi->fh = Core(req).OpenDir(ino);
   if (fuse_reply_open(req, fi) != 0) (void)Core(req).Release(ino);
 }
 
