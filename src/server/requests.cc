@@ -82,11 +82,33 @@ CachedReply Recorded(Session& s, const v1::Mut& mut, uint16_t type, const Call& 
   return CachedReply{WireStatus::kOk, std::move(*body)};
 }
 
+// A change of names' reply: the new inode's attributes (for those that make one) and what the
+// change did to directories (engine::Touched): their attributes after it, and what it removed or
+// moved. A client that alone changes the disk answers the kernel's next GETATTR of a parent from
+// these (protocol.md §7).
 template <typename Reply>
-Build AttrReply() {
+void FillNames(const engine::CommitResult& c, Reply* r) {
+  if constexpr (requires { r->mutable_attr(); }) {
+    if (c.attr) ToProto(*c.attr, r->mutable_attr());
+  }
+  const engine::Touched* t = c.touched;
+  if (t == nullptr) return;
+  if (t->parent) ToProto(*t->parent, r->mutable_parent_attr());
+  if constexpr (requires { r->mutable_new_parent_attr(); }) {
+    if (t->new_parent) ToProto(*t->new_parent, r->mutable_new_parent_attr());
+    if (t->moved) ToProto(*t->moved, r->mutable_moved());
+    if (t->replaced) ToProto(*t->replaced, r->mutable_replaced());
+  }
+  if constexpr (requires { r->set_ino(0); }) {
+    if (t->removed_dir) r->set_ino(t->removed_dir->value());
+  }
+}
+
+template <typename Reply>
+Build NamesReply() {
   return [](const engine::CommitResult& c) {
     Reply r;
-    if (c.attr) ToProto(*c.attr, r.mutable_attr());
+    FillNames(c, &r);
     return r.SerializeAsString();
   };
 }
@@ -150,7 +172,7 @@ Response Create(Session& s, const v1::Create& m) {
                     }),
                     [](const engine::CommitResult& c) {
                       v1::CreateReply r;
-                      if (c.attr) ToProto(*c.attr, r.mutable_attr());
+                      FillNames(c, &r);
                       r.set_created(true);
                       return r.SerializeAsString();
                     });
@@ -355,7 +377,7 @@ Response Names(Session& s, uint16_t type, const proto::Message& req) {
                        return fs.Mkdir(Ino(m.parent()), m.name(), m.mode() & 07777,
                                        OwnerOf(m.caller()), h);
                      }),
-                     AttrReply<v1::MkdirReply>());
+                     NamesReply<v1::MkdirReply>());
     }
     case proto::kTypeMknod: {
       const auto& m = As<v1::Mknod>(req);
@@ -363,7 +385,7 @@ Response Names(Session& s, uint16_t type, const proto::Message& req) {
                        return fs.Mknod(Ino(m.parent()), m.name(), m.mode(),
                                        static_cast<uint32_t>(m.rdev()), OwnerOf(m.caller()), h);
                      }),
-                     AttrReply<v1::MknodReply>());
+                     NamesReply<v1::MknodReply>());
     }
     case proto::kTypeSymlink: {
       const auto& m = As<v1::Symlink>(req);
@@ -371,14 +393,14 @@ Response Names(Session& s, uint16_t type, const proto::Message& req) {
                        return fs.Symlink(Ino(m.parent()), m.name(), m.target(), OwnerOf(m.caller()),
                                          h);
                      }),
-                     AttrReply<v1::SymlinkReply>());
+                     NamesReply<v1::SymlinkReply>());
     }
     case proto::kTypeLink: {
       const auto& m = As<v1::Link>(req);
       return Durable(s, type, m.mut(), AttrCall([&](const Hooks& h) {
                        return fs.Link(Ino(m.ino()), Ino(m.new_parent()), m.new_name(), h);
                      }),
-                     AttrReply<v1::LinkReply>());
+                     NamesReply<v1::LinkReply>());
     }
     case proto::kTypeUnlink: {
       const auto& m = As<v1::Unlink>(req);
@@ -386,14 +408,14 @@ Response Names(Session& s, uint16_t type, const proto::Message& req) {
                        HoldIfOpen(s, m.keep_if_open(), Ino(m.parent()), m.name());
                        return fs.Unlink(Ino(m.parent()), m.name(), h);
                      }),
-                     EmptyReply<v1::UnlinkReply>());
+                     NamesReply<v1::UnlinkReply>());
     }
     case proto::kTypeRmdir: {
       const auto& m = As<v1::Rmdir>(req);
       return Durable(s, type, m.mut(), StatusCall([&](const Hooks& h) {
                        return fs.Rmdir(Ino(m.parent()), m.name(), h);
                      }),
-                     EmptyReply<v1::RmdirReply>());
+                     NamesReply<v1::RmdirReply>());
     }
     case proto::kTypeRename: {
       const auto& m = As<v1::Rename>(req);
@@ -402,7 +424,7 @@ Response Names(Session& s, uint16_t type, const proto::Message& req) {
                        return fs.Rename(Ino(m.parent()), m.name(), Ino(m.new_parent()),
                                         m.new_name(), m.flags(), h);
                      }),
-                     EmptyReply<v1::RenameReply>());
+                     NamesReply<v1::RenameReply>());
     }
     default:
       return Unsupported();

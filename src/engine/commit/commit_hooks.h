@@ -16,11 +16,22 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "engine/commit/commit_queue.h"
 #include "posix/types.h"
 
 namespace archil::engine {
+
+// What a change of names did to directories, after it: what a client that alone changes the disk
+// may answer the next GETATTR of them with, and what it must forget (docs/protocol.md §5.4).
+struct Touched {
+  std::optional<posix::Attr> parent;      // the directory whose entries changed
+  std::optional<posix::Attr> new_parent;  // rename: the target's directory, when it differs
+  std::optional<posix::Ino> removed_dir;  // rmdir: the directory removed
+  std::optional<posix::Attr> moved;       // rename: the inode moved (exchange: the source's)
+  std::optional<posix::Attr> replaced;    // rename: the inode replaced or exchanged, if any
+};
 
 // What the operation produced, for the epilogue to answer from.
 struct CommitResult {
@@ -30,6 +41,9 @@ struct CommitResult {
   // A checkpoint's frozen epoch and creation time (0 for the others).
   uint64_t checkpoint_epoch = 0;
   int64_t checkpoint_created_ns = 0;
+  // The changes of names (create, link, unlink, rmdir, rename); nullptr for the others, and
+  // empty when the change was none (a rename onto another name of the same inode).
+  const Touched* touched = nullptr;
 };
 using CommitEpilogue = std::function<void(Txn& txn, const CommitResult& result)>;
 

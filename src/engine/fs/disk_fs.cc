@@ -67,22 +67,25 @@ Status DiskFs::Admit(uint64_t bytes) const {
   return core_->space ? core_->space->Admit(bytes) : Status::Ok();
 }
 
-Status DiskFs::Mutate(const CommitHooks& hooks, const std::function<Status(Txn&)>& prepare) {
+Status DiskFs::Mutate(const CommitHooks& hooks, const Touched* touched,
+                      const std::function<Status(Txn&)>& prepare) {
   return core_->queue->Commit(
       [&](Txn& t) -> Status {
         ARCHIL_RETURN_IF_ERROR(prepare(t));
-        if (hooks.epilogue) hooks.epilogue(t, CommitResult{});
+        if (hooks.epilogue) hooks.epilogue(t, CommitResult{.touched = touched});
         return Status::Ok();
       },
       hooks.on_queued, hooks.sync);
 }
 
-Result<posix::Attr> DiskFs::MutateAttr(const CommitHooks& hooks,
+Result<posix::Attr> DiskFs::MutateAttr(const CommitHooks& hooks, const Touched* touched,
                                        const std::function<Result<posix::Attr>(Txn&)>& prepare) {
   return core_->queue->CommitWith<posix::Attr>(
       [&](Txn& t) -> Result<posix::Attr> {
         Result<posix::Attr> r = prepare(t);
-        if (r.ok() && hooks.epilogue) hooks.epilogue(t, CommitResult{&r.value()});
+        if (r.ok() && hooks.epilogue) {
+          hooks.epilogue(t, CommitResult{.attr = &r.value(), .touched = touched});
+        }
         return r;
       },
       hooks.on_queued, hooks.sync);
@@ -151,7 +154,8 @@ Result<posix::Attr> DiskFs::CreateNode(Ino parent, std::string_view name, uint32
                                        const std::function<void(Inode&)>& fill) {
   ARCHIL_RETURN_IF_ERROR(Admit(kBlockSize));
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
-  return MutateAttr(hooks, [&](Txn& t) -> Result<posix::Attr> {
+  Touched touched;
+  return MutateAttr(hooks, &touched, [&](Txn& t) -> Result<posix::Attr> {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode dir, ops.LoadDir(t, parent));
     ARCHIL_ASSIGN_OR_RETURN(std::optional<DentryRecord> d, ops.LoadDentry(t, parent, name));
@@ -164,6 +168,7 @@ Result<posix::Attr> DiskFs::CreateNode(Ino parent, std::string_view name, uint32
     if (S_ISDIR(mode)) dir.rec.nlink++;  // the new directory's ".."
     ops.Touch(dir);
     ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, dir));
+    touched.parent = ToAttr(dir.ino, dir.rec);
     return ToAttr(n.ino, n.rec);
   });
 }
@@ -224,7 +229,8 @@ Result<posix::Attr> DiskFs::Link(posix::Ino ino, posix::Ino new_parent, std::str
                                  const CommitHooks& hooks) {
   ARCHIL_RETURN_IF_ERROR(Admit(kBlockSize));
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(new_name));
-  return MutateAttr(hooks, [&](Txn& t) -> Result<posix::Attr> {
+  Touched touched;
+  return MutateAttr(hooks, &touched, [&](Txn& t) -> Result<posix::Attr> {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
     ARCHIL_ASSIGN_OR_RETURN(Inode dir, ops.LoadDir(t, new_parent));
@@ -238,6 +244,7 @@ Result<posix::Attr> DiskFs::Link(posix::Ino ino, posix::Ino new_parent, std::str
     ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, n));
     ops.Touch(dir);
     ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, dir));
+    touched.parent = ToAttr(dir.ino, dir.rec);
     return ToAttr(n.ino, n.rec);
   });
 }
@@ -260,7 +267,8 @@ Status DiskFs::Unlink(posix::Ino parent, std::string_view name) {
 Status DiskFs::Unlink(posix::Ino parent, std::string_view name, const CommitHooks& hooks) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
-  return Mutate(hooks, [&](Txn& t) -> Status {
+  Touched touched;
+  return Mutate(hooks, &touched, [&](Txn& t) -> Status {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(auto entry, LoadEntry(t, parent, name));
     auto& [dir, n] = entry;
@@ -268,6 +276,7 @@ Status DiskFs::Unlink(posix::Ino parent, std::string_view name, const CommitHook
     ARCHIL_RETURN_IF_ERROR(ops.DeleteDentry(t, parent, name));
     ops.Touch(dir);
     ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, dir));
+    touched.parent = ToAttr(dir.ino, dir.rec);
     return ops.DropLink(t, n, false);
   });
 }
@@ -279,7 +288,8 @@ Status DiskFs::Rmdir(posix::Ino parent, std::string_view name) {
 Status DiskFs::Rmdir(posix::Ino parent, std::string_view name, const CommitHooks& hooks) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
-  return Mutate(hooks, [&](Txn& t) -> Status {
+  Touched touched;
+  return Mutate(hooks, &touched, [&](Txn& t) -> Status {
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(auto entry, LoadEntry(t, parent, name));
     auto& [dir, n] = entry;
@@ -290,6 +300,8 @@ Status DiskFs::Rmdir(posix::Ino parent, std::string_view name, const CommitHooks
     dir.rec.nlink--;
     ops.Touch(dir);
     ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, dir));
+    touched.parent = ToAttr(dir.ino, dir.rec);
+    touched.removed_dir = n.ino;
     return ops.DropLink(t, n, true);
   });
 }
@@ -310,7 +322,9 @@ Status DiskFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new_p
   }
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(new_name));
-  return Mutate(hooks, [&](Txn& t) -> Status {
+  Touched touched;
+  return Mutate(hooks, &touched, [&](Txn& t) -> Status {
+    touched = Touched{};
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(Inode from, ops.LoadDir(t, parent));
     ARCHIL_ASSIGN_OR_RETURN(Inode to, ops.LoadDir(t, new_parent));
@@ -334,9 +348,11 @@ Status DiskFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new_p
     auto store_parents = [&]() -> Status {
       ops.Touch(from);
       ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, from));
+      touched.parent = ToAttr(from.ino, from.rec);
       if (!same_dir) {
         ops.Touch(to);
         ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, to));
+        touched.new_parent = ToAttr(to.ino, to.rec);
       }
       return Status::Ok();
     };
@@ -368,6 +384,8 @@ Status DiskFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new_p
       src.rec.ctime = dst.rec.ctime = now;
       ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, src));
       ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, dst));
+      touched.moved = ToAttr(src.ino, src.rec);
+      touched.replaced = ToAttr(dst.ino, dst.rec);
       return store_parents();
     }
 
@@ -401,6 +419,8 @@ Status DiskFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new_p
     }
     src.rec.ctime = ops.NowNs();
     ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, src));
+    touched.moved = ToAttr(src.ino, src.rec);
+    if (dst) touched.replaced = ToAttr(dst->ino, dst->rec);
     return store_parents();
   });
 }

@@ -218,9 +218,18 @@ class DiskFs final : public posix::FileSystem {
   // What a read reads through: a fresh snapshot, or the pinned one.
   DbView ReadView() const { return pinned_ ? DbView(core_->db, pinned_.get()) : DbView(core_->db); }
   // The one commit of a public mutation: `prepare`, then in the same batch (only if it
-  // succeeded) the caller's epilogue; the caller's on_queued once it is queued.
-  Status Mutate(const CommitHooks& hooks, const std::function<Status(Txn&)>& prepare);
+  // succeeded) the caller's epilogue; the caller's on_queued once it is queued. A change of names
+  // fills `touched` in its prepare, for the epilogue (CommitResult::touched).
+  Status Mutate(const CommitHooks& hooks, const std::function<Status(Txn&)>& prepare) {
+    return Mutate(hooks, nullptr, prepare);
+  }
+  Status Mutate(const CommitHooks& hooks, const Touched* touched,
+                const std::function<Status(Txn&)>& prepare);
   Result<posix::Attr> MutateAttr(const CommitHooks& hooks,
+                                 const std::function<Result<posix::Attr>(Txn&)>& prepare) {
+    return MutateAttr(hooks, nullptr, prepare);
+  }
+  Result<posix::Attr> MutateAttr(const CommitHooks& hooks, const Touched* touched,
                                  const std::function<Result<posix::Attr>(Txn&)>& prepare);
   // Writable, and `bytes` more fit above the space reserve (ENOSPC otherwise).
   Status Admit(uint64_t bytes) const;
