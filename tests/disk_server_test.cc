@@ -112,6 +112,74 @@ TEST_P(Transport, ServesEveryOperationOfTheEngine) {
   EXPECT_EQ(*direct->Read(direct->Lookup(kRootIno, "moved")->ino, 5, 10), std::string(10, 'z'));
 }
 
+// Every change of names answers with its directory's attributes after it (protocol.md §7): a
+// client that alone changes the disk answers the next GETATTR of that directory from them, and
+// they are what the engine holds. A removed or moved directory, and one whose xattrs changed, is
+// asked for again.
+TEST(DiskServer, AChangeOfNamesAnswersWithTheDirectorysAttributesAfterIt) {
+  ServerHarness h;
+  auto c = Connect(Options(h.address()));
+  ASSERT_TRUE(c);
+  RemoteFs fs(c.get(), /*answer_dir_attrs=*/true);
+  posix::FileSystem* direct = *h.engine().Disk(engine::DiskNo(1));
+  uint64_t local = 0;
+  // GETATTR of `dir` through the client equals the engine's; `from_answer`: without a request.
+  auto same = [&](posix::Ino dir, bool from_answer, int line) {
+    SCOPED_TRACE("line " + std::to_string(line));
+    Result<posix::Attr> got = fs.GetAttr(dir);
+    Result<posix::Attr> want = direct->GetAttr(dir);
+    ASSERT_EQ(got.ok(), want.ok());
+    if (want.ok()) {
+      EXPECT_EQ(*got, *want);
+    }
+    if (from_answer) ++local;
+    EXPECT_EQ(fs.local_getattrs(), local);
+  };
+  Result<posix::Attr> a = fs.Mkdir(kRootIno, "a", 0755, {});
+  ASSERT_TRUE(a.ok());
+  same(kRootIno, true, __LINE__);
+  Result<posix::Attr> f = fs.Mknod(a->ino, "f", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(f.ok());
+  same(a->ino, true, __LINE__);
+  same(a->ino, true, __LINE__);  // kept until the next change
+  ASSERT_TRUE(fs.Symlink(a->ino, "s", "f", {}).ok());
+  same(a->ino, true, __LINE__);
+  ASSERT_TRUE(fs.Link(f->ino, kRootIno, "g").ok());
+  same(kRootIno, true, __LINE__);
+  ASSERT_TRUE(fs.Unlink(a->ino, "s").ok());
+  same(a->ino, true, __LINE__);
+  Result<posix::Attr> b = fs.Mkdir(a->ino, "b", 0755, {});
+  ASSERT_TRUE(b.ok());
+  ASSERT_TRUE(fs.Mknod(b->ino, "x", S_IFREG | 0644, 0, {}).ok());
+  same(b->ino, true, __LINE__);
+  // b moves to the root: both parents come with the answer; b itself is asked for again.
+  ASSERT_TRUE(fs.Rename(a->ino, "b", kRootIno, "b2", 0).ok());
+  same(a->ino, true, __LINE__);
+  same(kRootIno, true, __LINE__);
+  same(b->ino, false, __LINE__);
+  // chmod of a directory: its own answer.
+  posix::SetAttrRequest chmod;
+  chmod.mode = 0700;
+  ASSERT_TRUE(fs.SetAttr(a->ino, chmod).ok());
+  same(a->ino, true, __LINE__);
+  ASSERT_TRUE(fs.SetXattr(a->ino, "user.k", "v", 0).ok());
+  same(a->ino, false, __LINE__);
+  // A failed change keeps nothing; the directory is asked for.
+  EXPECT_EQ(Err(fs.Mkdir(a->ino, "f", 0755, {})), EEXIST);
+  same(a->ino, false, __LINE__);
+  // rmdir: the parent from the answer; the removed directory is gone, not remembered.
+  ASSERT_TRUE(fs.Unlink(b->ino, "x").ok());
+  same(b->ino, true, __LINE__);
+  ASSERT_TRUE(fs.Rmdir(kRootIno, "b2").ok());
+  same(kRootIno, true, __LINE__);
+  EXPECT_EQ(Err(fs.GetAttr(b->ino)), ENOENT);
+  // A client without the option asks every time.
+  RemoteFs plain(c.get());
+  ASSERT_TRUE(plain.Mknod(a->ino, "h", S_IFREG | 0644, 0, {}).ok());
+  EXPECT_EQ(*plain.GetAttr(a->ino), *direct->GetAttr(a->ino));
+  EXPECT_EQ(plain.local_getattrs(), 0u);
+}
+
 // One port serves both: a client on this machine speaks cleartext (it pays nothing for TLS),
 // one asking for TLS gets it, with the certificate verified. A TLS client of a server without a
 // certificate, or one that does not trust the certificate, fails at once with a clear error.

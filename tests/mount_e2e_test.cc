@@ -629,6 +629,50 @@ TEST_F(MountTest, MountCyclesLeakNothing) {
 // mount did is answered unsynced (the mount record says how much); an fsync of a directory sends
 // one COMMIT and leaves nothing unsynced; an fsync with nothing unsynced sends none. A --sync mount
 // never has anything unsynced and never commits.
+// Creating and removing files in a directory this mount made costs no LOOKUP (the name is known
+// absent) and no GETATTR of the directory (its attributes came with each change's answer), and
+// what the kernel was told of the directory is what the disk holds after a remount.
+TEST_F(MountTest, FilesInANewDirectoryCostNoLookupAndNoGetattrOfTheDirectory) {
+  StartServer();
+  CreateDisk("names");
+  ASSERT_EQ(Mount("names").exit_code, 0);
+  auto count = [&](const std::string& op) {
+    return std::max(0.0, MetricValue(Archil({"metrics", mnt_}).out,
+                                     R"(archil_client_requests_total{op=")" + op + R"("})"));
+  };
+  const std::string dir = mnt_ + "/d";
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  const double lookups = count("LOOKUP"), getattrs = count("GETATTR");
+  constexpr int kFiles = 40;
+  for (int i = 0; i < kFiles; ++i) {
+    const std::string f = dir + "/f" + std::to_string(i);
+    const int fd = ::open(f.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+    ASSERT_GE(fd, 0) << f;
+    ASSERT_EQ(::write(fd, "x", 1), 1);
+    ASSERT_EQ(::close(fd), 0);
+  }
+  for (int i = 0; i < kFiles; i += 2) {
+    ASSERT_EQ(::unlink((dir + "/f" + std::to_string(i)).c_str()), 0);
+  }
+  ASSERT_EQ(::mkdir((dir + "/sub").c_str(), 0700), 0);
+  EXPECT_LE(count("LOOKUP") - lookups, 2) << "a lookup of a name known absent was sent";
+  EXPECT_LE(count("GETATTR") - getattrs, 4) << "the directory's attributes were asked for";
+  struct stat before {};
+  ASSERT_EQ(::stat(dir.c_str(), &before), 0);
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+  ASSERT_EQ(Mount("names").exit_code, 0);
+  struct stat after {};
+  ASSERT_EQ(::stat(dir.c_str(), &after), 0);
+  EXPECT_EQ(before.st_nlink, after.st_nlink);
+  EXPECT_EQ(before.st_nlink, 3u);
+  EXPECT_EQ(before.st_mode, after.st_mode);
+  EXPECT_EQ(before.st_mtim.tv_sec, after.st_mtim.tv_sec);
+  EXPECT_EQ(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
+  EXPECT_EQ(before.st_ctim.tv_nsec, after.st_ctim.tv_nsec);
+  EXPECT_EQ(::access((dir + "/f1").c_str(), F_OK), 0);
+  EXPECT_NE(::access((dir + "/f0").c_str(), F_OK), 0);
+}
+
 TEST_F(MountTest, FsyncCommitsWhatTheServerAnsweredBeforeItsSync) {
   StartServer();
   CreateDisk("wb");

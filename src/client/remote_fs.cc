@@ -16,6 +16,13 @@ Result<posix::Attr> AttrOf(Result<R> r) {
   return FromProto(r->attr());
 }
 
+// The attributes of the changed directory that an answer to a change of names carried.
+template <typename R>
+std::optional<posix::Attr> ParentAttrOf(const Result<R>& r) {
+  if (!r.ok() || !r->has_parent_attr()) return std::nullopt;
+  return FromProto(r->parent_attr());
+}
+
 void SetCaller(v1::Caller* c, posix::Owner owner) {
   c->set_uid(owner.uid);
   c->set_gid(owner.gid);
@@ -51,6 +58,12 @@ Result<posix::Attr> RemoteFs::Lookup(posix::Ino parent, std::string_view name) {
 }
 
 Result<posix::Attr> RemoteFs::GetAttr(posix::Ino ino) {
+  if (dir_attrs_) {
+    if (std::optional<posix::Attr> a = dir_attrs_->Get(ino)) {
+      local_getattrs_.fetch_add(1, std::memory_order_relaxed);
+      return *a;
+    }
+  }
   v1::GetAttr m;
   m.set_ino(ino.value());
   return AttrOf(client_->CallAs<v1::GetAttrReply>(proto::kTypeGetAttr, m));
@@ -71,8 +84,11 @@ Result<posix::Attr> RemoteFs::SetAttr(posix::Ino ino, const posix::SetAttrReques
   if (req.mtime.kind == K::kValue) valid |= 32, m.set_mtime_ns(req.mtime.value.nanos());
   m.set_valid(valid);
   m.set_stable(true);
-  return AttrOf(
-      client_->CallAs<v1::SetAttrReply>(proto::kTypeSetAttr, m, Unstable(m.mutable_mut())));
+  DirChange change(dir_attrs_.get(), ino);
+  Result<posix::Attr> r =
+      AttrOf(client_->CallAs<v1::SetAttrReply>(proto::kTypeSetAttr, m, Unstable(m.mutable_mut())));
+  if (r.ok() && S_ISDIR(r->mode)) change.Done(*r);
+  return r;
 }
 
 Result<posix::Attr> RemoteFs::Mknod(posix::Ino parent, std::string_view name, uint32_t mode,
@@ -83,7 +99,10 @@ Result<posix::Attr> RemoteFs::Mknod(posix::Ino parent, std::string_view name, ui
   m.set_mode(mode);
   m.set_rdev(rdev);
   SetCaller(m.mutable_caller(), owner);
-  return AttrOf(client_->CallAs<v1::MknodReply>(proto::kTypeMknod, m, Unstable(m.mutable_mut())));
+  DirChange change(dir_attrs_.get(), parent);
+  auto r = client_->CallAs<v1::MknodReply>(proto::kTypeMknod, m, Unstable(m.mutable_mut()));
+  change.Done(ParentAttrOf(r));
+  return AttrOf(std::move(r));
 }
 
 Result<posix::Attr> RemoteFs::Mkdir(posix::Ino parent, std::string_view name, uint32_t mode,
@@ -93,7 +112,10 @@ Result<posix::Attr> RemoteFs::Mkdir(posix::Ino parent, std::string_view name, ui
   m.set_name(std::string(name));
   m.set_mode(mode);
   SetCaller(m.mutable_caller(), owner);
-  return AttrOf(client_->CallAs<v1::MkdirReply>(proto::kTypeMkdir, m, Unstable(m.mutable_mut())));
+  DirChange change(dir_attrs_.get(), parent);
+  auto r = client_->CallAs<v1::MkdirReply>(proto::kTypeMkdir, m, Unstable(m.mutable_mut()));
+  change.Done(ParentAttrOf(r));
+  return AttrOf(std::move(r));
 }
 
 Result<posix::Attr> RemoteFs::Symlink(posix::Ino parent, std::string_view name,
@@ -103,8 +125,10 @@ Result<posix::Attr> RemoteFs::Symlink(posix::Ino parent, std::string_view name,
   m.set_name(std::string(name));
   m.set_target(std::string(target));
   SetCaller(m.mutable_caller(), owner);
-  return AttrOf(
-      client_->CallAs<v1::SymlinkReply>(proto::kTypeSymlink, m, Unstable(m.mutable_mut())));
+  DirChange change(dir_attrs_.get(), parent);
+  auto r = client_->CallAs<v1::SymlinkReply>(proto::kTypeSymlink, m, Unstable(m.mutable_mut()));
+  change.Done(ParentAttrOf(r));
+  return AttrOf(std::move(r));
 }
 
 Result<posix::Attr> RemoteFs::Link(posix::Ino ino, posix::Ino new_parent,
@@ -113,22 +137,31 @@ Result<posix::Attr> RemoteFs::Link(posix::Ino ino, posix::Ino new_parent,
   m.set_ino(ino.value());
   m.set_new_parent(new_parent.value());
   m.set_new_name(std::string(new_name));
-  return AttrOf(client_->CallAs<v1::LinkReply>(proto::kTypeLink, m, Unstable(m.mutable_mut())));
+  DirChange change(dir_attrs_.get(), new_parent);
+  auto r = client_->CallAs<v1::LinkReply>(proto::kTypeLink, m, Unstable(m.mutable_mut()));
+  change.Done(ParentAttrOf(r));
+  return AttrOf(std::move(r));
 }
 
 Status RemoteFs::Unlink(posix::Ino parent, std::string_view name) {
   v1::Unlink m;
   m.set_parent(parent.value());
   m.set_name(std::string(name));
-  return client_->CallAs<v1::UnlinkReply>(proto::kTypeUnlink, m, Unstable(m.mutable_mut()))
-      .status();
+  DirChange change(dir_attrs_.get(), parent);
+  auto r = client_->CallAs<v1::UnlinkReply>(proto::kTypeUnlink, m, Unstable(m.mutable_mut()));
+  change.Done(ParentAttrOf(r));
+  return r.status();
 }
 
 Status RemoteFs::Rmdir(posix::Ino parent, std::string_view name) {
   v1::Rmdir m;
   m.set_parent(parent.value());
   m.set_name(std::string(name));
-  return client_->CallAs<v1::RmdirReply>(proto::kTypeRmdir, m, Unstable(m.mutable_mut())).status();
+  DirChange change(dir_attrs_.get(), parent);
+  auto r = client_->CallAs<v1::RmdirReply>(proto::kTypeRmdir, m, Unstable(m.mutable_mut()));
+  change.Done(ParentAttrOf(r));
+  if (dir_attrs_ && r.ok() && r->ino() != 0) dir_attrs_->Forget(posix::Ino(r->ino()));
+  return r.status();
 }
 
 Status RemoteFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new_parent,
@@ -139,8 +172,17 @@ Status RemoteFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new
   m.set_new_parent(new_parent.value());
   m.set_new_name(std::string(new_name));
   m.set_flags(flags);
-  return client_->CallAs<v1::RenameReply>(proto::kTypeRename, m, Unstable(m.mutable_mut()))
-      .status();
+  DirChange from(dir_attrs_.get(), parent);
+  DirChange to(new_parent != parent ? dir_attrs_.get() : nullptr, new_parent);
+  auto r = client_->CallAs<v1::RenameReply>(proto::kTypeRename, m, Unstable(m.mutable_mut()));
+  from.Done(ParentAttrOf(r));
+  if (r.ok() && r->has_new_parent_attr()) to.Done(FromProto(r->new_parent_attr()));
+  if (dir_attrs_ && r.ok()) {
+    // A directory moved or replaced has a new ctime (and ".."), or is gone.
+    if (r->has_moved()) dir_attrs_->Forget(posix::Ino(r->moved().ino()));
+    if (r->has_replaced()) dir_attrs_->Forget(posix::Ino(r->replaced().ino()));
+  }
+  return r.status();
 }
 
 Result<std::string> RemoteFs::Readlink(posix::Ino ino) {
@@ -194,6 +236,7 @@ Status RemoteFs::SetXattr(posix::Ino ino, std::string_view name, std::string_vie
   m.set_name(std::string(name));
   m.set_value(std::string(value));
   m.set_flags(flags);
+  DirChange change(dir_attrs_.get(), ino);  // a new ctime
   return client_->CallAs<v1::SetXattrReply>(proto::kTypeSetXattr, m, Unstable(m.mutable_mut()))
       .status();
 }
@@ -209,6 +252,7 @@ Status RemoteFs::RemoveXattr(posix::Ino ino, std::string_view name) {
   v1::RemoveXattr m;
   m.set_ino(ino.value());
   m.set_name(std::string(name));
+  DirChange change(dir_attrs_.get(), ino);  // a new ctime
   return client_
       ->CallAs<v1::RemoveXattrReply>(proto::kTypeRemoveXattr, m, Unstable(m.mutable_mut()))
       .status();

@@ -10,9 +10,12 @@
 // Thread-safety: safe for concurrent use (as DiskClient).
 #pragma once
 
+#include <atomic>
+#include <memory>
 #include <optional>
 
 #include "base/mutex.h"
+#include "client/dir_attrs.h"
 #include "client/disk_client.h"
 #include "posix/file_system.h"
 
@@ -23,8 +26,15 @@ posix::Attr FromProto(const v1::Attr& a);
 
 class RemoteFs final : public posix::FileSystem {
  public:
-  // REQUIRES: `client` outlives this.
-  explicit RemoteFs(DiskClient* client) : client_(client) {}
+  // REQUIRES: `client` outlives this. `answer_dir_attrs`: this client alone changes the disk (an
+  // exclusive mount): GetAttr of a directory is answered without a request from the attributes
+  // the answer to the last change of its names carried, while no change of it was sent since
+  // (client/dir_attrs.h).
+  explicit RemoteFs(DiskClient* client, bool answer_dir_attrs = false)
+      : client_(client), dir_attrs_(answer_dir_attrs ? std::make_unique<DirAttrs>() : nullptr) {}
+
+  // GetAttrs answered from DirAttrs.
+  uint64_t local_getattrs() const { return local_getattrs_.load(std::memory_order_relaxed); }
 
   Result<posix::Attr> Lookup(posix::Ino parent, std::string_view name) override;
   Result<posix::Attr> GetAttr(posix::Ino ino) override;
@@ -82,6 +92,8 @@ class RemoteFs final : public posix::FileSystem {
                                      bool plus);
 
   DiskClient* const client_;
+  const std::unique_ptr<DirAttrs> dir_attrs_;  // null unless answer_dir_attrs
+  std::atomic<uint64_t> local_getattrs_{0};
   Mutex mu_;
   std::optional<posix::StatFs> last_statfs_ ARCHIL_GUARDED_BY(mu_);
 };

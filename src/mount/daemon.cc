@@ -445,7 +445,9 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   std::unique_ptr<client::DiskClient> disk = std::move(connected.value());
   Journal journal("archil-" + disk->disk_id(), o.journal_socket);
 
-  client::RemoteFs remote(disk.get());
+  // This mount alone changes the disk (the server displaced any other writer): a directory's
+  // attributes after a change of its names come with that change's answer.
+  client::RemoteFs remote(disk.get(), /*answer_dir_attrs=*/!o.read_only);
   // The mount's own read-ahead keeps READs in flight while the kernel is between its windows:
   // four of the kernel's windows ahead, at most 16 MiB (docs/semantics.md §5.11).
   const size_t own_read_ahead = std::min<size_t>(size_t{o.read_ahead_kb} * 1024 * 4, 16 << 20);
@@ -460,7 +462,7 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   // Figures for `df` to fall back on while no server answers (client/remote_fs.h).
   (void)remote.Statfs();
   fuse::Adapter adapter(&core, ao);
-  AddMountCollectors(&registry, &adapter, &core, disk.get());
+  AddMountCollectors(&registry, &adapter, &core, &remote, disk.get());
   Result<std::unique_ptr<metrics::MetricsServer>> metrics_server = StartMetrics(o, &registry);
   if (!metrics_server.ok()) {
     const int code = ExitCodeFor(metrics_server.status().code());

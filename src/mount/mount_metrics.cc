@@ -3,8 +3,9 @@
 namespace archil::mount {
 
 void AddMountCollectors(metrics::Registry* registry, fuse::Adapter* adapter,
-                        const fs::MountCore* core, const client::DiskClient* disk) {
-  registry->AddCollector([adapter, core, disk](metrics::Sink& s) {
+                        const fs::MountCore* core, const client::RemoteFs* remote,
+                        const client::DiskClient* disk) {
+  registry->AddCollector([adapter, core, remote, disk](metrics::Sink& s) {
     const fuse::AdapterStats& a = adapter->stats();
     s.Counter("archil_mount_requests_total", "Requests the kernel sent to the mount.", {},
               double(a.requests.load()));
@@ -28,6 +29,9 @@ void AddMountCollectors(metrics::Registry* registry, fuse::Adapter* adapter,
               "Lookups answered ENOENT without a request: the name is not in a directory this "
               "mount created.",
               {}, double(c.local_negative_lookups));
+    s.Counter("archil_mount_local_getattrs_total",
+              "GETATTRs of a directory answered from the answer to the last change of its names.",
+              {}, double(remote->local_getattrs()));
     s.Gauge("archil_mount_known_directories",
             "Directories this mount created whose every name it knows.", {}, double(c.known_dirs));
     s.Counter("archil_mount_read_ahead_hits_total", "READs answered from read-ahead chunks.", {},

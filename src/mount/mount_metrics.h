@@ -6,15 +6,17 @@
 #pragma once
 
 #include "client/disk_client.h"
+#include "client/remote_fs.h"
 #include "fs/mount_core.h"
 #include "fuse/fuse_adapter.h"
 #include "metrics/registry.h"
 
 namespace archil::mount {
 
-// Adds a collector reading the three at every scrape. REQUIRES: they outlive every Render of
+// Adds a collector reading the four at every scrape. REQUIRES: they outlive every Render of
 // `registry` (stop whatever renders it before destroying them).
 void AddMountCollectors(metrics::Registry* registry, fuse::Adapter* adapter,
-                        const fs::MountCore* core, const client::DiskClient* disk);
+                        const fs::MountCore* core, const client::RemoteFs* remote,
+                        const client::DiskClient* disk);
 
 }  // namespace archil::mount

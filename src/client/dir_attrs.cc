@@ -1,0 +1,60 @@
+#include "client/dir_attrs.h"
+
+namespace archil::client {
+
+uint64_t DirAttrs::Changing(posix::Ino ino) {
+  MutexLock lock(&mu_);
+  if (entries_.size() >= max_inodes_) DropIdle();
+  Entry& e = entries_[ino.value()];
+  e.ticket = ++next_ticket_;
+  ++e.in_flight;
+  e.attr.reset();
+  // Sent while another change is in flight: the server may apply the two in either order, so
+  // neither answer is known to be the last state (ticket 0 keeps nothing).
+  return e.in_flight == 1 ? e.ticket : 0;
+}
+
+void DirAttrs::Changed(posix::Ino ino, uint64_t ticket, const std::optional<posix::Attr>& after) {
+  MutexLock lock(&mu_);
+  auto it = entries_.find(ino.value());
+  if (it == entries_.end()) return;
+  Entry& e = it->second;
+  if (e.in_flight > 0) --e.in_flight;
+  // Kept only if this change was alone from its sending (ticket != 0) to its answer (no later
+  // ticket).
+  if (ticket != 0 && e.ticket == ticket && e.in_flight == 0 && after) e.attr = after;
+  if (e.in_flight == 0 && !e.attr) entries_.erase(it);
+}
+
+void DirAttrs::Forget(posix::Ino ino) {
+  MutexLock lock(&mu_);
+  auto it = entries_.find(ino.value());
+  if (it == entries_.end()) return;
+  if (it->second.in_flight == 0) {
+    entries_.erase(it);
+    return;
+  }
+  // Changes still in flight: none of them may keep what it answers.
+  it->second.ticket = ++next_ticket_;
+  it->second.attr.reset();
+}
+
+std::optional<posix::Attr> DirAttrs::Get(posix::Ino ino) const {
+  MutexLock lock(&mu_);
+  auto it = entries_.find(ino.value());
+  if (it == entries_.end()) return std::nullopt;
+  return it->second.attr;
+}
+
+size_t DirAttrs::size() const {
+  MutexLock lock(&mu_);
+  return entries_.size();
+}
+
+void DirAttrs::DropIdle() {
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    it = it->second.in_flight == 0 ? entries_.erase(it) : std::next(it);
+  }
+}
+
+}  // namespace archil::client
