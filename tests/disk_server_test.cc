@@ -24,6 +24,8 @@
 #include "client/remote_fs.h"
 #include "disk_server_harness.h"
 #include "fault_proxy.h"
+#include "metrics/registry.h"
+#include "metrics_scrape.h"
 #include "posix/fs_driver.h"
 #include "posix/model_fs.h"
 #include "proto/messages.h"
@@ -178,6 +180,42 @@ TEST(DiskServer, AChangeOfNamesAnswersWithTheDirectorysAttributesAfterIt) {
   ASSERT_TRUE(plain.Mknod(a->ino, "h", S_IFREG | 0644, 0, {}).ok());
   EXPECT_EQ(*plain.GetAttr(a->ino), *direct->GetAttr(a->ino));
   EXPECT_EQ(plain.local_getattrs(), 0u);
+}
+
+// An inode that went with its last name is gone for good (inode numbers are never reused): the
+// client answers its SETATTR and GETATTR (the kernel writes back a removed file's times) ENOENT
+// without a request. One still held open lives on and is asked for.
+TEST(DiskServer, AnInodeGoneWithItsLastNameIsAnsweredWithoutARequest) {
+  ServerHarness h;
+  metrics::Registry registry;
+  DiskClientOptions o = Options(h.address());
+  o.metrics = &registry;
+  auto c = Connect(o);
+  ASSERT_TRUE(c);
+  RemoteFs fs(c.get());
+  auto setattrs = [&] {
+    return MetricValue(registry.Render(), R"(archil_client_requests_total{op="SETATTR"})");
+  };
+  Result<posix::Attr> gone = fs.Mknod(kRootIno, "gone", S_IFREG | 0644, 0, {});
+  Result<posix::Attr> held = fs.Mknod(kRootIno, "held", S_IFREG | 0644, 0, {});
+  Result<posix::Attr> linked = fs.Mknod(kRootIno, "linked", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(gone.ok() && held.ok() && linked.ok());
+  ASSERT_TRUE(fs.Link(linked->ino, kRootIno, "second").ok());
+  ASSERT_TRUE(fs.Open(held->ino, posix::HolderId(0)).ok());
+  for (const char* n : {"gone", "held", "linked"}) ASSERT_TRUE(fs.Unlink(kRootIno, n).ok());
+  posix::SetAttrRequest times;
+  times.mtime = posix::TimeUpdate::Now();
+  const double before = std::max(0.0, setattrs());
+  EXPECT_EQ(Err(fs.SetAttr(gone->ino, times)), ENOENT);
+  EXPECT_EQ(Err(fs.GetAttr(gone->ino)), ENOENT);
+  EXPECT_EQ(std::max(0.0, setattrs()), before);
+  // Held open: nlink 0, still there; another name left: still there.
+  EXPECT_TRUE(fs.SetAttr(held->ino, times).ok());
+  EXPECT_EQ(fs.GetAttr(held->ino)->nlink, 0u);
+  EXPECT_TRUE(fs.SetAttr(linked->ino, times).ok());
+  EXPECT_EQ(fs.GetAttr(linked->ino)->nlink, 1u);
+  EXPECT_EQ(std::max(0.0, setattrs()), before + 2);
+  ASSERT_TRUE(fs.Release(held->ino, posix::HolderId(0)).ok());
 }
 
 // One port serves both: a client on this machine speaks cleartext (it pays nothing for TLS),

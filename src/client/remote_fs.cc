@@ -28,6 +28,10 @@ void SetCaller(v1::Caller* c, posix::Owner owner) {
   c->set_gid(owner.gid);
 }
 
+Status NoInode(posix::Ino ino) {
+  return Status::Errno(ENOENT, "inode " + std::to_string(ino.value()) + " was removed");
+}
+
 }  // namespace
 
 posix::Attr FromProto(const v1::Attr& a) {
@@ -57,7 +61,13 @@ Result<posix::Attr> RemoteFs::Lookup(posix::Ino parent, std::string_view name) {
   return FromProto(r.attr());
 }
 
+bool RemoteFs::Gone(posix::Ino ino) {
+  MutexLock lock(&mu_);
+  return gone_.count(ino.value()) > 0;
+}
+
 Result<posix::Attr> RemoteFs::GetAttr(posix::Ino ino) {
+  if (Gone(ino)) return NoInode(ino);
   if (dir_attrs_) {
     if (std::optional<posix::Attr> a = dir_attrs_->Get(ino)) {
       local_getattrs_.fetch_add(1, std::memory_order_relaxed);
@@ -70,6 +80,7 @@ Result<posix::Attr> RemoteFs::GetAttr(posix::Ino ino) {
 }
 
 Result<posix::Attr> RemoteFs::SetAttr(posix::Ino ino, const posix::SetAttrRequest& req) {
+  if (Gone(ino)) return NoInode(ino);
   v1::SetAttr m;
   m.set_ino(ino.value());
   uint32_t valid = 0;
@@ -150,6 +161,11 @@ Status RemoteFs::Unlink(posix::Ino parent, std::string_view name) {
   DirChange change(dir_attrs_.get(), parent);
   auto r = client_->CallAs<v1::UnlinkReply>(proto::kTypeUnlink, m, Unstable(m.mutable_mut()));
   change.Done(ParentAttrOf(r));
+  if (r.ok() && r->has_target() && r->target().nlink() == 0 && !r->orphaned()) {
+    MutexLock lock(&mu_);
+    if (gone_.size() >= kMaxGone) gone_.clear();
+    gone_.insert(r->target().ino());
+  }
   return r.status();
 }
 

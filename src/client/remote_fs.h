@@ -13,6 +13,7 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <unordered_set>
 
 #include "base/mutex.h"
 #include "client/dir_attrs.h"
@@ -91,11 +92,19 @@ class RemoteFs final : public posix::FileSystem {
   Result<posix::DirPage> ReadDirPage(posix::Ino dir, uint64_t after_cookie, size_t max_entries,
                                      bool plus);
 
+  // Whether the server said `ino` went with its last name (an UNLINK's answer). Inode numbers
+  // are never reused, so a SETATTR or GETATTR of it is answered ENOENT without a request: the
+  // kernel writes back the times of a file it still caches after `rm` removed it. Bounded:
+  // forgotten past kMaxGone.
+  bool Gone(posix::Ino ino) ARCHIL_EXCLUDES(mu_);
+  static constexpr size_t kMaxGone = size_t{1} << 16;
+
   DiskClient* const client_;
   const std::unique_ptr<DirAttrs> dir_attrs_;  // null unless answer_dir_attrs
   std::atomic<uint64_t> local_getattrs_{0};
   Mutex mu_;
   std::optional<posix::StatFs> last_statfs_ ARCHIL_GUARDED_BY(mu_);
+  std::unordered_set<uint64_t> gone_ ARCHIL_GUARDED_BY(mu_);
 };
 
 }  // namespace archil::client

@@ -102,6 +102,12 @@ void FillNames(const engine::CommitResult& c, Reply* r) {
   if constexpr (requires { r->set_ino(0); }) {
     if (t->removed_dir) r->set_ino(t->removed_dir->value());
   }
+  if constexpr (requires { r->set_orphaned(false); }) {
+    if (t->unlinked) {
+      ToProto(*t->unlinked, r->mutable_target());
+      r->set_orphaned(t->unlinked->nlink == 0 && !t->purged);
+    }
+  }
 }
 
 template <typename Reply>

@@ -29,6 +29,8 @@ struct Touched {
   std::optional<posix::Attr> parent;      // the directory whose entries changed
   std::optional<posix::Attr> new_parent;  // rename: the target's directory, when it differs
   std::optional<posix::Ino> removed_dir;  // rmdir: the directory removed
+  std::optional<posix::Attr> unlinked;    // unlink: the inode, after it lost the name
+  bool purged = false;                    // unlink: ... and went with it (no holder kept it)
   std::optional<posix::Attr> moved;       // rename: the inode moved (exchange: the source's)
   std::optional<posix::Attr> replaced;    // rename: the inode replaced or exchanged, if any
 };

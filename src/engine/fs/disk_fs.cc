@@ -269,6 +269,7 @@ Status DiskFs::Unlink(posix::Ino parent, std::string_view name, const CommitHook
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
   Touched touched;
   return Mutate(hooks, &touched, [&](Txn& t) -> Status {
+    touched = Touched{};
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(auto entry, LoadEntry(t, parent, name));
     auto& [dir, n] = entry;
@@ -277,7 +278,9 @@ Status DiskFs::Unlink(posix::Ino parent, std::string_view name, const CommitHook
     ops.Touch(dir);
     ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, dir));
     touched.parent = ToAttr(dir.ino, dir.rec);
-    return ops.DropLink(t, n, false);
+    ARCHIL_RETURN_IF_ERROR(ops.DropLink(t, n, false, &touched.purged));
+    touched.unlinked = ToAttr(n.ino, n.rec);
+    return Status::Ok();
   });
 }
 
@@ -290,6 +293,7 @@ Status DiskFs::Rmdir(posix::Ino parent, std::string_view name, const CommitHooks
   ARCHIL_RETURN_IF_ERROR(posix::ValidateName(name));
   Touched touched;
   return Mutate(hooks, &touched, [&](Txn& t) -> Status {
+    touched = Touched{};
     Ops ops(this);
     ARCHIL_ASSIGN_OR_RETURN(auto entry, LoadEntry(t, parent, name));
     auto& [dir, n] = entry;

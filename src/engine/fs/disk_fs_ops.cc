@@ -185,12 +185,15 @@ Status DiskFs::Ops::PurgeInode(Txn& t, Ino ino) {
   return Status::Ok();
 }
 
-Status DiskFs::Ops::DropLink(Txn& t, Inode& n, bool whole_dir) {
+Status DiskFs::Ops::DropLink(Txn& t, Inode& n, bool whole_dir, bool* purged) {
   n.rec.nlink = whole_dir ? 0 : n.rec.nlink - 1;
   n.rec.ctime = NowNs();
   if (n.rec.nlink > 0) return PutInode(t, n);
   std::vector<uint64_t> holders = fs_->holders_.Of(n.ino);
-  if (holders.empty()) return PurgeInode(t, n.ino);
+  if (holders.empty()) {
+    if (purged != nullptr) *purged = true;
+    return PurgeInode(t, n.ino);
+  }
   ARCHIL_RETURN_IF_ERROR(PutInode(t, n));
   OrphanRecord orphan;
   orphan.orphan_epoch = epoch_;

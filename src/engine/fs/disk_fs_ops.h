@@ -81,7 +81,8 @@ class DiskFs::Ops {
   // Drops one name of `n` (already removed from its directory; `whole_dir`: it was a directory,
   // whose every link goes with its name). The inode goes with its last name unless it is open:
   // then it becomes an orphan (ORPHAN record naming its holders) until its last Release.
-  Status DropLink(Txn& t, Inode& n, bool whole_dir);
+  // `purged`, if given: set when the inode went with its last name (no holder kept it).
+  Status DropLink(Txn& t, Inode& n, bool whole_dir, bool* purged = nullptr);
 
   Result<CountersRecord> LoadCounters(Txn& t);
   void PutCounters(Txn& t, const CountersRecord& r) {
