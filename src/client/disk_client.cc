@@ -297,8 +297,9 @@ Result<uint32_t> DiskClient::AcquireSlot() {
   return s;
 }
 
-void DiskClient::ReleaseSlot(uint32_t slot) {
+void DiskClient::ReleaseSlot(uint32_t slot, std::optional<uint64_t> unstable_seq) {
   MutexLock lock(&mu_);
+  if (unstable_seq) unstable_by_slot_[slot] = UnstableAnswer{*unstable_seq, ++unstable_answers_};
   free_slots_.push_back(slot);
   slot_free_.Signal();
 }
@@ -425,11 +426,10 @@ Result<Reply> DiskClient::CallUntil(Clock::time_point deadline, uint16_t type,
       }
       continue;
     }
-    if (mut && mut->unstable() && raw->header.status == WireStatus::kOk) {
-      MutexLock lock(&mu_);
-      unstable_by_slot_[slot] = UnstableAnswer{seq, ++unstable_answers_};
+    if (mut) {
+      const bool unstable = mut->unstable() && raw->header.status == WireStatus::kOk;
+      ReleaseSlot(slot, unstable ? std::optional<uint64_t>(seq) : std::nullopt);
     }
-    if (mut) ReleaseSlot(slot);
     if (raw->header.status == WireStatus::kSessionUnknown) {
       return Status::Unavailable("the server ended this session (disk deleted or token revoked)");
     }

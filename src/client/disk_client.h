@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -180,7 +181,10 @@ class DiskClient {
   Result<std::shared_ptr<Channel>> Handshake(bool bind) ARCHIL_EXCLUDES(mu_);
   // A free slot; EINTR if the caller is cancelled while none is free.
   Result<uint32_t> AcquireSlot() ARCHIL_EXCLUDES(mu_);
-  void ReleaseSlot(uint32_t slot) ARCHIL_EXCLUDES(mu_);
+  // `unstable_seq`: the seq of an unstable mutation the slot's request was answered OK for,
+  // recorded for the loss check under the same lock.
+  void ReleaseSlot(uint32_t slot, std::optional<uint64_t> unstable_seq = std::nullopt)
+      ARCHIL_EXCLUDES(mu_);
   void KeepAlive() ARCHIL_EXCLUDES(mu_);
   void OnPush(const proto::Frame& push) ARCHIL_EXCLUDES(mu_);
 
