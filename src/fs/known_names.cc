@@ -40,14 +40,6 @@ void KnownNames::Removed(posix::Ino dir, std::string_view name) {
   --names_;
 }
 
-void KnownNames::Forget(posix::Ino dir) {
-  MutexLock lock(&mu_);
-  auto d = dirs_.find(dir.value());
-  if (d == dirs_.end()) return;
-  names_ -= d->second.size();
-  dirs_.erase(d);
-}
-
 bool KnownNames::Absent(posix::Ino dir, std::string_view name) const {
   MutexLock lock(&mu_);
   auto d = dirs_.find(dir.value());

@@ -44,8 +44,6 @@ class KnownNames {
   void Added(posix::Ino dir, std::string_view name) ARCHIL_EXCLUDES(mu_);
   // After a request that removed `name` from `dir` was answered OK.
   void Removed(posix::Ino dir, std::string_view name) ARCHIL_EXCLUDES(mu_);
-  // `dir` is no longer known (its names were found to differ from the set).
-  void Forget(posix::Ino dir) ARCHIL_EXCLUDES(mu_);
 
   // True iff `dir` is known and `name` is certainly not in it.
   bool Absent(posix::Ino dir, std::string_view name) const ARCHIL_EXCLUDES(mu_);
