@@ -140,11 +140,10 @@ Result<NodeAttr> MountCore::Link(NodeId node, NodeId new_parent, std::string_vie
 Status MountCore::HoldIfOpen(Ino parent, std::string_view name, Victim kind) {
   {
     MutexLock lock(&mu_);
-    const uint64_t dirs = open_dirs_;
-    const uint64_t non_dirs = open_.size() - open_dirs_;
-    if (kind == Victim::kNonDir && non_dirs == 0) return Status::Ok();
-    if (kind == Victim::kDir && dirs == 0) return Status::Ok();
-    if (open_.empty()) return Status::Ok();
+    const uint64_t open_of_kind = kind == Victim::kDir      ? open_dirs_
+                                  : kind == Victim::kNonDir ? open_.size() - open_dirs_
+                                                            : open_.size();
+    if (open_of_kind == 0) return Status::Ok();
   }
   Result<Attr> victim = fs_->Lookup(parent, name);
   if (!victim.ok()) return Status::Ok();  // the removal itself will say what is wrong
