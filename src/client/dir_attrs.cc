@@ -21,8 +21,10 @@ void DirAttrs::Changed(posix::Ino ino, uint64_t ticket, const std::optional<posi
   Entry& e = it->second;
   if (e.in_flight > 0) --e.in_flight;
   // Kept only if this change was alone from its sending (ticket != 0) to its answer (no later
-  // ticket).
-  if (ticket != 0 && e.ticket == ticket && e.in_flight == 0 && after) e.attr = after;
+  // ticket), and the answer is about `ino` (a server's reply is input, checked like any other).
+  if (ticket != 0 && e.ticket == ticket && e.in_flight == 0 && after && after->ino == ino) {
+    e.attr = after;
+  }
   if (e.in_flight == 0 && !e.attr) entries_.erase(it);
 }
 

@@ -37,7 +37,8 @@ class DirAttrs {
   // (0 when another change of `ino` is in flight: its answer will not be kept).
   uint64_t Changing(posix::Ino ino) ARCHIL_EXCLUDES(mu_);
   // After that request was answered (every Changing has exactly one Changed). `after`: the
-  // directory attributes the answer carried for `ino`, if any.
+  // directory attributes the answer carried for `ino`, if any (ignored if they name another
+  // inode).
   void Changed(posix::Ino ino, uint64_t ticket, const std::optional<posix::Attr>& after)
       ARCHIL_EXCLUDES(mu_);
   // `ino` was removed, or moved to another directory (its ".." and ctime changed).

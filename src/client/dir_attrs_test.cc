@@ -53,6 +53,14 @@ TEST(DirAttrs, OverlappingChangesKeepNothingWhateverOrderTheyAreAnsweredIn) {
   }
 }
 
+TEST(DirAttrs, AnAnswerAboutAnotherInodeIsNotKept) {
+  DirAttrs d;
+  d.Changed(Ino(7), d.Changing(Ino(7)), DirAttr(8, 2));  // a server's bad reply
+  EXPECT_FALSE(d.Get(Ino(7)));
+  EXPECT_FALSE(d.Get(Ino(8)));
+  EXPECT_EQ(d.size(), 0u);
+}
+
 TEST(DirAttrs, ARemovedOrMovedDirectoryIsForgottenEvenWithAChangeInFlight) {
   DirAttrs d;
   uint64_t t = d.Changing(Ino(7));
