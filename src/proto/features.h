@@ -10,5 +10,8 @@ inline constexpr uint64_t kFeatureLseek = uint64_t{1} << 3;  // SEEK_DATA / SEEK
 // Mutations with Mut.unstable are answered once applied, before the server's WAL sync; COMMIT
 // makes every one answered before it durable (protocol.md §8.2).
 inline constexpr uint64_t kFeatureUnstable = uint64_t{1} << 7;
+// Mut.puts: attribute changes a client answered itself, applied before the request that carries
+// them, and PUT_ATTRS, which carries only them (protocol.md §5.3.2, ADR 0028).
+inline constexpr uint64_t kFeatureAttrPuts = uint64_t{1} << 5;
 
 }  // namespace archil::proto

@@ -36,10 +36,11 @@ inline constexpr uint16_t kTypeHello = 0x0001, kTypeSessionCreate = 0x0002,
                           kTypeUnlink = 0x010A, kTypeRmdir = 0x010B, kTypeRename = 0x010C,
                           kTypeReadDir = 0x010D, kTypeOpen = 0x010E, kTypeRelease = 0x010F,
                           kTypeStatFs = 0x0110, kTypeCommit = 0x0203, kTypeFallocate = 0x0204,
-                          kTypeLseek = 0x0205, kTypeGetXattr = 0x0301, kTypeListXattr = 0x0302,
-                          kTypeSetXattr = 0x0303, kTypeRemoveXattr = 0x0304, kTypeLock = 0x0401,
-                          kTypeLockCancel = 0x0403, kTypeDelegAcquire = 0x0501,
-                          kTypeDelegReturn = 0x0502, kTypeCheckpointCreate = 0x0601;
+                          kTypeLseek = 0x0205, kTypePutAttrs = 0x0111, kTypeGetXattr = 0x0301,
+                          kTypeListXattr = 0x0302, kTypeSetXattr = 0x0303,
+                          kTypeRemoveXattr = 0x0304, kTypeLock = 0x0401, kTypeLockCancel = 0x0403,
+                          kTypeDelegAcquire = 0x0501, kTypeDelegReturn = 0x0502,
+                          kTypeCheckpointCreate = 0x0601;
 
 struct MessageType {
   uint16_t code;

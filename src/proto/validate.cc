@@ -13,6 +13,8 @@ namespace v1 = ::archil::v1;
 
 // FUSE_SET_ATTR_* bits SETATTR may carry (§5.3).
 constexpr uint32_t kSetAttrBits = 1 | 2 | 4 | 8 | 16 | 32 | 128 | 256 | 1024;
+// The bits an AttrPut may carry (§5.3.2): values only, never a size.
+constexpr uint32_t kAttrPutBits = 1 | 2 | 4 | 16 | 32;
 // Linux FALLOC_FL_* values and the combinations §5.4 lists.
 constexpr uint32_t kFallocKeepSize = 0x01, kFallocPunchHole = 0x02, kFallocZeroRange = 0x10;
 constexpr uint32_t kRenameNoReplace = 1, kRenameExchange = 2;
@@ -248,6 +250,7 @@ const v1::Mut* MutOf(const FrameHeader& h, const Message& m) {
     ARCHIL_MUT(kTypeRelease, Release)
     ARCHIL_MUT(kTypeWrite, Write)
     ARCHIL_MUT(kTypeFallocate, Fallocate)
+    ARCHIL_MUT(kTypePutAttrs, PutAttrs)
     ARCHIL_MUT(kTypeSetXattr, SetXattr)
     ARCHIL_MUT(kTypeRemoveXattr, RemoveXattr)
     ARCHIL_MUT(kTypeCheckpointCreate, CheckpointCreate)
@@ -259,6 +262,24 @@ const v1::Mut* MutOf(const FrameHeader& h, const Message& m) {
     default:
       return nullptr;
   }
+}
+
+// The attribute changes a Mut carries (§5.3.2).
+WireStatus CheckPuts(const v1::Mut& mut, std::string* why) {
+  if (static_cast<size_t>(mut.puts_size()) > kMaxAttrPuts) {
+    return Fail(
+        WireStatus::kInvalid,
+        std::to_string(mut.puts_size()) + " attribute puts, over " + std::to_string(kMaxAttrPuts),
+        why);
+  }
+  for (const v1::AttrPut& p : mut.puts()) {
+    if (WireStatus s = CheckIno(p.ino(), "put ino", why); s != WireStatus::kOk) return s;
+    if ((p.valid() & ~kAttrPutBits) != 0) {
+      return Fail(WireStatus::kInvalid, "unknown attribute put valid bits", why);
+    }
+    if (p.mode() > 07777) return Fail(WireStatus::kInvalid, "put mode beyond 07777", why);
+  }
+  return WireStatus::kOk;
 }
 
 }  // namespace
@@ -279,8 +300,12 @@ WireStatus ValidateRequest(const FrameHeader& h, const Message& m, std::string_v
                            const ValidationContext& ctx, std::string* why) {
   const MessageType* type = FindMessageType(h.type);
   if (type == nullptr) return Fail(WireStatus::kUnsupportedType, "unknown message type", why);
-  if (type->mutating && MutOf(h, m) == nullptr) {
+  const v1::Mut* mut = type->mutating ? MutOf(h, m) : nullptr;
+  if (type->mutating && mut == nullptr) {
     return Fail(WireStatus::kInvalid, std::string(type->name) + " without its Mut", why);
+  }
+  if (mut != nullptr && mut->puts_size() > 0) {
+    if (WireStatus s = CheckPuts(*mut, why); s != WireStatus::kOk) return s;
   }
   if (WireStatus s = Namespace(h, m, why); s != WireStatus::kOk) return s;
   return Data(h, m, payload, ctx, why);

@@ -22,6 +22,7 @@ inline constexpr size_t kXattrNameMax = 255;     // bytes of an xattr name
 inline constexpr size_t kXattrValueMax = 65536;  // bytes of an xattr value
 inline constexpr uint32_t kReadDirMaxEntries = 4096;
 inline constexpr uint64_t kMaxFileEnd = (uint64_t{1} << 63) - 1;  // offset + length at most
+inline constexpr size_t kMaxAttrPuts = 1024;                      // Mut.puts per request (§5.3.2)
 
 struct ValidationContext {
   FrameLimits limits = kDefaultLimits;  // the connection's negotiated limits

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "base/crc32c.h"
 
 namespace archil::proto {
@@ -36,6 +38,43 @@ TEST(Validate, NamesFollowTheNamespaceRules) {
   EXPECT_EQ(CheckName(std::string(300, '/'), &why), WireStatus::kInvalid);
   // Any other byte is fine: names are bytes.
   EXPECT_EQ(CheckName("\xff\xfe..x", &why), WireStatus::kOk);
+}
+
+// The attribute puts any mutation may carry, and PUT_ATTRS that carries only them (§5.3.2).
+TEST(Validate, AttributePutsAreBoundedAndHoldOnlyValues) {
+  v1::PutAttrs alone;
+  EXPECT_EQ(Check(kTypePutAttrs, alone), WireStatus::kInvalid) << "without its Mut";
+  alone.mutable_mut();
+  EXPECT_EQ(Check(kTypePutAttrs, alone), WireStatus::kOk) << "no puts: nothing to do";
+  auto put = [](v1::Mut* mut, uint64_t ino, uint32_t valid, uint32_t mode = 0) {
+    v1::AttrPut* p = mut->add_puts();
+    p->set_ino(ino);
+    p->set_valid(valid);
+    p->set_mode(mode);
+    p->set_ctime_ns(1);
+  };
+  put(alone.mutable_mut(), 5, 1 | 2 | 4 | 16 | 32, 04755);
+  EXPECT_EQ(Check(kTypePutAttrs, alone), WireStatus::kOk);
+
+  v1::Mkdir carrier;  // any mutation carries them
+  carrier.set_parent(1);
+  carrier.set_name("d");
+  put(carrier.mutable_mut(), 5, 1, 0644);
+  EXPECT_EQ(Check(kTypeMkdir, carrier), WireStatus::kOk);
+  for (auto [ino, valid, mode] : {std::tuple<uint64_t, uint32_t, uint32_t>{0, 1, 0644},
+                                  {5, 8, 0},          // a size is never a put
+                                  {5, 128, 0},        // nor "now": the client's clock decides
+                                  {5, 1024, 0},       // the change time is always there
+                                  {5, 1, 010644}}) {  // type bits
+    v1::Mkdir bad = carrier;
+    put(bad.mutable_mut(), ino, valid, mode);
+    EXPECT_EQ(Check(kTypeMkdir, bad), WireStatus::kInvalid) << ino << " " << valid << " " << mode;
+  }
+  v1::PutAttrs many;
+  for (size_t i = 0; i < kMaxAttrPuts; ++i) put(many.mutable_mut(), 5 + i, 2);
+  EXPECT_EQ(Check(kTypePutAttrs, many), WireStatus::kOk);
+  put(many.mutable_mut(), 1, 2);
+  EXPECT_EQ(Check(kTypePutAttrs, many), WireStatus::kInvalid);
 }
 
 TEST(Validate, NamespaceRequests) {
