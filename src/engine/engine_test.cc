@@ -53,6 +53,54 @@ TEST_F(EngineTest, FilesDirectoriesAndDataSurviveAReopen) {
   EXPECT_EQ(fs->GetAttr(kRootIno)->nlink, 3u);
 }
 
+// A client's attribute puts (protocol.md §5.3.2) are stored as given, change time included, in
+// one commit; a put of an inode that is gone is skipped; the same puts again change nothing; a
+// checkpoint's read-only view refuses them; and they survive a reopen.
+TEST_F(EngineTest, AttributePutsStoreTheValuesTheClientAnsweredWith) {
+  posix::FileSystem* fs = NewDisk(7);
+  auto* disk = static_cast<DiskFs*>(fs);
+  Result<posix::Attr> f = fs->Mknod(kRootIno, "f", S_IFREG | 04755, 0, {1000, 100});
+  Result<posix::Attr> gone = fs->Mknod(kRootIno, "gone", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(f.ok() && gone.ok());
+  ASSERT_TRUE(fs->Unlink(kRootIno, "gone").ok());
+  const std::vector<posix::AttrPut> puts = {
+      {.ino = f->ino, .mode = 0600, .ctime = posix::Timespec{10, 1}},
+      {.ino = gone->ino, .mode = 0600, .ctime = posix::Timespec{10, 2}},
+      {.ino = f->ino,
+       .uid = 0,
+       .gid = 0,
+       .atime = posix::Timespec{5, 5},
+       .mtime = posix::Timespec{6, 6},
+       .ctime = posix::Timespec{11, 3}},
+  };
+  size_t skipped = 99;
+  ASSERT_TRUE(disk->PutAttrs(puts, {}, &skipped).ok());
+  EXPECT_EQ(skipped, 1u);
+  auto check = [&](posix::FileSystem* on) {
+    Result<posix::Attr> a = on->GetAttr(f->ino);
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ(a->mode, S_IFREG | 0600);  // the type stays, the set-ID bits go as the put says
+    EXPECT_EQ(a->uid, 0u);
+    EXPECT_EQ(a->gid, 0u);
+    EXPECT_EQ(a->atime, (posix::Timespec{5, 5}));
+    EXPECT_EQ(a->mtime, (posix::Timespec{6, 6}));
+    EXPECT_EQ(a->ctime, (posix::Timespec{11, 3})) << "the client's change time, not the server's";
+    EXPECT_EQ(a->size, f->size);
+    EXPECT_EQ(a->nlink, 1u);
+  };
+  check(fs);
+  ASSERT_TRUE(disk->PutAttrs(puts, {}).ok());  // a retry
+  check(fs);
+  EXPECT_EQ(Err(fs->GetAttr(gone->ino)), ENOENT) << "a put does not bring an inode back";
+
+  ASSERT_TRUE(disk->Checkpoint("c").ok());
+  Result<std::shared_ptr<DiskFs>> view = engine_->OpenCheckpoint(DiskNo(7), "c");
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(Err((*view)->PutAttrs(puts, {})), EROFS);
+  Reopen();
+  check(*engine_->Disk(DiskNo(7)));
+}
+
 // An inode's xattrs are bounded in total (posix::kXattrNamesMax, kXattrValuesMax: ENOSPC past
 // either), so that listxattr always fits Linux's 64 KiB list and a reply always fits a frame.
 TEST_F(EngineTest, XattrTotalsPerInodeAreBounded) {

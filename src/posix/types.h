@@ -30,7 +30,7 @@ inline constexpr size_t kXattrNameMax = 255;     // bytes, namespace prefix incl
 inline constexpr size_t kXattrValueMax = 65536;  // bytes
 // Per inode: the names' list as listxattr returns it (each name and its NUL) fits Linux's
 // XATTR_LIST_MAX, and all values together take at most 1 MiB.
-inline constexpr size_t kXattrNamesMax = 65536;           // bytes of "name\0" over an inode
+inline constexpr size_t kXattrNamesMax = 65536;             // bytes of "name\0" over an inode
 inline constexpr size_t kXattrValuesMax = size_t{1} << 20;  // bytes of values over an inode
 inline constexpr uint64_t kMaxFileSize = (uint64_t{1} << 63) - 1;
 inline constexpr uint32_t kBlockSize = 4096;  // st_blocks counts 512-byte units of these
@@ -85,6 +85,20 @@ struct SetAttrRequest {
   std::optional<uint64_t> size;  // truncate or extend (regular files only)
   TimeUpdate atime;
   TimeUpdate mtime;
+};
+
+// An attribute change as the values it leaves, the change time included: what a client that
+// answered a SETATTR itself sends for the disk to hold (docs/protocol.md §5.3.2, ADR 0028).
+// Applying it twice leaves the same attributes.
+struct AttrPut {
+  Ino ino;
+  std::optional<uint32_t> mode;  // permission bits only (<= 07777)
+  std::optional<uint32_t> uid;
+  std::optional<uint32_t> gid;
+  std::optional<Timespec> atime;
+  std::optional<Timespec> mtime;
+  Timespec ctime;
+  bool operator==(const AttrPut&) const = default;
 };
 
 // Owner of a new inode: the caller's uid and the gid the kernel chose (its own, or the parent's

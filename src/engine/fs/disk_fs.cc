@@ -147,6 +147,36 @@ Result<posix::Attr> DiskFs::SetAttr(posix::Ino ino, const posix::SetAttrRequest&
   });
 }
 
+Status DiskFs::PutAttrs(const std::vector<posix::AttrPut>& puts, const CommitHooks& hooks,
+                        size_t* skipped) {
+  ARCHIL_RETURN_IF_ERROR(Writable());
+  size_t gone = 0;
+  Status st = Mutate(hooks, [&](Txn& t) -> Status {
+    Ops ops(this);
+    gone = 0;  // a prepare may run again
+    for (const posix::AttrPut& p : puts) {
+      if (p.mode && *p.mode > 07777) return Status::Errno(EINVAL, "mode beyond 07777");
+      Result<Inode> loaded = ops.LoadInode(t, p.ino);
+      if (!loaded.ok() && loaded.status().sys_errno() == ENOENT) {
+        ++gone;
+        continue;
+      }
+      ARCHIL_RETURN_IF_ERROR(loaded.status());
+      Inode& n = *loaded;
+      if (p.mode) n.rec.mode = (n.rec.mode & S_IFMT) | *p.mode;
+      if (p.uid) n.rec.uid = *p.uid;
+      if (p.gid) n.rec.gid = *p.gid;
+      if (p.atime) n.rec.atime = ToNs(*p.atime);
+      if (p.mtime) n.rec.mtime = ToNs(*p.mtime);
+      n.rec.ctime = ToNs(p.ctime);
+      ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, n));
+    }
+    return Status::Ok();
+  });
+  if (skipped) *skipped = gone;
+  return st;
+}
+
 // The shared body of Mknod, Mkdir and Symlink: a new inode of `mode` named `name` in `parent`;
 // `fill` sets what is particular to its kind.
 Result<posix::Attr> DiskFs::CreateNode(Ino parent, std::string_view name, uint32_t mode,
