@@ -45,4 +45,17 @@ posix::SetAttrRequest FromProto(const v1::SetAttr& m) {
   return r;
 }
 
+posix::AttrPut FromProto(const v1::AttrPut& m) {
+  posix::AttrPut p;
+  p.ino = posix::Ino(m.ino());
+  const uint32_t v = m.valid();
+  if (v & kMode) p.mode = m.mode() & 07777;
+  if (v & kUid) p.uid = m.uid();
+  if (v & kGid) p.gid = m.gid();
+  if (v & kAtime) p.atime = posix::Timespec::FromNanos(m.atime_ns());
+  if (v & kMtime) p.mtime = posix::Timespec::FromNanos(m.mtime_ns());
+  p.ctime = posix::Timespec::FromNanos(m.ctime_ns());
+  return p;
+}
+
 }  // namespace archil::server

@@ -1,5 +1,6 @@
 #include "server/inode_order.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace archil::server {
@@ -38,6 +39,13 @@ std::vector<uint64_t> MutationKeys(uint16_t type, const proto::Message& m) {
       return {As<v1::Link>(m).ino(), As<v1::Link>(m).new_parent()};
     case proto::kTypeRename:
       return {As<v1::Rename>(m).parent(), As<v1::Rename>(m).new_parent()};
+    case proto::kTypePutAttrs: {
+      std::vector<uint64_t> keys;
+      for (const v1::AttrPut& p : As<v1::PutAttrs>(m).mut().puts()) keys.push_back(p.ino());
+      std::sort(keys.begin(), keys.end());
+      keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+      return keys;
+    }
     default:
       return {};
   }

@@ -5,7 +5,9 @@
 // earlier mutation of each inode it touches, and nothing else.
 //
 // Which inodes a mutation touches (MutationKeys): its inode for data, attribute and xattr
-// changes and opens; the parent directory for namespace changes (both for rename and link).
+// changes and opens; the parent directory for namespace changes (both for rename and link); each
+// inode of a PUT_ATTRS. (The puts another request carries ahead of it are ordered by the client,
+// which sends no other mutation while they are in flight: protocol.md §5.3.2.)
 //
 // Thread-safety: safe for concurrent use.
 #pragma once

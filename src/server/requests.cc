@@ -35,9 +35,39 @@ posix::Owner OwnerOf(const v1::Caller& c) { return posix::Owner{c.uid(), c.gid()
 
 // ---- the slot rule (§7) ----
 
-// Runs `body` for the request (mut.slot, mut.seq) if the slot table says it is new; answers a
-// retry from the cache.
-Response InSlot(Session& s, const v1::Mut& mut, const std::function<CachedReply()>& body) {
+// `reply` (an error) saying that the request's attribute puts were not applied (§5.3.2).
+CachedReply PutsLost(CachedReply reply) {
+  v1::ErrorReply e;
+  if (reply.status == WireStatus::kOk || !e.ParseFromString(reply.body)) return reply;
+  e.set_puts_lost(true);
+  reply.body = e.SerializeAsString();
+  return reply;
+}
+
+std::vector<posix::AttrPut> PutsOf(const v1::Mut& mut) {
+  std::vector<posix::AttrPut> puts;
+  puts.reserve(static_cast<size_t>(mut.puts_size()));
+  for (const v1::AttrPut& p : mut.puts()) puts.push_back(FromProto(p));
+  return puts;
+}
+
+// The attribute changes the client answered itself and sent ahead of this request (§5.3.2), in one
+// commit before it; not synced (the request's own sync, or the next COMMIT, covers them).
+Status ApplyPuts(Session& s, const v1::Mut& mut) {
+  return s.fs().PutAttrs(PutsOf(mut), engine::CommitHooks{.sync = false});
+}
+
+// Who applies the attribute puts a request carries (§5.3.2).
+enum class Puts {
+  kFirst,    // InSlot, in their own commit before the request's
+  kBody,     // the body itself (PUT_ATTRS: they are the request)
+  kRefused,  // nobody: the request is refused, and its answer says they were lost
+};
+
+// Runs `body` for the request (mut.slot, mut.seq) if the slot table says it is new, with the
+// attribute puts it carries as `puts` says; answers a retry from the cache.
+Response InSlot(Session& s, const v1::Mut& mut, const std::function<CachedReply()>& body,
+                Puts puts = Puts::kFirst) {
   CachedReply cached;
   switch (s.slots().Begin(mut.slot(), mut.seq(), &cached)) {
     case SlotVerdict::kInvalid:
@@ -49,7 +79,16 @@ Response InSlot(Session& s, const v1::Mut& mut, const std::function<CachedReply(
     case SlotVerdict::kExecute:
       break;
   }
-  CachedReply reply = body();
+  CachedReply reply;
+  if (mut.puts_size() == 0 || puts == Puts::kBody) {
+    reply = body();
+  } else if (puts == Puts::kRefused) {
+    reply = PutsLost(body());
+  } else if (Status st = ApplyPuts(s, mut); !st.ok()) {
+    reply = PutsLost(CachedError(st));
+  } else {
+    reply = body();
+  }
   s.slots().Finish(mut.slot(), mut.seq(), reply);
   return Response{reply.status, std::move(reply.body), {}, false};
 }
@@ -289,7 +328,12 @@ Response Unsupported() {
 }  // namespace
 
 Response Refuse(Session& session, const v1::Mut& mut, Response refusal) {
-  return InSlot(session, mut, [&] { return CachedReply{refusal.status, refusal.body}; });
+  return InSlot(
+      session, mut,
+      [&] {
+        return CachedReply{refusal.status, refusal.body};
+      },
+      Puts::kRefused);
 }
 
 Response Execute(Session& session, uint16_t type, const proto::Message& req,
@@ -507,6 +551,21 @@ Response Holders(Session& s, uint16_t type, const proto::Message& req) {
   }
 }
 
+// Only the request's attribute puts (§5.3.2), with its slot record in their commit.
+Response PutAttrs(Session& s, uint16_t type, const proto::Message& req) {
+  const v1::Mut& mut = As<v1::PutAttrs>(req).mut();
+  return InSlot(
+      s, mut,
+      [&] {
+        const std::vector<posix::AttrPut> puts = PutsOf(mut);
+        CachedReply r = Recorded(
+            s, mut, type, StatusCall([&](const Hooks& h) { return s.fs().PutAttrs(puts, h); }),
+            EmptyReply<v1::PutAttrsReply>());
+        return r.status == WireStatus::kOk ? r : PutsLost(std::move(r));
+      },
+      Puts::kBody);
+}
+
 // One synced commit: the checkpoint's record, the disk's next epoch, the slot.
 Response CheckpointCreate(Session& s, uint16_t type, const proto::Message& req) {
   const auto& m = As<v1::CheckpointCreate>(req);
@@ -548,6 +607,8 @@ Response Mutation(Session& s, uint16_t type, const proto::Message& req) {
       return Attributes(s, type, req);
     case proto::kTypeCheckpointCreate:
       return CheckpointCreate(s, type, req);
+    case proto::kTypePutAttrs:
+      return PutAttrs(s, type, req);
     case proto::kTypeOpen:
     case proto::kTypeRelease:
       return Holders(s, type, req);
