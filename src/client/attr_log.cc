@@ -1,0 +1,104 @@
+#include "client/attr_log.h"
+
+#include <sys/stat.h>
+
+#include <utility>
+
+namespace archil::client {
+
+AttrLog::Ticket AttrLog::Begin() {
+  MutexLock lock(&mu_);
+  while (carrier_in_flight_) carrier_done_.Wait(&mu_);
+  Ticket t;
+  t.id = ++next_id_;
+  t.alone_at_start = in_flight_ == 0;
+  ++in_flight_;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    Entry& e = it->second;
+    if (e.state == State::kKnown) {
+      it = entries_.erase(it);  // this mutation may change it
+      continue;
+    }
+    // No carrier is in flight, so nothing is carried: every put left is pending.
+    e.state = State::kCarried;
+    t.puts.push_back(e.put);
+    ++it;
+  }
+  if (!t.puts.empty()) {
+    carrier_in_flight_ = true;
+    counts_.carried += t.puts.size();
+    pending_ = 0;
+    oldest_pending_ns_ = 0;
+  }
+  return t;
+}
+
+void AttrLog::End(Ticket ticket, bool puts_applied, const std::optional<posix::Attr>& learned) {
+  MutexLock lock(&mu_);
+  const bool alone = ticket.alone_at_start && in_flight_ == 1 && next_id_ == ticket.id;
+  --in_flight_;
+  if (!ticket.puts.empty()) {
+    // The server holds them now (or never will): an answer to a read is the truth again. Nothing
+    // was answered here meanwhile (a mutation was in flight), so every carried entry is ours.
+    std::erase_if(entries_, [](const auto& e) { return e.second.state == State::kCarried; });
+    if (!puts_applied) counts_.lost += ticket.puts.size();
+    carrier_in_flight_ = false;
+    carrier_done_.SignalAll();
+  }
+  if (alone && learned) entries_[learned->ino.value()] = Entry{*learned, State::kKnown, {}};
+}
+
+std::optional<posix::Attr> AttrLog::Answer(posix::Ino ino, const posix::SetAttrRequest& r,
+                                           posix::Timespec now, int64_t now_ns) {
+  if (r.size) return std::nullopt;
+  MutexLock lock(&mu_);
+  if (in_flight_ != 0) return std::nullopt;
+  auto it = entries_.find(ino.value());
+  if (it == entries_.end()) return std::nullopt;
+  Entry& e = it->second;
+  if (e.state != State::kPending) {
+    e.state = State::kPending;
+    e.put = posix::AttrPut{.ino = ino};
+    if (pending_++ == 0) oldest_pending_ns_ = now_ns;
+  }
+  posix::Attr& a = e.attr;
+  posix::AttrPut& p = e.put;
+  if (r.mode) a.mode = (a.mode & S_IFMT) | (*r.mode & 07777), p.mode = *r.mode & 07777;
+  if (r.uid) a.uid = *r.uid, p.uid = *r.uid;
+  if (r.gid) a.gid = *r.gid, p.gid = *r.gid;
+  using K = posix::TimeUpdate::Kind;
+  if (r.atime.kind != K::kOmit) {
+    a.atime = r.atime.kind == K::kNow ? now : r.atime.value;
+    p.atime = a.atime;
+  }
+  if (r.mtime.kind != K::kOmit) {
+    a.mtime = r.mtime.kind == K::kNow ? now : r.mtime.value;
+    p.mtime = a.mtime;
+  }
+  a.ctime = p.ctime = now;
+  ++counts_.answered;
+  return a;
+}
+
+std::optional<posix::Attr> AttrLog::Get(posix::Ino ino) const {
+  MutexLock lock(&mu_);
+  auto it = entries_.find(ino.value());
+  if (it == entries_.end()) return std::nullopt;
+  return it->second.attr;
+}
+
+void AttrLog::Overlay(posix::Attr* a) const {
+  MutexLock lock(&mu_);
+  auto it = entries_.find(a->ino.value());
+  if (it != entries_.end() && it->second.state != State::kKnown) *a = it->second.attr;
+}
+
+AttrLog::Stats AttrLog::stats() const {
+  MutexLock lock(&mu_);
+  Stats s = counts_;
+  s.pending = pending_;
+  s.oldest_pending_ns = oldest_pending_ns_;
+  return s;
+}
+
+}  // namespace archil::client

@@ -1,0 +1,105 @@
+// AttrLog: the attribute changes a client that alone changes its disk answers itself, and the
+// order they reach the server in (ADR 0028, docs/protocol.md §5.3.2).
+//
+// A file unpacked by `tar` costs the kernel's SETATTRs of its owner, mode and times, each one a
+// round trip. On an exclusive mount the client knows an inode's attributes exactly when the last
+// answer that carried them came from a mutation that was alone in flight (nothing else could
+// change the inode meanwhile): a SETATTR of such an inode that changes no size is answered here,
+// from those attributes, and becomes a *put*: the values it leaves, its change time included. The
+// puts ride ahead of the next mutation this client sends (Mut.puts), or alone (PUT_ATTRS) at a
+// sync point or when the oldest is `max_age` old.
+//
+// The order is the contract: the disk must hold a prefix of the client's operations.
+//   - A SETATTR is answered here only while no mutation is in flight: every operation answered
+//     before it has been applied by the server, so its put follows them.
+//   - Begin hands every pending put to the mutation being sent (the *carrier*), and a mutation
+//     that begins while a carrier is in flight waits for its answer: the puts are applied before
+//     every operation that follows them. (One carrier at a time; mutations without puts run in
+//     parallel as before.)
+//   - A put is a value, not a change: applying it twice (a retry) leaves the same attributes.
+// What the server did not apply (End with puts_applied false) is counted as lost: the mount
+// reports it at the next sync point, as a local file system reports a write-back error.
+//
+// Attributes are known (Get) from two sources: a put (pending or carried: what the server will
+// hold), and an answer that carried an inode's attributes to a mutation alone in flight. Every
+// mutation that begins forgets what was known from answers (it may change any inode: an unlink
+// changes its target's link count); puts stay until their carrier's answer. So at most one inode
+// is known at a time, the last lone answer's, and at most one put waits: the log is bounded by
+// construction (enough for the files an archive or a copy makes one after the other).
+//
+// Thread-safety: safe for concurrent use.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "base/mutex.h"
+#include "posix/types.h"
+
+namespace archil::client {
+
+class AttrLog {
+ public:
+  struct Stats {
+    uint64_t answered = 0;          // SETATTRs answered here
+    uint64_t carried = 0;           // puts handed to a carrier
+    uint64_t lost = 0;              // puts a carrier's answer says were not applied (or never came)
+    size_t pending = 0;             // puts waiting now
+    int64_t oldest_pending_ns = 0;  // when the oldest of them was answered (0: none)
+  };
+
+  // A mutation's passage, from Begin to End.
+  struct Ticket {
+    uint64_t id = 0;
+    bool alone_at_start = false;
+    std::vector<posix::AttrPut> puts;  // what this mutation carries (its Mut.puts)
+  };
+
+  // Before a mutation is sent: waits while another carries puts, then hands it every pending
+  // put. REQUIRES: one End per Begin, on any thread.
+  Ticket Begin() ARCHIL_EXCLUDES(mu_);
+  // After its answer (or the failure to get one). `puts_applied`: the server applied the puts it
+  // carried (an OK answer, or an error that does not say they were lost). `learned`: the
+  // attributes of an inode the answer carried (its own inode: a create's, a write's), kept if the
+  // mutation was alone in flight from Begin to End.
+  void End(Ticket ticket, bool puts_applied, const std::optional<posix::Attr>& learned)
+      ARCHIL_EXCLUDES(mu_);
+
+  // A SETATTR answered here: the attributes after it, or nullopt if it must go to the server (a
+  // mutation is in flight, the inode's attributes are not known, or it changes a size). `now`: the
+  // client's time for kNow updates and the change time; `now_ns` its CLOCK_MONOTONIC time (for the
+  // age of the oldest put).
+  std::optional<posix::Attr> Answer(posix::Ino ino, const posix::SetAttrRequest& request,
+                                    posix::Timespec now, int64_t now_ns) ARCHIL_EXCLUDES(mu_);
+
+  // The attributes known of `ino`, if any.
+  std::optional<posix::Attr> Get(posix::Ino ino) const ARCHIL_EXCLUDES(mu_);
+  // Replaces `*a` (an answer of the server to a read: LOOKUP, READDIRPLUS) with what a put not
+  // yet answered says of its inode.
+  void Overlay(posix::Attr* a) const ARCHIL_EXCLUDES(mu_);
+
+  Stats stats() const ARCHIL_EXCLUDES(mu_);
+
+ private:
+  enum class State { kKnown, kPending, kCarried };
+  struct Entry {
+    posix::Attr attr;
+    State state = State::kKnown;
+    posix::AttrPut put;  // kPending, kCarried
+  };
+
+  mutable Mutex mu_;
+  CondVar carrier_done_{&mu_};
+  std::unordered_map<uint64_t, Entry> entries_ ARCHIL_GUARDED_BY(mu_);
+  uint64_t next_id_ ARCHIL_GUARDED_BY(mu_) = 0;
+  uint32_t in_flight_ ARCHIL_GUARDED_BY(mu_) = 0;
+  bool carrier_in_flight_ ARCHIL_GUARDED_BY(mu_) = false;
+  size_t pending_ ARCHIL_GUARDED_BY(mu_) = 0;
+  int64_t oldest_pending_ns_ ARCHIL_GUARDED_BY(mu_) = 0;
+  Stats counts_ ARCHIL_GUARDED_BY(mu_);
+};
+
+}  // namespace archil::client

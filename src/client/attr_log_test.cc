@@ -1,0 +1,188 @@
+#include "client/attr_log.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+namespace archil::client {
+namespace {
+
+using posix::Attr;
+using posix::Ino;
+using posix::SetAttrRequest;
+using posix::Timespec;
+using posix::TimeUpdate;
+
+Attr FileAttr(uint64_t ino) {
+  Attr a;
+  a.ino = Ino(ino);
+  a.mode = S_IFREG | 0644;
+  a.nlink = 1;
+  a.uid = 1000;
+  a.gid = 1000;
+  a.size = 10;
+  a.mtime = a.ctime = Timespec{100, 0};
+  return a;
+}
+
+// `ino`'s attributes learned from the answer to a mutation alone in flight.
+void Learn(AttrLog* log, const Attr& a) {
+  AttrLog::Ticket t = log->Begin();
+  log->End(std::move(t), true, a);
+}
+
+SetAttrRequest Chmod(uint32_t mode) {
+  SetAttrRequest r;
+  r.mode = mode;
+  return r;
+}
+
+TEST(AttrLog, ASetattrOfAnUnknownInodeGoesToTheServer) {
+  AttrLog log;
+  EXPECT_FALSE(log.Answer(Ino(5), Chmod(0600), Timespec{200, 0}, 1).has_value());
+  EXPECT_FALSE(log.Get(Ino(5)).has_value());
+  EXPECT_EQ(log.stats().answered, 0u);
+}
+
+TEST(AttrLog, AnInodeLearnedFromALoneMutationIsAnsweredWithTheChangeAndTheClientsTime) {
+  AttrLog log;
+  Learn(&log, FileAttr(5));
+  ASSERT_TRUE(log.Get(Ino(5)).has_value());
+  std::optional<Attr> a = log.Answer(Ino(5), Chmod(04755), Timespec{200, 7}, 1);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->mode, S_IFREG | 04755);
+  EXPECT_EQ(a->ctime, (Timespec{200, 7}));
+  EXPECT_EQ(a->mtime, (Timespec{100, 0}));  // unchanged
+  EXPECT_EQ(a->size, 10u);
+  EXPECT_EQ(log.Get(Ino(5)), a);
+  AttrLog::Stats s = log.stats();
+  EXPECT_EQ(s.answered, 1u);
+  EXPECT_EQ(s.pending, 1u);
+  EXPECT_EQ(s.oldest_pending_ns, 1);
+}
+
+TEST(AttrLog, NothingIsAnsweredWhileAMutationIsInFlight) {
+  AttrLog log;
+  Learn(&log, FileAttr(5));
+  AttrLog::Ticket other = log.Begin();  // forgets what answers said: it may change inode 5
+  EXPECT_FALSE(log.Get(Ino(5)).has_value());
+  EXPECT_FALSE(log.Answer(Ino(5), Chmod(0600), Timespec{200, 0}, 1).has_value());
+  log.End(std::move(other), true, FileAttr(5));
+  EXPECT_TRUE(log.Answer(Ino(5), Chmod(0600), Timespec{200, 0}, 1).has_value());
+}
+
+TEST(AttrLog, AnAnswerToAMutationThatWasNotAloneIsNotLearned) {
+  AttrLog log;
+  // Another mutation in flight when it began, answered first.
+  AttrLog::Ticket a = log.Begin();
+  AttrLog::Ticket b = log.Begin();
+  log.End(std::move(a), true, std::nullopt);
+  log.End(std::move(b), true, FileAttr(5));
+  EXPECT_FALSE(log.Get(Ino(5)).has_value());
+  // Another one began while it was in flight, and ended before it.
+  AttrLog::Ticket c = log.Begin();
+  AttrLog::Ticket d = log.Begin();
+  log.End(std::move(d), true, std::nullopt);
+  log.End(std::move(c), true, FileAttr(6));
+  EXPECT_FALSE(log.Get(Ino(6)).has_value());
+  // Alone.
+  Learn(&log, FileAttr(7));
+  EXPECT_TRUE(log.Get(Ino(7)).has_value());
+}
+
+TEST(AttrLog, TheNextMutationCarriesOnePutPerInodeWithTheLastValueOfEachField) {
+  AttrLog log;
+  Learn(&log, FileAttr(5));
+  ASSERT_TRUE(log.Answer(Ino(5), Chmod(0600), Timespec{200, 0}, 1));
+  SetAttrRequest chown;
+  chown.uid = 0;
+  chown.gid = 0;
+  ASSERT_TRUE(log.Answer(Ino(5), chown, Timespec{201, 0}, 2));
+  ASSERT_TRUE(log.Answer(Ino(5), Chmod(0640), Timespec{202, 0}, 3));
+  SetAttrRequest times;
+  times.atime = TimeUpdate::At(Timespec{50, 1});
+  times.mtime = TimeUpdate::Now();
+  ASSERT_TRUE(log.Answer(Ino(5), times, Timespec{203, 0}, 4));
+  EXPECT_EQ(log.stats().oldest_pending_ns, 1);
+
+  AttrLog::Ticket carrier = log.Begin();
+  ASSERT_EQ(carrier.puts.size(), 1u);
+  const posix::AttrPut& p = carrier.puts[0];
+  EXPECT_EQ(p.ino, Ino(5));
+  EXPECT_EQ(p.mode, 0640u);
+  EXPECT_EQ(p.uid, 0u);
+  EXPECT_EQ(p.gid, 0u);
+  EXPECT_EQ(p.atime, (Timespec{50, 1}));
+  EXPECT_EQ(p.mtime, (Timespec{203, 0}));
+  EXPECT_EQ(p.ctime, (Timespec{203, 0}));
+  EXPECT_EQ(log.stats().pending, 0u);
+  EXPECT_EQ(log.stats().carried, 1u);
+  // Until its answer, what the server will hold is still what this client shows.
+  ASSERT_TRUE(log.Get(Ino(5)).has_value());
+  EXPECT_EQ(log.Get(Ino(5))->mode, S_IFREG | 0640);
+  Attr from_server = FileAttr(5);
+  log.Overlay(&from_server);
+  EXPECT_EQ(from_server.uid, 0u);
+  log.End(std::move(carrier), true, std::nullopt);
+  EXPECT_FALSE(log.Get(Ino(5)).has_value());  // the server's answers are the truth again
+  Attr after = FileAttr(5);
+  log.Overlay(&after);
+  EXPECT_EQ(after, FileAttr(5));
+  EXPECT_EQ(log.stats().lost, 0u);
+}
+
+TEST(AttrLog, AMutationWaitsWhileACarrierIsInFlight) {
+  AttrLog log;
+  Learn(&log, FileAttr(5));
+  ASSERT_TRUE(log.Answer(Ino(5), Chmod(0600), Timespec{200, 0}, 1));
+  AttrLog::Ticket carrier = log.Begin();
+  ASSERT_EQ(carrier.puts.size(), 1u);
+  std::atomic<bool> began{false};
+  std::thread later([&] {
+    AttrLog::Ticket t = log.Begin();
+    began = true;
+    EXPECT_TRUE(t.puts.empty());
+    log.End(std::move(t), true, std::nullopt);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(began.load()) << "a mutation was sent before the puts ahead of it were applied";
+  log.End(std::move(carrier), true, std::nullopt);
+  later.join();
+  EXPECT_TRUE(began.load());
+}
+
+TEST(AttrLog, PutsTheServerDidNotApplyAreCountedLost) {
+  AttrLog log;
+  Learn(&log, FileAttr(5));
+  Learn(&log, FileAttr(6));  // forgets 5: a mutation began
+  ASSERT_TRUE(log.Answer(Ino(6), Chmod(0600), Timespec{200, 0}, 1));
+  AttrLog::Ticket carrier = log.Begin();
+  log.End(std::move(carrier), false, std::nullopt);
+  EXPECT_EQ(log.stats().lost, 1u);
+  EXPECT_FALSE(log.Get(Ino(6)).has_value());
+}
+
+TEST(AttrLog, ASizeChangeIsNeverAnswered) {
+  AttrLog log;
+  Learn(&log, FileAttr(5));
+  SetAttrRequest trunc;
+  trunc.size = 0;
+  EXPECT_FALSE(log.Answer(Ino(5), trunc, Timespec{200, 0}, 1).has_value());
+}
+
+TEST(AttrLog, AnotherChangeOfAPendingInodeChangesItsPut) {
+  AttrLog log;
+  Learn(&log, FileAttr(5));
+  ASSERT_TRUE(log.Answer(Ino(5), Chmod(0600), Timespec{200, 0}, 1));
+  ASSERT_TRUE(log.Answer(Ino(5), Chmod(0640), Timespec{201, 0}, 2));
+  AttrLog::Stats s = log.stats();
+  EXPECT_EQ(s.pending, 1u);
+  EXPECT_EQ(s.oldest_pending_ns, 1);
+  EXPECT_EQ(s.answered, 2u);
+}
+
+}  // namespace
+}  // namespace archil::client
