@@ -218,6 +218,107 @@ TEST(DiskServer, AnInodeGoneWithItsLastNameIsAnsweredWithoutARequest) {
   ASSERT_TRUE(fs.Release(held->ino, posix::HolderId(0)).ok());
 }
 
+// On an exclusive session the client answers SETATTRs of an inode whose attributes it knows
+// itself (client/attr_log.h): the disk holds them once a later request carried them ahead of it
+// (before that request's own effect), or at a sync point (PUT_ATTRS), or in a checkpoint taken
+// after them; and it holds exactly what the client answered, the change time included.
+TEST(DiskServer, AttributeChangesTheClientAnsweredReachTheDiskAheadOfItsNextRequest) {
+  ServerHarness h;
+  metrics::Registry registry;
+  DiskClientOptions o = Options(h.address());
+  o.metrics = &registry;
+  o.unstable = true;
+  auto c = Connect(o);
+  ASSERT_TRUE(c);
+  ASSERT_TRUE(c->AttrPuts());
+  RemoteFs fs(c.get(), /*exclusive=*/true);
+  posix::FileSystem* direct = *h.engine().Disk(engine::DiskNo(1));
+  auto requests = [&](const char* op) {
+    return std::max(0.0, MetricValue(registry.Render(), "archil_client_requests_total{op=\"" +
+                                                            std::string(op) + "\"}"));
+  };
+  Result<posix::Attr> f = fs.Mknod(kRootIno, "f", S_IFREG | 0644, 0, {1000, 1000});
+  ASSERT_TRUE(f.ok());
+  const double getattrs = requests("GETATTR");
+  ASSERT_EQ(*fs.GetAttr(f->ino), *f);  // learned from the create's answer
+  EXPECT_EQ(requests("GETATTR"), getattrs);
+
+  posix::SetAttrRequest chown;
+  chown.uid = 0;
+  chown.gid = 0;
+  posix::SetAttrRequest chmod;
+  chmod.mode = 0600;
+  posix::SetAttrRequest times;
+  times.atime = posix::TimeUpdate::At(posix::Timespec{1000, 1});
+  times.mtime = posix::TimeUpdate::At(posix::Timespec{2000, 2});
+  ASSERT_TRUE(fs.SetAttr(f->ino, chown).ok());
+  ASSERT_TRUE(fs.SetAttr(f->ino, chmod).ok());
+  Result<posix::Attr> shown = fs.SetAttr(f->ino, times);
+  ASSERT_TRUE(shown.ok());
+  EXPECT_EQ(requests("SETATTR"), 0);
+  EXPECT_EQ(shown->mode, S_IFREG | 0600);
+  EXPECT_EQ(shown->uid, 0u);
+  EXPECT_EQ(shown->mtime, (posix::Timespec{2000, 2}));
+  EXPECT_EQ(direct->GetAttr(f->ino)->mode, S_IFREG | 0644) << "not sent yet";
+  EXPECT_EQ(fs.attr_log_stats().pending, 1u);
+
+  // The next request carries them, ahead of its own effect.
+  ASSERT_TRUE(fs.Mkdir(kRootIno, "d", 0755, {}).ok());
+  Result<posix::Attr> held = direct->GetAttr(f->ino);
+  ASSERT_TRUE(held.ok());
+  EXPECT_EQ(held->mode, S_IFREG | 0600);
+  EXPECT_EQ(held->uid, 0u);
+  EXPECT_EQ(held->gid, 0u);
+  EXPECT_EQ(held->atime, (posix::Timespec{1000, 1}));
+  EXPECT_EQ(held->mtime, (posix::Timespec{2000, 2}));
+  EXPECT_EQ(held->ctime, shown->ctime);
+  EXPECT_EQ(fs.GetAttr(f->ino)->mode, S_IFREG | 0600);
+
+  // A sync point sends them alone: one PUT_ATTRS.
+  Result<posix::Attr> g = fs.Mknod(kRootIno, "g", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(g.ok());
+  ASSERT_TRUE(fs.SetAttr(g->ino, chmod).ok());
+  ASSERT_TRUE(fs.Sync().ok());
+  EXPECT_EQ(requests("PUT_ATTRS"), 1);
+  EXPECT_EQ(direct->GetAttr(g->ino)->mode, S_IFREG | 0600);
+  ASSERT_TRUE(fs.Sync().ok());
+  EXPECT_EQ(requests("PUT_ATTRS"), 1) << "nothing pending: no request";
+
+  // A checkpoint holds what was answered before it.
+  Result<posix::Attr> k = fs.Mknod(kRootIno, "k", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(k.ok());
+  ASSERT_TRUE(fs.SetAttr(k->ino, chmod).ok());
+  ASSERT_TRUE(fs.Checkpoint("c1").ok());
+  Result<std::shared_ptr<engine::DiskFs>> view = h.engine().OpenCheckpoint(engine::DiskNo(1), "c1");
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ((*view)->GetAttr(k->ino)->mode, S_IFREG | 0600);
+  EXPECT_EQ(fs.attr_log_stats().lost, 0u);
+}
+
+// A request the server refuses before it runs says that the puts it carried were not applied;
+// the client counts them lost and its next sync point fails with EIO, once (a write-back error).
+TEST(DiskServer, PutsARefusedRequestCarriedAreReportedAtTheNextSync) {
+  ServerHarness h;
+  DiskClientOptions o = Options(h.address());
+  o.unstable = true;
+  auto c = Connect(o);
+  ASSERT_TRUE(c);
+  RemoteFs fs(c.get(), /*exclusive=*/true);
+  Result<posix::Attr> f = fs.Mknod(kRootIno, "f", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(f.ok());
+  posix::SetAttrRequest chmod;
+  chmod.mode = 0600;
+  ASSERT_TRUE(fs.SetAttr(f->ino, chmod).ok());
+  // A name the server's checks refuse (the engine would never see it).
+  EXPECT_EQ(Err(fs.Mknod(kRootIno, "a/b", S_IFREG | 0644, 0, {})), EINVAL);
+  EXPECT_EQ(fs.attr_log_stats().lost, 1u);
+  posix::FileSystem* direct = *h.engine().Disk(engine::DiskNo(1));
+  EXPECT_EQ(direct->GetAttr(f->ino)->mode, S_IFREG | 0644);
+  Status first = fs.Sync();
+  EXPECT_EQ(ErrnoFor(first), EIO) << first.ToString();
+  EXPECT_TRUE(fs.Sync().ok());
+}
+
 // One port serves both: a client on this machine speaks cleartext (it pays nothing for TLS),
 // one asking for TLS gets it, with the certificate verified. A TLS client of a server without a
 // certificate, or one that does not trust the certificate, fails at once with a clear error.

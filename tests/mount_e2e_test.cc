@@ -19,7 +19,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <thread>
+#include <vector>
 
 #include "metrics_scrape.h"
 #include "mount_harness.h"
@@ -671,6 +673,111 @@ TEST_F(MountTest, FilesInANewDirectoryCostNoLookupAndNoGetattrOfTheDirectory) {
   EXPECT_EQ(before.st_ctim.tv_nsec, after.st_ctim.tv_nsec);
   EXPECT_EQ(::access((dir + "/f1").c_str(), F_OK), 0);
   EXPECT_NE(::access((dir + "/f0").c_str(), F_OK), 0);
+}
+
+// Unpacking a file (create, write, fchown, fchmod, futimens, close: what tar does) costs two
+// requests, the create and the write: the kernel's GETATTR and its four SETATTRs are answered by
+// the mount from what it knows of the new file, and reach the disk ahead of the next request
+// (ADR 0028). After a remount the disk holds what the kernel was told: owner, mode, times, size.
+TEST_F(MountTest, AnUnpackedFileCostsTwoRequestsAndKeepsItsAttributes) {
+  StartServer();
+  CreateDisk("attrs");
+  ASSERT_EQ(Mount("attrs").exit_code, 0);
+  auto count = [&](const std::string& op) {
+    return std::max(0.0, MetricValue(Archil({"metrics", mnt_}).out,
+                                     R"(archil_client_requests_total{op=")" + op + R"("})"));
+  };
+  const std::string dir = mnt_ + "/d";
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  const std::vector<std::string> ops = {"SETATTR", "GETATTR", "LOOKUP", "PUT_ATTRS"};
+  std::map<std::string, double> before;
+  for (const std::string& op : ops) before[op] = count(op);
+  constexpr int kFiles = 40;
+  std::vector<struct stat> shown(kFiles);
+  for (int i = 0; i < kFiles; ++i) {
+    const std::string f = dir + "/f" + std::to_string(i);
+    const int fd = ::open(f.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+    ASSERT_GE(fd, 0) << f;
+    ASSERT_EQ(::write(fd, "0123456789", 1 + i % 10), 1 + i % 10);
+    ASSERT_EQ(::fchown(fd, 1000 + i, 2000 + i), 0);
+    ASSERT_EQ(::fchmod(fd, i % 2 ? 0600 : 0751), 0);
+    const timespec times[2] = {{1'000'000 + i, 7}, {2'000'000 + i, 9}};
+    ASSERT_EQ(::futimens(fd, times), 0);
+    ASSERT_EQ(::close(fd), 0);
+  }
+  EXPECT_LE(count("SETATTR") - before["SETATTR"], 2) << "SETATTRs were sent, not answered";
+  EXPECT_LE(count("GETATTR") - before["GETATTR"], 2);
+  EXPECT_LE(count("LOOKUP") - before["LOOKUP"], 2);
+  EXPECT_LE(count("PUT_ATTRS") - before["PUT_ATTRS"], 2);
+  const double answered =
+      MetricValue(Archil({"metrics", mnt_}).out, "archil_mount_local_setattrs_total");
+  EXPECT_GE(answered, 3 * kFiles);
+  for (int i = 0; i < kFiles; ++i) {
+    ASSERT_EQ(::stat((dir + "/f" + std::to_string(i)).c_str(), &shown[i]), 0);
+  }
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+  ASSERT_EQ(Mount("attrs").exit_code, 0);
+  for (int i = 0; i < kFiles; ++i) {
+    struct stat st {};
+    ASSERT_EQ(::stat((dir + "/f" + std::to_string(i)).c_str(), &st), 0);
+    SCOPED_TRACE("f" + std::to_string(i));
+    EXPECT_EQ(st.st_mode, S_IFREG | (i % 2 ? 0600u : 0751u));
+    EXPECT_EQ(st.st_uid, 1000u + i);
+    EXPECT_EQ(st.st_gid, 2000u + i);
+    EXPECT_EQ(st.st_size, 1 + i % 10);
+    EXPECT_EQ(st.st_atim.tv_sec, 1'000'000 + i);
+    EXPECT_EQ(st.st_atim.tv_nsec, 7);
+    EXPECT_EQ(st.st_mtim.tv_sec, 2'000'000 + i);
+    EXPECT_EQ(st.st_mtim.tv_nsec, 9);
+    EXPECT_EQ(st.st_mode, shown[i].st_mode);
+    EXPECT_EQ(st.st_uid, shown[i].st_uid);
+  }
+}
+
+// What the mount answered itself follows the order of operations: a `kill -9` of the daemon
+// leaves the disk with an answered chmod whenever an operation after it survived, and an fsync
+// makes it durable (a server killed after it loses nothing either).
+TEST_F(MountTest, AChmodTheMountAnsweredSurvivesWithEveryLaterOperationAndItsFsync) {
+  const std::vector<std::string> listen = {"--mount-listen",
+                                           "127.0.0.1:" + std::to_string(FreePort())};
+  StartServer(listen);
+  CreateDisk("order");
+  ASSERT_EQ(Mount("order").exit_code, 0);
+  auto local_setattrs = [&] {
+    return MetricValue(Archil({"metrics", mnt_}).out, "archil_mount_local_setattrs_total");
+  };
+  auto kill_daemon = [&] {
+    const pid_t daemon = DaemonPid(mnt_);
+    ASSERT_GT(daemon, 0);
+    ASSERT_EQ(kill(daemon, SIGKILL), 0);
+    for (int i = 0; i < 200 && ProcessAlive(daemon); ++i) usleep(5000);
+  };
+  const std::string f = mnt_ + "/f", h = mnt_ + "/h";
+  ASSERT_EQ(::close(::open(f.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644)), 0);
+  const double answered = local_setattrs();
+  ASSERT_EQ(::chmod(f.c_str(), 0600), 0);
+  ASSERT_EQ(local_setattrs(), answered + 1) << "the chmod was not answered by the mount";
+  ASSERT_EQ(::mkdir((mnt_ + "/later").c_str(), 0755), 0);
+  kill_daemon();
+  ASSERT_EQ(Mount("order").exit_code, 0);
+  struct stat st {};
+  ASSERT_EQ(::stat((mnt_ + "/later").c_str(), &st), 0);
+  ASSERT_EQ(::stat(f.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u) << "an operation survived without the chmod before it";
+
+  const int fd = ::open(h.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+  ASSERT_GE(fd, 0);
+  const double answered2 = local_setattrs();
+  ASSERT_EQ(::fchmod(fd, 0604), 0);
+  ASSERT_EQ(local_setattrs(), answered2 + 1);
+  ASSERT_EQ(::fsync(fd), 0);
+  ASSERT_EQ(::close(fd), 0);
+  kill_daemon();
+  KillServer();
+  StartServer(listen);
+  ASSERT_EQ(Mount("order").exit_code, 0);
+  ASSERT_EQ(::stat(h.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0604u) << "an fsynced chmod was lost";
 }
 
 TEST_F(MountTest, FsyncCommitsWhatTheServerAnsweredBeforeItsSync) {

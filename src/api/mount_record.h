@@ -45,8 +45,10 @@ struct MountRecord {
   std::string state = "connected";  // or "unreachable" (no server answers since the time below)
   uint64_t requests = 0;
   uint64_t in_flight = 0;  // FUSE requests being served
-  // Operations the server answered before its sync and no commit has covered yet (docs/adr/0027:
-  // durable at the next fsync or within the write-back bound, 2 s); 0 on a --sync mount.
+  // Operations not durable yet: those the server answered before its sync and no commit has
+  // covered (docs/adr/0027), and attribute changes the mount answered itself and has not sent
+  // (docs/adr/0028); durable at the next fsync or within the write-back bound, 2 s. 0 on a --sync
+  // mount.
   uint64_t unsynced = 0;
   uint64_t errors = 0;
   uint64_t bytes_read = 0;

@@ -134,7 +134,8 @@ Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
   v1::Hello hello;
   hello.mutable_versions()->set_min(1);
   hello.mutable_versions()->set_max(1);
-  hello.set_features(proto::kFeatureLseek | (options_.unstable ? proto::kFeatureUnstable : 0));
+  hello.set_features(proto::kFeatureLseek | proto::kFeatureAttrPuts |
+                     (options_.unstable ? proto::kFeatureUnstable : 0));
   hello.set_software(options_.software);
   ARCHIL_ASSIGN_OR_RETURN(RawReply hr,
                           ch->Call(proto::kTypeHello, hello.SerializeAsString(), {}, timeout));
@@ -146,6 +147,7 @@ Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
       return Status::Corruption("a hello reply that does not parse");
     }
     unstable_ = (granted.features() & proto::kFeatureUnstable) != 0;
+    attr_puts_ = (granted.features() & proto::kFeatureAttrPuts) != 0;
   }
 
   if (bind) {
@@ -322,13 +324,14 @@ Result<Reply> DiskClient::Counted(uint16_t type, size_t payload_bytes, Clock::ti
   return reply;
 }
 
-Result<Reply> DiskClient::CallWithin(int budget_ms, uint16_t type, proto::Message& request) {
+Result<Reply> DiskClient::CallWithin(int budget_ms, uint16_t type, proto::Message& request,
+                                     v1::Mut* mut, std::string_view payload) {
   const Clock::time_point start = Clock::now();
   Clock::time_point deadline = start + std::chrono::milliseconds(budget_ms);
   if (options_.retry_for_ms > 0) {
     deadline = std::min(deadline, start + std::chrono::milliseconds(options_.retry_for_ms));
   }
-  return Counted(type, 0, start, CallUntil(deadline, type, request, nullptr, {}));
+  return Counted(type, payload.size(), start, CallUntil(deadline, type, request, mut, payload));
 }
 
 Status DiskClient::WaitDelay(uint32_t ms, Clock::time_point deadline, const std::string& why) {
@@ -427,7 +430,10 @@ Result<Reply> DiskClient::CallUntil(Clock::time_point deadline, uint16_t type,
       continue;
     }
     if (mut) {
-      const bool unstable = mut->unstable() && raw->header.status == WireStatus::kOk;
+      // Attribute puts it carried were committed without a sync unless the request's own synced
+      // commit followed them: an error answer is unstable as far as they go (protocol.md §5.3.2).
+      const bool ok = raw->header.status == WireStatus::kOk;
+      const bool unstable = (mut->unstable() && ok) || (mut->puts_size() > 0 && !ok);
       ReleaseSlot(slot, unstable ? std::optional<uint64_t>(seq) : std::nullopt);
     }
     if (raw->header.status == WireStatus::kSessionUnknown) {

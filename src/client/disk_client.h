@@ -108,9 +108,11 @@ class DiskClient {
   // by the server (disk deleted, token revoked).
   Result<Reply> Call(uint16_t type, proto::Message& request, v1::Mut* mut = nullptr,
                      std::string_view payload = {}) ARCHIL_EXCLUDES(mu_);
-  // Call of a request that changes nothing, given up after `budget_ms` (Unavailable) however
-  // long retry_for_ms is: for answers with a fallback (statfs's last known figures).
-  Result<Reply> CallWithin(int budget_ms, uint16_t type, proto::Message& request)
+  // Call, given up after `budget_ms` (Unavailable) however long retry_for_ms is: for answers with
+  // a fallback (statfs's last known figures), and the daemon's periodic pass (a mutation given up
+  // has an unknown outcome, as after retry_for_ms).
+  Result<Reply> CallWithin(int budget_ms, uint16_t type, proto::Message& request,
+                           v1::Mut* mut = nullptr, std::string_view payload = {})
       ARCHIL_EXCLUDES(mu_);
   // Call, then the reply body parsed as `R` when OK, or the status as an errno error
   // (Status::Errno(ErrnoForWire(status), message)).
@@ -141,6 +143,9 @@ class DiskClient {
   // Whether the server granted UNSTABLE (and options.unstable asked for it): a mutation whose
   // Mut has `unstable` set is then answered once applied, before the server's WAL sync.
   bool Unstable() const { return unstable_; }
+  // Whether the server granted ATTR_PUTS (protocol.md §5.3.2): it applies the attribute changes a
+  // mutation's Mut carries, and serves PUT_ATTRS.
+  bool AttrPuts() const { return attr_puts_; }
   // Makes every unstable mutation answered before the call durable (one COMMIT round trip; none
   // if there is none). If the server restarts and has lost one (its machine went down before
   // its sync), the session is ended: every later call fails with EIO, so that the disk holds a
@@ -230,7 +235,8 @@ class DiskClient {
     uint64_t seq = 0;
     uint64_t answer = 0;
   };
-  bool unstable_ = false;  // set by the first handshake, before other threads see the client
+  bool unstable_ = false;   // set by the first handshake, before other threads see the client
+  bool attr_puts_ = false;  // likewise
   std::map<uint32_t, UnstableAnswer> unstable_by_slot_ ARCHIL_GUARDED_BY(mu_);
   uint64_t unstable_answers_ ARCHIL_GUARDED_BY(mu_) = 0;
   uint64_t committed_through_ ARCHIL_GUARDED_BY(mu_) = 0;

@@ -1,8 +1,10 @@
 #include "client/remote_fs.h"
 
 #include <sys/stat.h>
+#include <time.h>
 
 #include "base/crc32c.h"
+#include "base/log.h"
 
 namespace archil::client {
 
@@ -32,7 +34,112 @@ Status NoInode(posix::Ino ino) {
   return Status::Errno(ENOENT, "inode " + std::to_string(ino.value()) + " was removed");
 }
 
+// SETATTR's valid bits (protocol.md §5.3) an attribute put uses.
+constexpr uint32_t kValidMode = 1, kValidUid = 2, kValidGid = 4, kValidAtime = 16, kValidMtime = 32;
+
+void ToProto(const posix::AttrPut& p, v1::AttrPut* out) {
+  uint32_t valid = 0;
+  out->set_ino(p.ino.value());
+  if (p.mode) valid |= kValidMode, out->set_mode(*p.mode);
+  if (p.uid) valid |= kValidUid, out->set_uid(*p.uid);
+  if (p.gid) valid |= kValidGid, out->set_gid(*p.gid);
+  if (p.atime) valid |= kValidAtime, out->set_atime_ns(p.atime->nanos());
+  if (p.mtime) valid |= kValidMtime, out->set_mtime_ns(p.mtime->nanos());
+  out->set_ctime_ns(p.ctime.nanos());
+  out->set_valid(valid);
+}
+
+// Whether the server applied the attribute puts a request carried: its answer was OK, or an
+// error that does not say they were lost (protocol.md §5.3.2). No answer: not known, so not.
+bool PutsApplied(const Result<Reply>& reply) {
+  if (!reply.ok()) return false;
+  if (reply->status == proto::WireStatus::kOk) return true;
+  v1::ErrorReply e;
+  return e.ParseFromString(reply->body) && !e.puts_lost();
+}
+
+// The attributes of its own inode an answer carries, if its type has them.
+template <typename R>
+std::optional<posix::Attr> OwnAttrOf(const Result<R>& r) {
+  if constexpr (requires { r->attr(); }) {
+    if (r.ok() && r->has_attr()) return FromProto(r->attr());
+  }
+  return std::nullopt;
+}
+
+posix::Timespec RealtimeNow() {
+  timespec t{};
+  clock_gettime(CLOCK_REALTIME, &t);
+  return posix::Timespec{t.tv_sec, static_cast<uint32_t>(t.tv_nsec)};
+}
+
+int64_t MonotonicNs() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
+}
+
 }  // namespace
+
+RemoteFs::RemoteFs(DiskClient* client, bool exclusive)
+    : client_(client),
+      dir_attrs_(exclusive ? std::make_unique<DirAttrs>() : nullptr),
+      attr_log_(exclusive && client->AttrPuts() && client->Unstable() ? std::make_unique<AttrLog>()
+                                                                      : nullptr) {}
+
+AttrLog::Stats RemoteFs::attr_log_stats() const {
+  return attr_log_ ? attr_log_->stats() : AttrLog::Stats{};
+}
+
+template <typename R>
+Result<R> RemoteFs::Mutate(uint16_t type, proto::Message& request, v1::Mut* mut,
+                           std::string_view payload, int budget_ms) {
+  auto call = [&] {
+    return budget_ms > 0 ? client_->CallWithin(budget_ms, type, request, mut, payload)
+                         : client_->Call(type, request, mut, payload);
+  };
+  if (!attr_log_) return DiskClient::ParseAs<R>(call());
+  AttrLog::Ticket ticket = attr_log_->Begin();
+  for (const posix::AttrPut& p : ticket.puts) ToProto(p, mut->add_puts());
+  Result<Reply> reply = call();
+  const bool applied = PutsApplied(reply);
+  if (!applied && !ticket.puts.empty()) {
+    ARCHIL_LOG(kError) << "disk client: " << ticket.puts.size()
+                       << " attribute changes this mount answered did not reach the disk: "
+                       << (reply.ok() ? DiskClient::StatusOf(*reply) : reply.status()).message();
+  }
+  Result<R> r = DiskClient::ParseAs<R>(std::move(reply));
+  attr_log_->End(std::move(ticket), applied, OwnAttrOf(r));
+  return r;
+}
+
+Status RemoteFs::FlushAttrs(int budget_ms) {
+  if (!attr_log_ || attr_log_->stats().pending == 0) return Status::Ok();
+  v1::PutAttrs m;
+  return Mutate<v1::PutAttrsReply>(proto::kTypePutAttrs, m, Unstable(m.mutable_mut()), {},
+                                   budget_ms)
+      .status();
+}
+
+Status RemoteFs::SyncWithin(int budget_ms) {
+  ARCHIL_RETURN_IF_ERROR(FlushAttrs(budget_ms));
+  ARCHIL_RETURN_IF_ERROR(client_->Commit(budget_ms));
+  if (!attr_log_) return Status::Ok();
+  const uint64_t lost = attr_log_->stats().lost;
+  const uint64_t reported = lost_reported_.exchange(lost);
+  if (lost > reported) {
+    return Status::Errno(EIO, std::to_string(lost - reported) +
+                                  " attribute changes answered by this mount did not reach the "
+                                  "disk (the journal says when)");
+  }
+  return Status::Ok();
+}
+
+Result<v1::CheckpointCreateReply> RemoteFs::Checkpoint(std::string_view name) {
+  v1::CheckpointCreate m;
+  m.set_name(std::string(name));
+  return Mutate<v1::CheckpointCreateReply>(proto::kTypeCheckpointCreate, m, m.mutable_mut());
+}
 
 posix::Attr FromProto(const v1::Attr& a) {
   posix::Attr out;
@@ -58,7 +165,9 @@ Result<posix::Attr> RemoteFs::Lookup(posix::Ino parent, std::string_view name) {
   ARCHIL_ASSIGN_OR_RETURN(v1::LookupReply r,
                           client_->CallAs<v1::LookupReply>(proto::kTypeLookup, m));
   if (!r.found()) return Status::Errno(ENOENT, "no entry '" + std::string(name) + "'");
-  return FromProto(r.attr());
+  posix::Attr a = FromProto(r.attr());
+  if (attr_log_) attr_log_->Overlay(&a);
+  return a;
 }
 
 bool RemoteFs::Gone(posix::Ino ino) {
@@ -68,11 +177,12 @@ bool RemoteFs::Gone(posix::Ino ino) {
 
 Result<posix::Attr> RemoteFs::GetAttr(posix::Ino ino) {
   if (Gone(ino)) return NoInode(ino);
-  if (dir_attrs_) {
-    if (std::optional<posix::Attr> a = dir_attrs_->Get(ino)) {
-      local_getattrs_.fetch_add(1, std::memory_order_relaxed);
-      return *a;
-    }
+  std::optional<posix::Attr> known;
+  if (attr_log_) known = attr_log_->Get(ino);
+  if (!known && dir_attrs_) known = dir_attrs_->Get(ino);
+  if (known) {
+    local_getattrs_.fetch_add(1, std::memory_order_relaxed);
+    return *known;
   }
   v1::GetAttr m;
   m.set_ino(ino.value());
@@ -81,6 +191,11 @@ Result<posix::Attr> RemoteFs::GetAttr(posix::Ino ino) {
 
 Result<posix::Attr> RemoteFs::SetAttr(posix::Ino ino, const posix::SetAttrRequest& req) {
   if (Gone(ino)) return NoInode(ino);
+  if (attr_log_) {
+    if (std::optional<posix::Attr> a = attr_log_->Answer(ino, req, RealtimeNow(), MonotonicNs())) {
+      return *a;
+    }
+  }
   v1::SetAttr m;
   m.set_ino(ino.value());
   uint32_t valid = 0;
@@ -97,7 +212,7 @@ Result<posix::Attr> RemoteFs::SetAttr(posix::Ino ino, const posix::SetAttrReques
   m.set_stable(true);
   DirChange change(dir_attrs_.get(), ino);
   Result<posix::Attr> r =
-      AttrOf(client_->CallAs<v1::SetAttrReply>(proto::kTypeSetAttr, m, Unstable(m.mutable_mut())));
+      AttrOf(Mutate<v1::SetAttrReply>(proto::kTypeSetAttr, m, Unstable(m.mutable_mut())));
   if (r.ok() && S_ISDIR(r->mode)) change.Done(*r);
   return r;
 }
@@ -111,7 +226,7 @@ Result<posix::Attr> RemoteFs::Mknod(posix::Ino parent, std::string_view name, ui
   m.set_rdev(rdev);
   SetCaller(m.mutable_caller(), owner);
   DirChange change(dir_attrs_.get(), parent);
-  auto r = client_->CallAs<v1::MknodReply>(proto::kTypeMknod, m, Unstable(m.mutable_mut()));
+  auto r = Mutate<v1::MknodReply>(proto::kTypeMknod, m, Unstable(m.mutable_mut()));
   change.Done(ParentAttrOf(r));
   return AttrOf(std::move(r));
 }
@@ -124,7 +239,7 @@ Result<posix::Attr> RemoteFs::Mkdir(posix::Ino parent, std::string_view name, ui
   m.set_mode(mode);
   SetCaller(m.mutable_caller(), owner);
   DirChange change(dir_attrs_.get(), parent);
-  auto r = client_->CallAs<v1::MkdirReply>(proto::kTypeMkdir, m, Unstable(m.mutable_mut()));
+  auto r = Mutate<v1::MkdirReply>(proto::kTypeMkdir, m, Unstable(m.mutable_mut()));
   change.Done(ParentAttrOf(r));
   return AttrOf(std::move(r));
 }
@@ -137,7 +252,7 @@ Result<posix::Attr> RemoteFs::Symlink(posix::Ino parent, std::string_view name,
   m.set_target(std::string(target));
   SetCaller(m.mutable_caller(), owner);
   DirChange change(dir_attrs_.get(), parent);
-  auto r = client_->CallAs<v1::SymlinkReply>(proto::kTypeSymlink, m, Unstable(m.mutable_mut()));
+  auto r = Mutate<v1::SymlinkReply>(proto::kTypeSymlink, m, Unstable(m.mutable_mut()));
   change.Done(ParentAttrOf(r));
   return AttrOf(std::move(r));
 }
@@ -149,7 +264,7 @@ Result<posix::Attr> RemoteFs::Link(posix::Ino ino, posix::Ino new_parent,
   m.set_new_parent(new_parent.value());
   m.set_new_name(std::string(new_name));
   DirChange change(dir_attrs_.get(), new_parent);
-  auto r = client_->CallAs<v1::LinkReply>(proto::kTypeLink, m, Unstable(m.mutable_mut()));
+  auto r = Mutate<v1::LinkReply>(proto::kTypeLink, m, Unstable(m.mutable_mut()));
   change.Done(ParentAttrOf(r));
   return AttrOf(std::move(r));
 }
@@ -159,7 +274,7 @@ Status RemoteFs::Unlink(posix::Ino parent, std::string_view name) {
   m.set_parent(parent.value());
   m.set_name(std::string(name));
   DirChange change(dir_attrs_.get(), parent);
-  auto r = client_->CallAs<v1::UnlinkReply>(proto::kTypeUnlink, m, Unstable(m.mutable_mut()));
+  auto r = Mutate<v1::UnlinkReply>(proto::kTypeUnlink, m, Unstable(m.mutable_mut()));
   change.Done(ParentAttrOf(r));
   if (r.ok() && r->has_target() && r->target().nlink() == 0 && !r->orphaned()) {
     MutexLock lock(&mu_);
@@ -174,7 +289,7 @@ Status RemoteFs::Rmdir(posix::Ino parent, std::string_view name) {
   m.set_parent(parent.value());
   m.set_name(std::string(name));
   DirChange change(dir_attrs_.get(), parent);
-  auto r = client_->CallAs<v1::RmdirReply>(proto::kTypeRmdir, m, Unstable(m.mutable_mut()));
+  auto r = Mutate<v1::RmdirReply>(proto::kTypeRmdir, m, Unstable(m.mutable_mut()));
   change.Done(ParentAttrOf(r));
   if (dir_attrs_ && r.ok() && r->ino() != 0) dir_attrs_->Forget(posix::Ino(r->ino()));
   return r.status();
@@ -190,7 +305,7 @@ Status RemoteFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new
   m.set_flags(flags);
   DirChange from(dir_attrs_.get(), parent);
   DirChange to(new_parent != parent ? dir_attrs_.get() : nullptr, new_parent);
-  auto r = client_->CallAs<v1::RenameReply>(proto::kTypeRename, m, Unstable(m.mutable_mut()));
+  auto r = Mutate<v1::RenameReply>(proto::kTypeRename, m, Unstable(m.mutable_mut()));
   from.Done(ParentAttrOf(r));
   if (r.ok() && r->has_new_parent_attr()) to.Done(FromProto(r->new_parent_attr()));
   if (dir_attrs_ && r.ok()) {
@@ -231,7 +346,10 @@ Result<posix::DirPage> RemoteFs::ReadDirPage(posix::Ino dir, uint64_t after_cook
   for (const v1::DirEntry& e : r.entries()) {
     posix::DirEntry d{e.name(), posix::Ino(e.ino()), (e.type() & 017) << 12, e.cookie(),
                       std::nullopt};
-    if (plus && e.has_attr()) d.attr = FromProto(e.attr());
+    if (plus && e.has_attr()) {
+      d.attr = FromProto(e.attr());
+      if (attr_log_) attr_log_->Overlay(&*d.attr);
+    }
     page.entries.push_back(std::move(d));
   }
   return page;
@@ -253,8 +371,7 @@ Status RemoteFs::SetXattr(posix::Ino ino, std::string_view name, std::string_vie
   m.set_value(std::string(value));
   m.set_flags(flags);
   DirChange change(dir_attrs_.get(), ino);  // a new ctime
-  return client_->CallAs<v1::SetXattrReply>(proto::kTypeSetXattr, m, Unstable(m.mutable_mut()))
-      .status();
+  return Mutate<v1::SetXattrReply>(proto::kTypeSetXattr, m, Unstable(m.mutable_mut())).status();
 }
 
 Result<std::vector<std::string>> RemoteFs::ListXattr(posix::Ino ino) {
@@ -269,8 +386,7 @@ Status RemoteFs::RemoveXattr(posix::Ino ino, std::string_view name) {
   m.set_ino(ino.value());
   m.set_name(std::string(name));
   DirChange change(dir_attrs_.get(), ino);  // a new ctime
-  return client_
-      ->CallAs<v1::RemoveXattrReply>(proto::kTypeRemoveXattr, m, Unstable(m.mutable_mut()))
+  return Mutate<v1::RemoveXattrReply>(proto::kTypeRemoveXattr, m, Unstable(m.mutable_mut()))
       .status();
 }
 
@@ -316,7 +432,7 @@ Result<posix::Attr> RemoteFs::Send(posix::Ino ino, uint64_t offset, std::string_
     m.set_crc32c(Crc32c(piece));
     m.set_stable(stable);
     m.mutable_mut()->set_unstable(!stable);
-    last = AttrOf(client_->CallAs<v1::WriteReply>(proto::kTypeWrite, m, m.mutable_mut(), piece));
+    last = AttrOf(Mutate<v1::WriteReply>(proto::kTypeWrite, m, m.mutable_mut(), piece));
     if (!last.ok()) return last;
     done += piece.size();
   }
@@ -329,8 +445,7 @@ Status RemoteFs::Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint6
   m.set_mode(mode);
   m.set_offset(offset);
   m.set_length(length);
-  return client_->CallAs<v1::FallocateReply>(proto::kTypeFallocate, m, Unstable(m.mutable_mut()))
-      .status();
+  return Mutate<v1::FallocateReply>(proto::kTypeFallocate, m, Unstable(m.mutable_mut())).status();
 }
 
 Result<posix::StatFs> RemoteFs::Statfs() {
@@ -359,13 +474,13 @@ Result<posix::StatFs> RemoteFs::Statfs() {
 Status RemoteFs::Open(posix::Ino ino, posix::HolderId) {
   v1::Open m;
   m.set_ino(ino.value());
-  return client_->CallAs<v1::OpenReply>(proto::kTypeOpen, m, m.mutable_mut()).status();
+  return Mutate<v1::OpenReply>(proto::kTypeOpen, m, m.mutable_mut()).status();
 }
 
 Status RemoteFs::Release(posix::Ino ino, posix::HolderId) {
   v1::Release m;
   m.set_ino(ino.value());
-  return client_->CallAs<v1::ReleaseReply>(proto::kTypeRelease, m, m.mutable_mut()).status();
+  return Mutate<v1::ReleaseReply>(proto::kTypeRelease, m, m.mutable_mut()).status();
 }
 
 Status RemoteFs::DropHolder(posix::HolderId) { return Status::Ok(); }

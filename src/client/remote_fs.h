@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "base/mutex.h"
+#include "client/attr_log.h"
 #include "client/dir_attrs.h"
 #include "client/disk_client.h"
 #include "posix/file_system.h"
@@ -27,15 +28,25 @@ posix::Attr FromProto(const v1::Attr& a);
 
 class RemoteFs final : public posix::FileSystem {
  public:
-  // REQUIRES: `client` outlives this. `answer_dir_attrs`: this client alone changes the disk (an
-  // exclusive mount): GetAttr of a directory is answered without a request from the attributes
-  // the answer to the last change of its names carried, while no change of it was sent since
-  // (client/dir_attrs.h).
-  explicit RemoteFs(DiskClient* client, bool answer_dir_attrs = false)
-      : client_(client), dir_attrs_(answer_dir_attrs ? std::make_unique<DirAttrs>() : nullptr) {}
+  // REQUIRES: `client` outlives this. `exclusive`: this client alone changes the disk (an
+  // exclusive, writable mount). Then GetAttr of a directory is answered without a request from
+  // the attributes the answer to the last change of its names carried, while no change of it was
+  // sent since (client/dir_attrs.h); and, if the server applies attribute puts
+  // (DiskClient::AttrPuts) and the client asked for durability at sync points only
+  // (DiskClient::Unstable: not a --sync mount), SetAttr of an inode whose attributes are known is
+  // answered here and sent ahead of the next mutation (client/attr_log.h), GetAttr of it too.
+  explicit RemoteFs(DiskClient* client, bool exclusive = false);
 
-  // GetAttrs answered from DirAttrs.
+  // GetAttrs answered without a request (DirAttrs, AttrLog).
   uint64_t local_getattrs() const { return local_getattrs_.load(std::memory_order_relaxed); }
+  // The attribute log's figures (all zero without one).
+  AttrLog::Stats attr_log_stats() const;
+
+  // Sends the attribute changes answered here and not yet sent (one PUT_ATTRS; none if there are
+  // none). `budget_ms` > 0: given up (and counted lost) after that long without an answer.
+  Status FlushAttrs(int budget_ms = 0);
+  // Creates checkpoint `name` (DiskClient::Checkpoint) after every change answered here.
+  Result<v1::CheckpointCreateReply> Checkpoint(std::string_view name);
 
   Result<posix::Attr> Lookup(posix::Ino parent, std::string_view name) override;
   Result<posix::Attr> GetAttr(posix::Ino ino) override;
@@ -78,10 +89,20 @@ class RemoteFs final : public posix::FileSystem {
   Status DropHolder(posix::HolderId holder) override;
   // With the server's UNSTABLE feature (DiskClient::Unstable), the mutations of names and
   // attributes (not WRITE, whose durability the caller's flags say) are answered before the
-  // server's sync, and this makes every one answered so far durable (DiskClient::Commit).
-  Status Sync() override { return client_->Commit(); }
+  // server's sync, and this makes every one answered so far durable (DiskClient::Commit), the
+  // attribute changes answered here included (FlushAttrs first). EIO, once, if some of those
+  // never reached the disk since the last Sync (a write-back error: the journal says which).
+  Status Sync() override { return SyncWithin(0); }
+  // Sync, given up after `budget_ms` > 0 without an answer (the daemon's periodic pass).
+  Status SyncWithin(int budget_ms);
 
  private:
+  // Sends mutation `request` of `type` (its Mut `mut`) with the attribute changes answered here
+  // before it (AttrLog::Begin/End), and parses the answer as R; the attributes R carries of its
+  // own inode (a create's, a write's) are learned. `budget_ms` as FlushAttrs.
+  template <typename R>
+  Result<R> Mutate(uint16_t type, proto::Message& request, v1::Mut* mut,
+                   std::string_view payload = {}, int budget_ms = 0);
   // WRITEs of at most 1 MiB each; `stable` false marks them unstable.
   Result<posix::Attr> Send(posix::Ino ino, uint64_t offset, std::string_view data, bool stable);
   // `mut`, marked unstable when the server granted it.
@@ -100,7 +121,9 @@ class RemoteFs final : public posix::FileSystem {
   static constexpr size_t kMaxGone = size_t{1} << 16;
 
   DiskClient* const client_;
-  const std::unique_ptr<DirAttrs> dir_attrs_;  // null unless answer_dir_attrs
+  const std::unique_ptr<DirAttrs> dir_attrs_;  // null unless exclusive
+  const std::unique_ptr<AttrLog> attr_log_;    // null unless exclusive and the server applies puts
+  std::atomic<uint64_t> lost_reported_{0};     // AttrLog's lost puts a Sync has reported
   std::atomic<uint64_t> local_getattrs_{0};
   Mutex mu_;
   std::optional<posix::StatFs> last_statfs_ ARCHIL_GUARDED_BY(mu_);

@@ -229,14 +229,15 @@ MountRecord NewMountRecord(const DaemonOptions& o, const std::string& disk_id, p
 // reconnection, a lost session, an outage's start and end: once each, not every second), and
 // writes it where `archil status` reads it.
 void RefreshMountRecord(const DaemonOptions& o, fuse::Adapter& adapter, fs::MountCore& core,
-                        client::DiskClient* disk, Journal* journal, MountRecord* record) {
+                        client::DiskClient* disk, const client::RemoteFs& remote, Journal* journal,
+                        MountRecord* record) {
   const fuse::AdapterStats& st = adapter.stats();
   client::ClientStats cs = disk->stats();
   fs::CoreStats core_stats = core.stats();
   record->updated_unix_ms = UnixMillis();
   record->requests = st.requests.load();
   record->in_flight = st.in_flight.load();
-  record->unsynced = disk->UnstablePending();
+  record->unsynced = disk->UnstablePending() + remote.attr_log_stats().pending;
   record->errors = st.errors.load();
   record->bytes_read = st.bytes_read.load();
   record->bytes_written = st.bytes_written.load();
@@ -275,8 +276,8 @@ void RefreshMountRecord(const DaemonOptions& o, fuse::Adapter& adapter, fs::Moun
 // answered is durable on the server, so the checkpoint holds them all). A mount of a checkpoint
 // refuses the latter, whoever asks (the server refuses it on such a session too).
 ControlReply AnswerControl(const ControlRequest& r, const DaemonOptions& o,
-                           client::DiskClient* disk, metrics::Registry* registry,
-                           Journal* journal) {
+                           client::DiskClient* disk, client::RemoteFs* remote,
+                           metrics::Registry* registry, Journal* journal) {
   ControlReply reply;
   if (r.op == "metrics") {
     reply.metrics = r.format == "json" ? registry->RenderJson() : registry->Render();
@@ -286,7 +287,8 @@ ControlReply AnswerControl(const ControlRequest& r, const DaemonOptions& o,
     reply.status = CheckpointFromAViewRefused(o.mountpoint, disk->disk_id(), o.checkpoint);
     return reply;
   }
-  Result<v1::CheckpointCreateReply> made = disk->Checkpoint(r.name);
+  // After the attribute changes this daemon answered itself (they ride ahead of it).
+  Result<v1::CheckpointCreateReply> made = remote->Checkpoint(r.name);
   if (!made.ok()) {
     reply.status = made.status();
     journal->Warning("checkpoint '" + r.name + "' failed: " + made.status().message());
@@ -446,8 +448,9 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   Journal journal("archil-" + disk->disk_id(), o.journal_socket);
 
   // This mount alone changes the disk (the server displaced any other writer): a directory's
-  // attributes after a change of its names come with that change's answer.
-  client::RemoteFs remote(disk.get(), /*answer_dir_attrs=*/!o.read_only);
+  // attributes after a change of its names come with that change's answer, and attribute changes
+  // of an inode whose attributes it knows are answered here (client/attr_log.h).
+  client::RemoteFs remote(disk.get(), /*exclusive=*/!o.read_only);
   // The mount's own read-ahead keeps READs in flight while the kernel is between its windows:
   // four of the kernel's windows ahead, at most 16 MiB (docs/semantics.md §5.11).
   const size_t own_read_ahead = std::min<size_t>(size_t{o.read_ahead_kb} * 1024 * 4, 16 << 20);
@@ -512,11 +515,13 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
                o.server + ")");
 
   MountRecord record = NewMountRecord(o, disk->disk_id(), self, mount_ms);
-  auto update = [&] { RefreshMountRecord(o, adapter, core, disk.get(), &journal, &record); };
+  auto update = [&] {
+    RefreshMountRecord(o, adapter, core, disk.get(), remote, &journal, &record);
+  };
   update();
   // `archil checkpoints create MOUNTPOINT NAME` and `archil metrics MOUNTPOINT`.
   ControlServer control(MountControlPath(o.run_dir, o.mountpoint), [&](const ControlRequest& r) {
-    return AnswerControl(r, o, disk.get(), &registry, &journal);
+    return AnswerControl(r, o, disk.get(), &remote, &registry, &journal);
   });
   if (Status s = control.Start(); !s.ok()) {
     journal.Warning("no control socket (checkpoints cannot be taken through this mount): " +
@@ -525,20 +530,31 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
   WriteReady(&ready_fd, ReadyOk(mount_ms));
 
   // What the server answered before its sync is made durable right after each write-back of
-  // dirty pages (docs/adr/0027), and at least every sync_interval_ms; a pass that finds no
-  // server gives up after 10 s and the next one tries again.
-  PassLoop committer("metadata commit", o.sync_interval_ms,
-                     [&disk] { return disk->Commit(kCommitBudgetMs); });
-  if (disk->Unstable()) committer.Start();
+  // dirty pages (docs/adr/0027), and at least every sync_interval_ms, the attribute changes this
+  // daemon answered itself sent first (ADR 0028); a pass that finds no server gives up after 10 s
+  // and the next one tries again. (Write-back errors are left for the next fsync to report.)
+  PassLoop committer("metadata commit", o.sync_interval_ms, [&disk, &remote] {
+    ARCHIL_RETURN_IF_ERROR(remote.FlushAttrs(kCommitBudgetMs));
+    return disk->Commit(kCommitBudgetMs);
+  });
+  if (disk->Unstable() || disk->AttrPuts()) committer.Start();
 
   ServeUntilUnmounted(o, sigs, &adapter, minor, &journal, update, [&] { committer.Kick(); });
   committer.Stop();
   control.Stop();
   loop.join();
   adapter.Stop();
+  if (Status s = remote.FlushAttrs(kCommitBudgetMs); !s.ok()) {
+    journal.Error("unmounted with attribute changes this mount had answered not sent: " +
+                  s.message());
+  }
   if (Status s = disk->Commit(kCommitBudgetMs); !s.ok()) {
     journal.Error("unmounted with " + std::to_string(disk->UnstablePending()) +
                   " operations the server had answered and not yet made durable: " + s.message());
+  }
+  if (const uint64_t lost = remote.attr_log_stats().lost; lost > 0) {
+    journal.Error(std::to_string(lost) +
+                  " attribute changes this mount answered did not reach the disk");
   }
   Status bye = disk->Goodbye();
   RemoveMountRecord(o.run_dir, o.mountpoint);

@@ -30,8 +30,19 @@ void AddMountCollectors(metrics::Registry* registry, fuse::Adapter* adapter,
               "mount created.",
               {}, double(c.local_negative_lookups));
     s.Counter("archil_mount_local_getattrs_total",
-              "GETATTRs of a directory answered from the answer to the last change of its names.",
+              "GETATTRs answered without a request: a directory's from the answer to the last "
+              "change of its names, an inode's whose attributes the mount knows exactly.",
               {}, double(remote->local_getattrs()));
+    const client::AttrLog::Stats al = remote->attr_log_stats();
+    s.Counter("archil_mount_local_setattrs_total",
+              "SETATTRs answered by the mount and sent ahead of its next request (ADR 0028).", {},
+              double(al.answered));
+    s.Counter("archil_mount_attr_puts_lost_total",
+              "Attribute changes the mount answered that did not reach the disk (write-back "
+              "errors).",
+              {}, double(al.lost));
+    s.Gauge("archil_mount_attr_puts_pending", "Attribute changes answered and not yet sent.", {},
+            double(al.pending));
     s.Gauge("archil_mount_known_directories",
             "Directories this mount created whose every name it knows.", {}, double(c.known_dirs));
     s.Counter("archil_mount_read_ahead_hits_total", "READs answered from read-ahead chunks.", {},
