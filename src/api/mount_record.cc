@@ -69,7 +69,8 @@ std::string MountRecordJson(const MountRecord& r) {
             {"recreated", r.recreated},
             {"unreachable_since_unix_ms", r.unreachable_since_unix_ms},
             {"waiting", r.waiting},
-            {"unsynced", r.unsynced}};
+            {"unsynced", r.unsynced},
+            {"write_back_errors", r.write_back_errors}};
   return j.dump() + "\n";
 }
 
@@ -106,6 +107,7 @@ Result<MountRecord> ParseMountRecord(const std::string& text) {
     r.unreachable_since_unix_ms = j.value("unreachable_since_unix_ms", int64_t{0});
     r.waiting = j.value("waiting", uint64_t{0});
     r.unsynced = j.value("unsynced", uint64_t{0});
+    r.write_back_errors = j.value("write_back_errors", uint64_t{0});
   } catch (const json::exception& e) {
     return Status::Corruption(std::string("a mount record with a missing or mistyped field: ") +
                               e.what());

@@ -51,6 +51,9 @@ struct MountRecord {
   // mount.
   uint64_t unsynced = 0;
   uint64_t errors = 0;
+  // Attribute changes the mount answered that did not reach the disk (docs/adr/0028): write-back
+  // errors, each reported once by the next fsync.
+  uint64_t write_back_errors = 0;
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;
   uint64_t open_files = 0;

@@ -24,6 +24,8 @@ TEST(MountRecord, RoundTripsThroughItsFile) {
   r.mount_ms = 7.25;
   r.bytes_written = 1 << 20;
   r.token_file = "/etc/archil/demo.token";
+  r.unsynced = 3;
+  r.write_back_errors = 2;
   ASSERT_TRUE(WriteMountRecord(dir, r).ok());
   Result<MountRecord> back = ReadMountRecord(dir, "/mnt/a-b/c");
   ASSERT_TRUE(back.ok()) << back.status().message();
@@ -31,6 +33,8 @@ TEST(MountRecord, RoundTripsThroughItsFile) {
   EXPECT_EQ(back.value().mount_ms, 7.25);
   EXPECT_EQ(back.value().bytes_written, uint64_t{1} << 20);
   EXPECT_EQ(back.value().token_file, "/etc/archil/demo.token");
+  EXPECT_EQ(back.value().unsynced, 3u);
+  EXPECT_EQ(back.value().write_back_errors, 2u);
   // A record written before token_file existed: none.
   EXPECT_EQ(ParseMountRecord(R"({"mountpoint":"/m","disk":"d","disk_id":"x","server":"s",)"
                              R"("pid":1})")

@@ -237,8 +237,15 @@ void RefreshMountRecord(const DaemonOptions& o, fuse::Adapter& adapter, fs::Moun
   record->updated_unix_ms = UnixMillis();
   record->requests = st.requests.load();
   record->in_flight = st.in_flight.load();
-  record->unsynced = disk->UnstablePending() + remote.attr_log_stats().pending;
+  const client::AttrLog::Stats attr_log = remote.attr_log_stats();
+  record->unsynced = disk->UnstablePending() + attr_log.pending;
   record->errors = st.errors.load();
+  if (attr_log.lost > record->write_back_errors) {
+    journal->Error(std::to_string(attr_log.lost - record->write_back_errors) +
+                   " attribute changes this mount answered did not reach the disk (the next "
+                   "fsync reports EIO)");
+  }
+  record->write_back_errors = attr_log.lost;
   record->bytes_read = st.bytes_read.load();
   record->bytes_written = st.bytes_written.load();
   record->open_files = core_stats.open_files;
@@ -552,8 +559,8 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
     journal.Error("unmounted with " + std::to_string(disk->UnstablePending()) +
                   " operations the server had answered and not yet made durable: " + s.message());
   }
-  if (const uint64_t lost = remote.attr_log_stats().lost; lost > 0) {
-    journal.Error(std::to_string(lost) +
+  if (const uint64_t lost = remote.attr_log_stats().lost; lost > record.write_back_errors) {
+    journal.Error(std::to_string(lost - record.write_back_errors) +
                   " attribute changes this mount answered did not reach the disk");
   }
   Status bye = disk->Goodbye();
