@@ -389,25 +389,54 @@ TEST(DiskServer, UnderConcurrentChangesTheDiskHoldsWhatTheLastAnswerShowed) {
   EXPECT_EQ(fs.attr_log_stats().lost, 0u);
 }
 
-// A request the server refuses before it runs says that the puts it carried were not applied;
-// the client counts them lost and its next sync point fails with EIO, once (a write-back error).
-TEST(DiskServer, PutsARefusedRequestCarriedAreReportedAtTheNextSync) {
-  ServerHarness h;
+// A request that fails by itself (its own checks, an xattr namespace not supported, the engine)
+// still applies the puts it carried, and its answer says so. One the disk's admission refuses
+// applies none; the client counts them lost and its next sync point fails with EIO, once (a
+// write-back error).
+TEST(DiskServer, PutsAreAppliedUnlessTheDiskRefusedTheRequestThatCarriedThem) {
+  std::atomic<bool> refuse{false};
+  server::DiskServerOptions so;
+  so.admit_mutation = [&](engine::DiskNo) -> Status {
+    return refuse ? Status::Errno(EIO, "this disk's data can no longer reach the bucket")
+                  : Status::Ok();
+  };
+  ServerHarness h(so);
   DiskClientOptions o = Options(h.address());
   o.unstable = true;
   auto c = Connect(o);
   ASSERT_TRUE(c);
   RemoteFs fs(c.get(), /*exclusive=*/true);
-  Result<posix::Attr> f = fs.Mknod(kRootIno, "f", S_IFREG | 0644, 0, {});
-  ASSERT_TRUE(f.ok());
-  posix::SetAttrRequest chmod;
-  chmod.mode = 0600;
-  ASSERT_TRUE(fs.SetAttr(f->ino, chmod).ok());
-  // A name the server's checks refuse (the engine would never see it).
-  EXPECT_EQ(Err(fs.Mknod(kRootIno, "a/b", S_IFREG | 0644, 0, {})), EINVAL);
-  EXPECT_EQ(fs.attr_log_stats().lost, 1u);
   posix::FileSystem* direct = *h.engine().Disk(engine::DiskNo(1));
-  EXPECT_EQ(direct->GetAttr(f->ino)->mode, S_IFREG | 0644);
+  auto answered_chmod = [&](const char* name, uint32_t mode) {
+    Result<posix::Attr> f = fs.Mknod(kRootIno, name, S_IFREG | 0644, 0, {});
+    EXPECT_TRUE(f.ok());
+    posix::SetAttrRequest chmod;
+    chmod.mode = mode;
+    const uint64_t before = fs.attr_log_stats().answered;
+    EXPECT_TRUE(fs.SetAttr(f->ino, chmod).ok());
+    EXPECT_EQ(fs.attr_log_stats().answered, before + 1);
+    return f.ok() ? f->ino : posix::Ino(0);
+  };
+  // Failures of the request alone: the server's checks, the checks of xattr names, the engine.
+  posix::Ino f = answered_chmod("f", 0600);
+  EXPECT_EQ(Err(fs.Mknod(kRootIno, "a/b", S_IFREG | 0644, 0, {})), EINVAL);
+  EXPECT_EQ(direct->GetAttr(f)->mode, S_IFREG | 0600);
+  posix::Ino g = answered_chmod("g", 0640);
+  EXPECT_EQ(Err(fs.SetXattr(g, "system.posix_acl_access", "x", 0)), EOPNOTSUPP);
+  EXPECT_EQ(direct->GetAttr(g)->mode, S_IFREG | 0640);
+  posix::Ino k = answered_chmod("k", 0604);
+  EXPECT_EQ(Err(fs.Mknod(kRootIno, "f", S_IFREG | 0644, 0, {})), EEXIST);
+  EXPECT_EQ(direct->GetAttr(k)->mode, S_IFREG | 0604);
+  EXPECT_EQ(fs.attr_log_stats().lost, 0u);
+  EXPECT_TRUE(fs.Sync().ok());
+
+  // The disk refuses every mutation: what rode on one is lost, and said once.
+  posix::Ino m = answered_chmod("m", 0600);
+  refuse = true;
+  EXPECT_EQ(Err(fs.Mkdir(kRootIno, "d", 0755, {})), EIO);
+  EXPECT_EQ(fs.attr_log_stats().lost, 1u);
+  EXPECT_EQ(direct->GetAttr(m)->mode, S_IFREG | 0644);
+  refuse = false;
   Status first = fs.Sync();
   EXPECT_EQ(ErrnoFor(first), EIO) << first.ToString();
   EXPECT_TRUE(fs.Sync().ok());

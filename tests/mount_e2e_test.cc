@@ -677,10 +677,11 @@ TEST_F(MountTest, FilesInANewDirectoryCostNoLookupAndNoGetattrOfTheDirectory) {
   EXPECT_NE(::access((dir + "/f0").c_str(), F_OK), 0);
 }
 
-// Unpacking a file (create, write, fchown, fchmod, futimens, close: what tar does) costs two
-// requests, the create and the write: the kernel's GETATTR and its four SETATTRs are answered by
-// the mount from what it knows of the new file, and reach the disk ahead of the next request
-// (ADR 0028). After a remount the disk holds what the kernel was told: owner, mode, times, size.
+// Unpacking a file (create, write, fchown, fchmod, futimens, close: what tar does; and a POSIX
+// ACL refused, as `cp -a` sets) costs the create and the write, and the refused SETXATTR: the
+// kernel's GETATTR and its four SETATTRs are answered by the mount from what it knows of the new
+// file, and reach the disk ahead of the next request (ADR 0028). After a remount the disk holds
+// what the kernel was told: owner, mode, times, size.
 TEST_F(MountTest, AnUnpackedFileCostsTwoRequestsAndKeepsItsAttributes) {
   StartServer();
   CreateDisk("attrs");
@@ -705,6 +706,8 @@ TEST_F(MountTest, AnUnpackedFileCostsTwoRequestsAndKeepsItsAttributes) {
     ASSERT_EQ(::fchmod(fd, i % 2 ? 0600 : 0751), 0);
     const timespec times[2] = {{1'000'000 + i, 7}, {2'000'000 + i, 9}};
     ASSERT_EQ(::futimens(fd, times), 0);
+    // What `cp -a` does next: a POSIX ACL the disk does not take. The times must survive it.
+    ASSERT_NE(::fsetxattr(fd, "system.posix_acl_access", "\2\0\0\0", 4, 0), 0);
     ASSERT_EQ(::close(fd), 0);
   }
   EXPECT_LE(count("SETATTR") - before["SETATTR"], 2) << "SETATTRs were sent, not answered";

@@ -50,12 +50,12 @@ void ToProto(const posix::AttrPut& p, v1::AttrPut* out) {
 }
 
 // Whether the server applied the attribute puts a request carried: its answer was OK, or an
-// error that does not say they were lost (protocol.md §5.3.2). No answer: not known, so not.
+// error that says they were (protocol.md §5.3.2). No answer: not known, so not.
 bool PutsApplied(const Result<Reply>& reply) {
   if (!reply.ok()) return false;
   if (reply->status == proto::WireStatus::kOk) return true;
   v1::ErrorReply e;
-  return e.ParseFromString(reply->body) && !e.puts_lost();
+  return e.ParseFromString(reply->body) && e.puts_applied();
 }
 
 // The attributes of its own inode an answer carries, if its type has them.

@@ -264,8 +264,21 @@ const v1::Mut* MutOf(const FrameHeader& h, const Message& m) {
   }
 }
 
-// The attribute changes a Mut carries (§5.3.2).
-WireStatus CheckPuts(const v1::Mut& mut, std::string* why) {
+}  // namespace
+
+WireStatus CheckName(std::string_view name, std::string* why) {
+  if (name.empty() || name == "." || name == ".." ||
+      name.find_first_of(std::string_view("/\0", 2)) != std::string_view::npos) {
+    return Fail(WireStatus::kInvalid, "a name that is empty, . or .., or holds / or NUL", why);
+  }
+  if (name.size() > kNameMax) {
+    return Fail(WireStatus::kNameTooLong, "a name of " + std::to_string(name.size()) + " bytes",
+                why);
+  }
+  return WireStatus::kOk;
+}
+
+WireStatus ValidatePuts(const v1::Mut& mut, std::string* why) {
   if (static_cast<size_t>(mut.puts_size()) > kMaxAttrPuts) {
     return Fail(
         WireStatus::kInvalid,
@@ -282,20 +295,6 @@ WireStatus CheckPuts(const v1::Mut& mut, std::string* why) {
   return WireStatus::kOk;
 }
 
-}  // namespace
-
-WireStatus CheckName(std::string_view name, std::string* why) {
-  if (name.empty() || name == "." || name == ".." ||
-      name.find_first_of(std::string_view("/\0", 2)) != std::string_view::npos) {
-    return Fail(WireStatus::kInvalid, "a name that is empty, . or .., or holds / or NUL", why);
-  }
-  if (name.size() > kNameMax) {
-    return Fail(WireStatus::kNameTooLong, "a name of " + std::to_string(name.size()) + " bytes",
-                why);
-  }
-  return WireStatus::kOk;
-}
-
 WireStatus ValidateRequest(const FrameHeader& h, const Message& m, std::string_view payload,
                            const ValidationContext& ctx, std::string* why) {
   const MessageType* type = FindMessageType(h.type);
@@ -305,7 +304,7 @@ WireStatus ValidateRequest(const FrameHeader& h, const Message& m, std::string_v
     return Fail(WireStatus::kInvalid, std::string(type->name) + " without its Mut", why);
   }
   if (mut != nullptr && mut->puts_size() > 0) {
-    if (WireStatus s = CheckPuts(*mut, why); s != WireStatus::kOk) return s;
+    if (WireStatus s = ValidatePuts(*mut, why); s != WireStatus::kOk) return s;
   }
   if (WireStatus s = Namespace(h, m, why); s != WireStatus::kOk) return s;
   return Data(h, m, payload, ctx, why);

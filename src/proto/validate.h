@@ -35,6 +35,12 @@ struct ValidationContext {
 WireStatus ValidateRequest(const FrameHeader& h, const Message& m, std::string_view payload,
                            const ValidationContext& ctx, std::string* why);
 
+// The attribute puts a Mut carries (§5.3.2): at most kMaxAttrPuts, each naming an inode, with
+// valid bits among MODE, UID, GID, ATIME, MTIME and a mode <= 07777. kInvalid otherwise.
+// ValidateRequest checks them too; this tells a request refused for its puts from one refused for
+// itself.
+WireStatus ValidatePuts(const v1::Mut& mut, std::string* why);
+
 // One file name (§5.3): kInvalid if empty, "." or "..", or it holds '/' or NUL; kNameTooLong over
 // kNameMax bytes.
 WireStatus CheckName(std::string_view name, std::string* why);

@@ -502,7 +502,11 @@ void DiskServer::Work(const ConnPtr& c, const proto::Frame& frame, const proto::
              v != WireStatus::kOk) {
     r = ErrorResponse(v, why);
     const proto::MessageType* type = proto::FindMessageType(h.type);
-    if (const v1::Mut* mut = type ? type->mut_of(*m) : nullptr) r = Refuse(*session, *mut, r);
+    if (const v1::Mut* mut = type ? type->mut_of(*m) : nullptr) {
+      // Puts that pass their own checks are applied: only the request itself is refused.
+      std::string puts_why;
+      r = Refuse(*session, *mut, r, proto::ValidatePuts(*mut, &puts_why) == WireStatus::kOk);
+    }
   } else if (const v1::Mut* mut = MutationOf(h.type, *m);
              mut != nullptr && options_.admit_mutation) {
     // Nothing runs on DELAY (the client sends the same request again); a refusal is this

@@ -35,11 +35,12 @@ posix::Owner OwnerOf(const v1::Caller& c) { return posix::Owner{c.uid(), c.gid()
 
 // ---- the slot rule (§7) ----
 
-// `reply` (an error) saying that the request's attribute puts were not applied (§5.3.2).
-CachedReply PutsLost(CachedReply reply) {
+// `reply`, saying if it is an error that the request's attribute puts were applied (§5.3.2). An
+// error answer that does not say so (every other path to one) means that they were not.
+CachedReply PutsApplied(CachedReply reply) {
   v1::ErrorReply e;
   if (reply.status == WireStatus::kOk || !e.ParseFromString(reply.body)) return reply;
-  e.set_puts_lost(true);
+  e.set_puts_applied(true);
   reply.body = e.SerializeAsString();
   return reply;
 }
@@ -61,7 +62,7 @@ Status ApplyPuts(Session& s, const v1::Mut& mut) {
 enum class Puts {
   kFirst,    // InSlot, in their own commit before the request's
   kBody,     // the body itself (PUT_ATTRS: they are the request)
-  kRefused,  // nobody: the request is refused, and its answer says they were lost
+  kRefused,  // nobody: the request is refused (its answer does not say they were applied)
 };
 
 // Runs `body` for the request (mut.slot, mut.seq) if the slot table says it is new, with the
@@ -80,14 +81,12 @@ Response InSlot(Session& s, const v1::Mut& mut, const std::function<CachedReply(
       break;
   }
   CachedReply reply;
-  if (mut.puts_size() == 0 || puts == Puts::kBody) {
+  if (mut.puts_size() == 0 || puts != Puts::kFirst) {
     reply = body();
-  } else if (puts == Puts::kRefused) {
-    reply = PutsLost(body());
   } else if (Status st = ApplyPuts(s, mut); !st.ok()) {
-    reply = PutsLost(CachedError(st));
+    reply = CachedError(st);
   } else {
-    reply = body();
+    reply = PutsApplied(body());
   }
   s.slots().Finish(mut.slot(), mut.seq(), reply);
   return Response{reply.status, std::move(reply.body), {}, false};
@@ -327,13 +326,13 @@ Response Unsupported() {
 }
 }  // namespace
 
-Response Refuse(Session& session, const v1::Mut& mut, Response refusal) {
+Response Refuse(Session& session, const v1::Mut& mut, Response refusal, bool apply_puts) {
   return InSlot(
       session, mut,
       [&] {
         return CachedReply{refusal.status, refusal.body};
       },
-      Puts::kRefused);
+      apply_puts ? Puts::kFirst : Puts::kRefused);
 }
 
 Response Execute(Session& session, uint16_t type, const proto::Message& req,
@@ -558,10 +557,9 @@ Response PutAttrs(Session& s, uint16_t type, const proto::Message& req) {
       s, mut,
       [&] {
         const std::vector<posix::AttrPut> puts = PutsOf(mut);
-        CachedReply r = Recorded(
-            s, mut, type, StatusCall([&](const Hooks& h) { return s.fs().PutAttrs(puts, h); }),
-            EmptyReply<v1::PutAttrsReply>());
-        return r.status == WireStatus::kOk ? r : PutsLost(std::move(r));
+        return Recorded(s, mut, type,
+                        StatusCall([&](const Hooks& h) { return s.fs().PutAttrs(puts, h); }),
+                        EmptyReply<v1::PutAttrsReply>());
       },
       Puts::kBody);
 }

@@ -44,8 +44,10 @@ Response Execute(Session& session, uint16_t type, const proto::Message& request,
 
 // The answer to a mutating request refused before it ran (it failed validation): the refusal
 // still takes the request's seq in its slot, as a failed operation does (§7), so the client's
-// next request on the slot is in order; a retry gets the same refusal.
-Response Refuse(Session& session, const v1::Mut& mut, Response refusal);
+// next request on the slot is in order; a retry gets the same refusal. The attribute puts it
+// carries (§5.3.2) are applied first when `apply_puts` (the request alone is refused: a bad name,
+// an unsupported xattr), and otherwise lost, which the refusal says.
+Response Refuse(Session& session, const v1::Mut& mut, Response refusal, bool apply_puts = false);
 
 // An error reply: `status` with an ErrorReply whose message is `message`.
 Response ErrorResponse(proto::WireStatus status, std::string_view message);
