@@ -193,6 +193,9 @@ Result<posix::Attr> RemoteFs::SetAttr(posix::Ino ino, const posix::SetAttrReques
   if (Gone(ino)) return NoInode(ino);
   if (attr_log_) {
     if (std::optional<posix::Attr> a = attr_log_->Answer(ino, req, RealtimeNow(), MonotonicNs())) {
+      // What DirAttrs kept of a directory is older than this change: once the log forgets the
+      // inode (its put answered), a GETATTR must not fall back on it.
+      if (dir_attrs_) dir_attrs_->Forget(ino);
       return *a;
     }
   }
