@@ -220,24 +220,37 @@ TEST(DiskServer, AnInodeGoneWithItsLastNameIsAnsweredWithoutARequest) {
   ASSERT_TRUE(fs.Release(held->ino, posix::HolderId(0)).ok());
 }
 
+// A server and one client that alone changes its disk and asked for UNSTABLE: what a writable
+// mount is to the server, without FUSE. `direct` reads the disk through the engine.
+struct ExclusiveClient {
+  explicit ExclusiveClient(server::DiskServerOptions so = {}) : h(std::move(so)) {
+    DiskClientOptions o = Options(h.address());
+    o.metrics = &registry;
+    o.unstable = true;
+    c = Connect(o);
+    if (c) fs = std::make_unique<RemoteFs>(c.get(), /*exclusive=*/true);
+    direct = *h.engine().Disk(engine::DiskNo(1));
+  }
+  ServerHarness h;
+  metrics::Registry registry;
+  std::unique_ptr<DiskClient> c;
+  std::unique_ptr<RemoteFs> fs;
+  posix::FileSystem* direct = nullptr;
+};
+
 // On an exclusive session the client answers SETATTRs of an inode whose attributes it knows
 // itself (client/attr_log.h): the disk holds them once a later request carried them ahead of it
 // (before that request's own effect), or at a sync point (PUT_ATTRS), or in a checkpoint taken
 // after them; and it holds exactly what the client answered, the change time included.
 TEST(DiskServer, AttributeChangesTheClientAnsweredReachTheDiskAheadOfItsNextRequest) {
-  ServerHarness h;
-  metrics::Registry registry;
-  DiskClientOptions o = Options(h.address());
-  o.metrics = &registry;
-  o.unstable = true;
-  auto c = Connect(o);
-  ASSERT_TRUE(c);
-  ASSERT_TRUE(c->AttrPuts());
-  RemoteFs fs(c.get(), /*exclusive=*/true);
-  posix::FileSystem* direct = *h.engine().Disk(engine::DiskNo(1));
+  ExclusiveClient x;
+  ASSERT_TRUE(x.c && x.c->AttrPuts());
+  RemoteFs& fs = *x.fs;
+  ServerHarness& h = x.h;
+  posix::FileSystem* direct = x.direct;
   auto requests = [&](const char* op) {
-    return std::max(0.0, MetricValue(registry.Render(), "archil_client_requests_total{op=\"" +
-                                                            std::string(op) + "\"}"));
+    return std::max(0.0, MetricValue(x.registry.Render(), "archil_client_requests_total{op=\"" +
+                                                              std::string(op) + "\"}"));
   };
   Result<posix::Attr> f = fs.Mknod(kRootIno, "f", S_IFREG | 0644, 0, {1000, 1000});
   ASSERT_TRUE(f.ok());
@@ -303,12 +316,9 @@ TEST(DiskServer, AttributeChangesTheClientAnsweredReachTheDiskAheadOfItsNextRequ
 // (ARCHIL_TEST_SEED replays the operations; the interleaving is the scheduler's).
 TEST(DiskServer, UnderConcurrentChangesTheDiskHoldsWhatTheLastAnswerShowed) {
   const uint64_t seed = TestSeed();
-  ServerHarness h;
-  DiskClientOptions o = Options(h.address());
-  o.unstable = true;
-  auto c = Connect(o);
-  ASSERT_TRUE(c);
-  RemoteFs fs(c.get(), /*exclusive=*/true);
+  ExclusiveClient x;
+  ASSERT_TRUE(x.c);
+  RemoteFs& fs = *x.fs;
   const int kThreads = 4, kFilesEach = 3, kOps = 200;
   std::vector<std::map<uint64_t, posix::Attr>> shown(kThreads);
   std::vector<std::thread> threads;
@@ -379,7 +389,7 @@ TEST(DiskServer, UnderConcurrentChangesTheDiskHoldsWhatTheLastAnswerShowed) {
   shown[0][lone->ino.value()] = *lone_after;
   EXPECT_EQ(fs.attr_log_stats().answered, answered + 1);
   ASSERT_TRUE(fs.Sync().ok());
-  posix::FileSystem* direct = *h.engine().Disk(engine::DiskNo(1));
+  posix::FileSystem* direct = x.direct;
   for (const auto& files : shown) {
     for (const auto& [ino, want] : files) {
       Result<posix::Attr> held = direct->GetAttr(posix::Ino(ino));
@@ -402,12 +412,9 @@ TEST(DiskServer, UnderConcurrentChangesTheDiskHoldsWhatTheLastAnswerShowed) {
 // gets the change (found by the differential test: a chown of a directory undone in the
 // kernel's eyes after it dropped its cache).
 TEST(DiskServer, ADirectoryChangedByTheClientIsNotAnsweredFromOlderAttributes) {
-  ServerHarness h;
-  DiskClientOptions o = Options(h.address());
-  o.unstable = true;
-  auto c = Connect(o);
-  ASSERT_TRUE(c);
-  RemoteFs fs(c.get(), /*exclusive=*/true);
+  ExclusiveClient x;
+  ASSERT_TRUE(x.c);
+  RemoteFs& fs = *x.fs;
   Result<posix::Attr> d = fs.Mkdir(kRootIno, "d", 0755, {});
   ASSERT_TRUE(d.ok());
   ASSERT_TRUE(fs.Mknod(d->ino, "x", S_IFREG | 0644, 0, {}).ok());  // DirAttrs keeps d
@@ -437,13 +444,10 @@ TEST(DiskServer, PutsAreAppliedUnlessTheDiskRefusedTheRequestThatCarriedThem) {
     return refuse ? Status::Errno(EIO, "this disk's data can no longer reach the bucket")
                   : Status::Ok();
   };
-  ServerHarness h(so);
-  DiskClientOptions o = Options(h.address());
-  o.unstable = true;
-  auto c = Connect(o);
-  ASSERT_TRUE(c);
-  RemoteFs fs(c.get(), /*exclusive=*/true);
-  posix::FileSystem* direct = *h.engine().Disk(engine::DiskNo(1));
+  ExclusiveClient x(so);
+  ASSERT_TRUE(x.c);
+  RemoteFs& fs = *x.fs;
+  posix::FileSystem* direct = x.direct;
   auto answered_chmod = [&](const char* name, uint32_t mode) {
     Result<posix::Attr> f = fs.Mknod(kRootIno, name, S_IFREG | 0644, 0, {});
     EXPECT_TRUE(f.ok());

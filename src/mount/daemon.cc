@@ -544,7 +544,7 @@ int RunDaemon(const DaemonOptions& o, int ready_fd) {
     ARCHIL_RETURN_IF_ERROR(remote.FlushAttrs(kCommitBudgetMs));
     return disk->Commit(kCommitBudgetMs);
   });
-  if (disk->Unstable() || disk->AttrPuts()) committer.Start();
+  if (disk->Unstable()) committer.Start();  // the attribute log needs UNSTABLE too
 
   ServeUntilUnmounted(o, sigs, &adapter, minor, &journal, update, [&] { committer.Kick(); });
   committer.Stop();
