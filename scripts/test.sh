@@ -43,6 +43,7 @@ passed=0
 failed=0
 timings=()
 failures=()  # "preset: test" for every failed ctest test, repeated before the summary
+details=()   # what the failed tests' assertions printed (bounded), repeated before the summary
 ctest_args=()
 
 # Builds preset $1 and runs its tests; adds their counts (or one failure if it cannot build).
@@ -70,6 +71,10 @@ ctest_stage() {
   local line
   while read -r line; do failures+=("$preset: $line"); done < <(
     sed -n '/^The following tests FAILED:/,$p' "$log" | grep -E '^[[:space:]]+[0-9]+ - ')
+  # The assertions that failed, so that a failure seen only in CI's last lines can be read there:
+  # gtest's "file:line: Failure" and the lines after it, at most 60 lines per stage.
+  while IFS= read -r line; do details+=("$preset| $line"); done < <(
+    grep -E -A7 ': Failure$' "$log" | cut -c1-300 | head -60)
   rm -f "$log"
   if [ -z "$summary" ]; then
     echo "test.sh: $preset: ctest ran no tests"
@@ -148,6 +153,10 @@ for s in "${selected[@]}"; do run_stage "${s%%|*}" "${s#*|}"; done
 if [ ${#failures[@]} -gt 0 ]; then
   echo "=== failed tests"
   printf '%s\n' "${failures[@]}"
+  if [ ${#details[@]} -gt 0 ]; then
+    echo "=== what they printed"
+    printf '%s\n' "${details[@]}"
+  fi
 fi
 echo "=== timings"
 printf '%s\n' "${timings[@]}"
