@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/crc32c.h"
+#include "proto/setattr_bits.h"
 
 namespace archil::proto {
 namespace {
@@ -12,9 +13,7 @@ namespace {
 namespace v1 = ::archil::v1;
 
 // FUSE_SET_ATTR_* bits SETATTR may carry (§5.3).
-constexpr uint32_t kSetAttrBits = 1 | 2 | 4 | 8 | 16 | 32 | 128 | 256 | 1024;
 // The bits an AttrPut may carry (§5.3.2): values only, never a size.
-constexpr uint32_t kAttrPutBits = 1 | 2 | 4 | 16 | 32;
 // Linux FALLOC_FL_* values and the combinations §5.4 lists.
 constexpr uint32_t kFallocKeepSize = 0x01, kFallocPunchHole = 0x02, kFallocZeroRange = 0x10;
 constexpr uint32_t kRenameNoReplace = 1, kRenameExchange = 2;

@@ -1,14 +1,8 @@
 #include "server/attr_convert.h"
 
+#include "proto/setattr_bits.h"
+
 namespace archil::server {
-
-namespace {
-
-// FUSE_SET_ATTR_* bits (protocol.md §5.3).
-constexpr uint32_t kMode = 1, kUid = 2, kGid = 4, kSize = 8, kAtime = 16, kMtime = 32,
-                   kAtimeNow = 128, kMtimeNow = 256;
-
-}  // namespace
 
 void ToProto(const posix::Attr& a, v1::Attr* out) {
   out->set_ino(a.ino.value());
@@ -28,18 +22,18 @@ void ToProto(const posix::Attr& a, v1::Attr* out) {
 posix::SetAttrRequest FromProto(const v1::SetAttr& m) {
   posix::SetAttrRequest r;
   const uint32_t v = m.valid();
-  if (v & kMode) r.mode = m.mode() & 07777;
-  if (v & kUid) r.uid = m.uid();
-  if (v & kGid) r.gid = m.gid();
-  if (v & kSize) r.size = m.size();
-  if (v & kAtimeNow) {
+  if (v & proto::kSetMode) r.mode = m.mode() & 07777;
+  if (v & proto::kSetUid) r.uid = m.uid();
+  if (v & proto::kSetGid) r.gid = m.gid();
+  if (v & proto::kSetSize) r.size = m.size();
+  if (v & proto::kSetAtimeNow) {
     r.atime = posix::TimeUpdate::Now();
-  } else if (v & kAtime) {
+  } else if (v & proto::kSetAtime) {
     r.atime = posix::TimeUpdate::At(posix::Timespec::FromNanos(m.atime_ns()));
   }
-  if (v & kMtimeNow) {
+  if (v & proto::kSetMtimeNow) {
     r.mtime = posix::TimeUpdate::Now();
-  } else if (v & kMtime) {
+  } else if (v & proto::kSetMtime) {
     r.mtime = posix::TimeUpdate::At(posix::Timespec::FromNanos(m.mtime_ns()));
   }
   return r;
@@ -49,11 +43,11 @@ posix::AttrPut FromProto(const v1::AttrPut& m) {
   posix::AttrPut p;
   p.ino = posix::Ino(m.ino());
   const uint32_t v = m.valid();
-  if (v & kMode) p.mode = m.mode() & 07777;
-  if (v & kUid) p.uid = m.uid();
-  if (v & kGid) p.gid = m.gid();
-  if (v & kAtime) p.atime = posix::Timespec::FromNanos(m.atime_ns());
-  if (v & kMtime) p.mtime = posix::Timespec::FromNanos(m.mtime_ns());
+  if (v & proto::kSetMode) p.mode = m.mode() & 07777;
+  if (v & proto::kSetUid) p.uid = m.uid();
+  if (v & proto::kSetGid) p.gid = m.gid();
+  if (v & proto::kSetAtime) p.atime = posix::Timespec::FromNanos(m.atime_ns());
+  if (v & proto::kSetMtime) p.mtime = posix::Timespec::FromNanos(m.mtime_ns());
   p.ctime = posix::Timespec::FromNanos(m.ctime_ns());
   return p;
 }
