@@ -221,18 +221,20 @@ TEST(DiskServer, AnInodeGoneWithItsLastNameIsAnsweredWithoutARequest) {
 }
 
 // A server and one client that alone changes its disk and asked for UNSTABLE: what a writable
-// mount is to the server, without FUSE. `direct` reads the disk through the engine.
+// mount is to the server, without FUSE. `direct` reads the disk through the engine; `clock` is
+// the client's (the times it stamps on what it answers itself).
 struct ExclusiveClient {
   explicit ExclusiveClient(server::DiskServerOptions so = {}) : h(std::move(so)) {
     DiskClientOptions o = Options(h.address());
     o.metrics = &registry;
     o.unstable = true;
     c = Connect(o);
-    if (c) fs = std::make_unique<RemoteFs>(c.get(), /*exclusive=*/true);
+    if (c) fs = std::make_unique<RemoteFs>(c.get(), /*exclusive=*/true, &clock);
     direct = *h.engine().Disk(engine::DiskNo(1));
   }
   ServerHarness h;
   metrics::Registry registry;
+  FakeClock clock;
   std::unique_ptr<DiskClient> c;
   std::unique_ptr<RemoteFs> fs;
   posix::FileSystem* direct = nullptr;
@@ -276,6 +278,8 @@ TEST(DiskServer, AttributeChangesTheClientAnsweredReachTheDiskAheadOfItsNextRequ
   EXPECT_EQ(shown->mtime, (posix::Timespec{2000, 2}));
   EXPECT_EQ(direct->GetAttr(f->ino)->mode, S_IFREG | 0644) << "not sent yet";
   EXPECT_EQ(fs.attr_log_stats().pending, 1u);
+  // The change time, and UTIME_NOW's times, are the client's clock.
+  EXPECT_EQ(shown->ctime, posix::Timespec::FromNanos(x.clock.NowNanos()));
 
   // The next request carries them, ahead of its own effect.
   ASSERT_TRUE(fs.Mkdir(kRootIno, "d", 0755, {}).ok());
@@ -307,6 +311,22 @@ TEST(DiskServer, AttributeChangesTheClientAnsweredReachTheDiskAheadOfItsNextRequ
   Result<std::shared_ptr<engine::DiskFs>> view = h.engine().OpenCheckpoint(engine::DiskNo(1), "c1");
   ASSERT_TRUE(view.ok());
   EXPECT_EQ((*view)->GetAttr(k->ino)->mode, S_IFREG | 0600);
+
+  // UTIME_NOW is the client's clock too (`touch` of a file just made).
+  Result<posix::Attr> m = fs.Mknod(kRootIno, "m", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(m.ok());
+  x.clock.Advance(1'500'000);
+  const posix::Timespec now = posix::Timespec::FromNanos(x.clock.NowNanos());
+  posix::SetAttrRequest touch;
+  touch.atime = touch.mtime = posix::TimeUpdate::Now();
+  Result<posix::Attr> touched = fs.SetAttr(m->ino, touch);
+  ASSERT_TRUE(touched.ok());
+  EXPECT_EQ(touched->atime, now);
+  EXPECT_EQ(touched->mtime, now);
+  EXPECT_EQ(touched->ctime, now);
+  EXPECT_EQ(requests("SETATTR"), 0);
+  ASSERT_TRUE(fs.Sync().ok());
+  EXPECT_EQ(direct->GetAttr(m->ino)->mtime, now);
   EXPECT_EQ(fs.attr_log_stats().lost, 0u);
 }
 

@@ -14,6 +14,7 @@ int64_t Read(clockid_t id, int64_t divisor) {
 }  // namespace
 
 int64_t SystemClock::NowMicros() const { return Read(CLOCK_REALTIME, 1000); }
+int64_t SystemClock::NowNanos() const { return Read(CLOCK_REALTIME, 1); }
 int64_t SystemClock::MonotonicNanos() const { return Read(CLOCK_MONOTONIC, 1); }
 int64_t SystemClock::BootNanos() const { return Read(CLOCK_BOOTTIME, 1); }
 

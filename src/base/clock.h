@@ -14,6 +14,8 @@ class Clock {
   virtual ~Clock() = default;
   // Wall-clock time in microseconds since the Unix epoch; may jump.
   virtual int64_t NowMicros() const = 0;
+  // Wall-clock time in nanoseconds since the Unix epoch (file times); may jump.
+  virtual int64_t NowNanos() const { return NowMicros() * 1000; }
   // Monotonic time in nanoseconds from an arbitrary origin; never goes back.
   virtual int64_t MonotonicNanos() const = 0;
   // As MonotonicNanos, but it also counts while the machine is suspended (CLOCK_BOOTTIME): what a
@@ -25,6 +27,7 @@ class Clock {
 class SystemClock final : public Clock {
  public:
   int64_t NowMicros() const override;
+  int64_t NowNanos() const override;
   int64_t MonotonicNanos() const override;
   int64_t BootNanos() const override;
   // A process-wide instance for code with no injected clock (main() only).

@@ -1,10 +1,10 @@
 #include "client/remote_fs.h"
 
 #include <sys/stat.h>
-#include <time.h>
 
 #include "base/crc32c.h"
 #include "base/log.h"
+#include "proto/setattr_bits.h"
 
 namespace archil::client {
 
@@ -34,17 +34,14 @@ Status NoInode(posix::Ino ino) {
   return Status::Errno(ENOENT, "inode " + std::to_string(ino.value()) + " was removed");
 }
 
-// SETATTR's valid bits (protocol.md §5.3) an attribute put uses.
-constexpr uint32_t kValidMode = 1, kValidUid = 2, kValidGid = 4, kValidAtime = 16, kValidMtime = 32;
-
 void ToProto(const posix::AttrPut& p, v1::AttrPut* out) {
   uint32_t valid = 0;
   out->set_ino(p.ino.value());
-  if (p.mode) valid |= kValidMode, out->set_mode(*p.mode);
-  if (p.uid) valid |= kValidUid, out->set_uid(*p.uid);
-  if (p.gid) valid |= kValidGid, out->set_gid(*p.gid);
-  if (p.atime) valid |= kValidAtime, out->set_atime_ns(p.atime->nanos());
-  if (p.mtime) valid |= kValidMtime, out->set_mtime_ns(p.mtime->nanos());
+  if (p.mode) valid |= proto::kSetMode, out->set_mode(*p.mode);
+  if (p.uid) valid |= proto::kSetUid, out->set_uid(*p.uid);
+  if (p.gid) valid |= proto::kSetGid, out->set_gid(*p.gid);
+  if (p.atime) valid |= proto::kSetAtime, out->set_atime_ns(p.atime->nanos());
+  if (p.mtime) valid |= proto::kSetMtime, out->set_mtime_ns(p.mtime->nanos());
   out->set_ctime_ns(p.ctime.nanos());
   out->set_valid(valid);
 }
@@ -67,22 +64,11 @@ std::optional<posix::Attr> OwnAttrOf(const Result<R>& r) {
   return std::nullopt;
 }
 
-posix::Timespec RealtimeNow() {
-  timespec t{};
-  clock_gettime(CLOCK_REALTIME, &t);
-  return posix::Timespec{t.tv_sec, static_cast<uint32_t>(t.tv_nsec)};
-}
-
-int64_t MonotonicNs() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
-}
-
 }  // namespace
 
-RemoteFs::RemoteFs(DiskClient* client, bool exclusive)
+RemoteFs::RemoteFs(DiskClient* client, bool exclusive, const Clock* clock)
     : client_(client),
+      clock_(clock),
       dir_attrs_(exclusive ? std::make_unique<DirAttrs>() : nullptr),
       attr_log_(exclusive && client->AttrPuts() && client->Unstable() ? std::make_unique<AttrLog>()
                                                                       : nullptr) {}
@@ -192,7 +178,8 @@ Result<posix::Attr> RemoteFs::GetAttr(posix::Ino ino) {
 Result<posix::Attr> RemoteFs::SetAttr(posix::Ino ino, const posix::SetAttrRequest& req) {
   if (Gone(ino)) return NoInode(ino);
   if (attr_log_) {
-    if (std::optional<posix::Attr> a = attr_log_->Answer(ino, req, RealtimeNow(), MonotonicNs())) {
+    if (std::optional<posix::Attr> a = attr_log_->Answer(
+            ino, req, posix::Timespec::FromNanos(clock_->NowNanos()), clock_->MonotonicNanos())) {
       // What DirAttrs kept of a directory is older than this change: once the log forgets the
       // inode (its put answered), a GETATTR must not fall back on it.
       if (dir_attrs_) dir_attrs_->Forget(ino);
@@ -202,15 +189,17 @@ Result<posix::Attr> RemoteFs::SetAttr(posix::Ino ino, const posix::SetAttrReques
   v1::SetAttr m;
   m.set_ino(ino.value());
   uint32_t valid = 0;
-  if (req.mode) valid |= 1, m.set_mode(*req.mode);
-  if (req.uid) valid |= 2, m.set_uid(*req.uid);
-  if (req.gid) valid |= 4, m.set_gid(*req.gid);
-  if (req.size) valid |= 8, m.set_size(*req.size);
+  if (req.mode) valid |= proto::kSetMode, m.set_mode(*req.mode);
+  if (req.uid) valid |= proto::kSetUid, m.set_uid(*req.uid);
+  if (req.gid) valid |= proto::kSetGid, m.set_gid(*req.gid);
+  if (req.size) valid |= proto::kSetSize, m.set_size(*req.size);
   using K = posix::TimeUpdate::Kind;
-  if (req.atime.kind == K::kNow) valid |= 128;
-  if (req.atime.kind == K::kValue) valid |= 16, m.set_atime_ns(req.atime.value.nanos());
-  if (req.mtime.kind == K::kNow) valid |= 256;
-  if (req.mtime.kind == K::kValue) valid |= 32, m.set_mtime_ns(req.mtime.value.nanos());
+  if (req.atime.kind == K::kNow) valid |= proto::kSetAtimeNow;
+  if (req.atime.kind == K::kValue)
+    valid |= proto::kSetAtime, m.set_atime_ns(req.atime.value.nanos());
+  if (req.mtime.kind == K::kNow) valid |= proto::kSetMtimeNow;
+  if (req.mtime.kind == K::kValue)
+    valid |= proto::kSetMtime, m.set_mtime_ns(req.mtime.value.nanos());
   m.set_valid(valid);
   m.set_stable(true);
   DirChange change(dir_attrs_.get(), ino);

@@ -15,6 +15,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "base/clock.h"
 #include "base/mutex.h"
 #include "client/attr_log.h"
 #include "client/dir_attrs.h"
@@ -34,8 +35,11 @@ class RemoteFs final : public posix::FileSystem {
   // sent since (client/dir_attrs.h); and, if the server applies attribute puts
   // (DiskClient::AttrPuts) and the client asked for durability at sync points only
   // (DiskClient::Unstable: not a --sync mount), SetAttr of an inode whose attributes are known is
-  // answered here and sent ahead of the next mutation (client/attr_log.h), GetAttr of it too.
-  explicit RemoteFs(DiskClient* client, bool exclusive = false);
+  // answered here and sent ahead of the next mutation (client/attr_log.h), GetAttr of it too;
+  // `clock` gives the times those answers stamp (UTIME_NOW, the change time).
+  // REQUIRES: `clock` outlives this.
+  explicit RemoteFs(DiskClient* client, bool exclusive = false,
+                    const Clock* clock = &SystemClock::Instance());
 
   // GetAttrs answered without a request (DirAttrs, AttrLog).
   uint64_t local_getattrs() const { return local_getattrs_.load(std::memory_order_relaxed); }
@@ -121,6 +125,7 @@ class RemoteFs final : public posix::FileSystem {
   static constexpr size_t kMaxGone = size_t{1} << 16;
 
   DiskClient* const client_;
+  const Clock* const clock_;
   const std::unique_ptr<DirAttrs> dir_attrs_;  // null unless exclusive
   const std::unique_ptr<AttrLog> attr_log_;    // null unless exclusive and the server applies puts
   std::atomic<uint64_t> lost_reported_{0};     // AttrLog's lost puts a Sync has reported

@@ -92,12 +92,12 @@ struct SetAttrRequest {
 // Applying it twice leaves the same attributes.
 struct AttrPut {
   Ino ino;
-  std::optional<uint32_t> mode;  // permission bits only (<= 07777)
-  std::optional<uint32_t> uid;
-  std::optional<uint32_t> gid;
-  std::optional<Timespec> atime;
-  std::optional<Timespec> mtime;
-  Timespec ctime;
+  std::optional<uint32_t> mode = {};  // permission bits only (<= 07777)
+  std::optional<uint32_t> uid = {};
+  std::optional<uint32_t> gid = {};
+  std::optional<Timespec> atime = {};
+  std::optional<Timespec> mtime = {};
+  Timespec ctime = {};
   bool operator==(const AttrPut&) const = default;
 };
 
