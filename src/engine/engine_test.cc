@@ -74,7 +74,7 @@ TEST_F(EngineTest, AttributePutsStoreTheValuesTheClientAnsweredWith) {
        .ctime = posix::Timespec{11, 3}},
   };
   size_t skipped = 99;
-  ASSERT_TRUE(disk->PutAttrs(puts, {}, &skipped).ok());
+  ASSERT_TRUE(disk->ApplyPuts({.attrs = puts}, {}, &skipped).ok());
   EXPECT_EQ(skipped, 1u);
   auto check = [&](posix::FileSystem* on) {
     Result<posix::Attr> a = on->GetAttr(f->ino);
@@ -89,14 +89,60 @@ TEST_F(EngineTest, AttributePutsStoreTheValuesTheClientAnsweredWith) {
     EXPECT_EQ(a->nlink, 1u);
   };
   check(fs);
-  ASSERT_TRUE(disk->PutAttrs(puts, {}).ok());  // a retry
+  ASSERT_TRUE(disk->ApplyPuts({.attrs = puts}, {}).ok());  // a retry
   check(fs);
   EXPECT_EQ(Err(fs->GetAttr(gone->ino)), ENOENT) << "a put does not bring an inode back";
 
   ASSERT_TRUE(disk->Checkpoint("c").ok());
   Result<std::shared_ptr<DiskFs>> view = engine_->OpenCheckpoint(DiskNo(7), "c");
   ASSERT_TRUE(view.ok());
-  EXPECT_EQ(Err((*view)->PutAttrs(puts, {})), EROFS);
+  EXPECT_EQ(Err((*view)->ApplyPuts({.attrs = puts}, {})), EROFS);
+  Reopen();
+  check(*engine_->Disk(DiskNo(7)));
+}
+
+// A client's write puts (protocol.md §5.3.2): applied in order before the attribute puts of the
+// same commit, several in one block (the second reads what the first wrote), the times the
+// client answered kept; a write of a gone inode skipped; the same puts again leave the same
+// bytes; a write to a directory refuses the whole commit; and they survive a reopen.
+TEST_F(EngineTest, WritePutsStoreTheDataBeforeTheAttributes) {
+  posix::FileSystem* fs = NewDisk(7);
+  auto* disk = static_cast<DiskFs*>(fs);
+  Result<posix::Attr> f = fs->Mknod(kRootIno, "f", S_IFREG | 02775, 0, {});
+  Result<posix::Attr> gone = fs->Mknod(kRootIno, "gone", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(f.ok() && gone.ok());
+  ASSERT_TRUE(fs->Unlink(kRootIno, "gone").ok());
+  const std::string a(1000, 'a'), b(5000, 'b');
+  const posix::Puts puts{
+      .writes = {{f->ino, 0, a}, {gone->ino, 0, "x"}, {f->ino, 1000, b}},
+      .attrs = {{.ino = f->ino,
+                 .mode = 0775,
+                 .mtime = posix::Timespec{20, 2},
+                 .ctime = posix::Timespec{20, 2}}},
+  };
+  size_t skipped = 99;
+  ASSERT_TRUE(disk->ApplyPuts(puts, {}, &skipped).ok());
+  EXPECT_EQ(skipped, 1u);
+  auto check = [&](posix::FileSystem* on) {
+    EXPECT_EQ(*on->Read(f->ino, 0, 1 << 20), a + b);
+    Result<posix::Attr> at = on->GetAttr(f->ino);
+    ASSERT_TRUE(at.ok());
+    EXPECT_EQ(at->size, 6000u);
+    EXPECT_EQ(at->blocks, 16u) << "two 4 KiB blocks";
+    EXPECT_EQ(at->mode, S_IFREG | 0775) << "the write dropped set-group-ID, as the put says";
+    EXPECT_EQ(at->mtime, (posix::Timespec{20, 2}));
+    EXPECT_EQ(at->ctime, (posix::Timespec{20, 2}));
+  };
+  check(fs);
+  ASSERT_TRUE(disk->ApplyPuts(puts, {}).ok());  // a retry
+  check(fs);
+
+  Result<posix::Attr> d = fs->Mkdir(kRootIno, "d", 0755, {});
+  ASSERT_TRUE(d.ok());
+  const posix::Puts bad{.writes = {{f->ino, 6000, "c"}, {d->ino, 0, "x"}}};
+  EXPECT_EQ(Err(disk->ApplyPuts(bad, {})), EINVAL);
+  EXPECT_EQ(fs->GetAttr(f->ino)->size, 6000u) << "nothing of a refused commit is applied";
+  EXPECT_EQ(Err(disk->ApplyPuts({.writes = {{f->ino, 0, ""}}}, {})), EINVAL);
   Reopen();
   check(*engine_->Disk(DiskNo(7)));
 }

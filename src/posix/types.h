@@ -101,6 +101,24 @@ struct AttrPut {
   bool operator==(const AttrPut&) const = default;
 };
 
+// A write a client answered itself, as its data (docs/protocol.md §5.3.2, ADR 0029). Applying it
+// twice leaves the same bytes.
+struct WritePut {
+  Ino ino;
+  uint64_t offset = 0;
+  std::string data;
+  bool operator==(const WritePut&) const = default;
+};
+
+// What a client answered itself and sends ahead of its next request: its writes, applied first,
+// then its attribute puts (which hold the times those writes showed).
+struct Puts {
+  std::vector<WritePut> writes = {};
+  std::vector<AttrPut> attrs = {};
+  bool empty() const { return writes.empty() && attrs.empty(); }
+  bool operator==(const Puts&) const = default;
+};
+
 // Owner of a new inode: the caller's uid and the gid the kernel chose (its own, or the parent's
 // for a set-group-ID parent).
 struct Owner {

@@ -13,5 +13,8 @@ inline constexpr uint64_t kFeatureUnstable = uint64_t{1} << 7;
 // Mut.puts: attribute changes a client answered itself, applied before the request that carries
 // them, and PUT_ATTRS, which carries only them (protocol.md §5.3.2, ADR 0028).
 inline constexpr uint64_t kFeatureAttrPuts = uint64_t{1} << 5;
+// With kFeatureAttrPuts, Mut.writes: small writes a client answered itself, applied before the
+// puts (protocol.md §5.3.2, ADR 0029).
+inline constexpr uint64_t kFeatureWritePuts = uint64_t{1} << 6;
 
 }  // namespace archil::proto

@@ -291,6 +291,28 @@ WireStatus ValidatePuts(const v1::Mut& mut, std::string* why) {
     }
     if (p.mode() > 07777) return Fail(WireStatus::kInvalid, "put mode beyond 07777", why);
   }
+  if (static_cast<size_t>(mut.writes_size()) > kMaxWritePuts) {
+    return Fail(
+        WireStatus::kInvalid,
+        std::to_string(mut.writes_size()) + " write puts, over " + std::to_string(kMaxWritePuts),
+        why);
+  }
+  size_t bytes = 0;
+  for (const v1::WritePut& w : mut.writes()) {
+    if (WireStatus s = CheckIno(w.ino(), "write put ino", why); s != WireStatus::kOk) return s;
+    if (w.data().empty()) return Fail(WireStatus::kInvalid, "a write put without data", why);
+    bytes += w.data().size();
+    if (bytes > kMaxWritePutBytes) {
+      return Fail(WireStatus::kInvalid,
+                  "write puts over " + std::to_string(kMaxWritePutBytes) + " bytes", why);
+    }
+    if (WireStatus s = CheckRange(w.offset(), w.data().size(), why); s != WireStatus::kOk) {
+      return s;
+    }
+    if (Crc32c(w.data()) != w.crc32c()) {
+      return Fail(WireStatus::kChecksumMismatch, "a write put fails its CRC-32C", why);
+    }
+  }
   return WireStatus::kOk;
 }
 
@@ -302,7 +324,7 @@ WireStatus ValidateRequest(const FrameHeader& h, const Message& m, std::string_v
   if (type->mutating && mut == nullptr) {
     return Fail(WireStatus::kInvalid, std::string(type->name) + " without its Mut", why);
   }
-  if (mut != nullptr && mut->puts_size() > 0) {
+  if (mut != nullptr && (mut->puts_size() > 0 || mut->writes_size() > 0)) {
     if (WireStatus s = ValidatePuts(*mut, why); s != WireStatus::kOk) return s;
   }
   if (WireStatus s = Namespace(h, m, why); s != WireStatus::kOk) return s;

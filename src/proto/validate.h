@@ -23,6 +23,8 @@ inline constexpr size_t kXattrValueMax = 65536;  // bytes of an xattr value
 inline constexpr uint32_t kReadDirMaxEntries = 4096;
 inline constexpr uint64_t kMaxFileEnd = (uint64_t{1} << 63) - 1;  // offset + length at most
 inline constexpr size_t kMaxAttrPuts = 1024;                      // Mut.puts per request (§5.3.2)
+inline constexpr size_t kMaxWritePuts = 64;             // Mut.writes per request (§5.3.2)
+inline constexpr size_t kMaxWritePutBytes = 128 << 10;  // their data, in all
 
 struct ValidationContext {
   FrameLimits limits = kDefaultLimits;  // the connection's negotiated limits
@@ -35,8 +37,10 @@ struct ValidationContext {
 WireStatus ValidateRequest(const FrameHeader& h, const Message& m, std::string_view payload,
                            const ValidationContext& ctx, std::string* why);
 
-// The attribute puts a Mut carries (§5.3.2): at most kMaxAttrPuts, each naming an inode, with
-// valid bits among MODE, UID, GID, ATIME, MTIME and a mode <= 07777. kInvalid otherwise.
+// The attribute and write puts a Mut carries (§5.3.2): at most kMaxAttrPuts attribute puts, each
+// naming an inode, with valid bits among MODE, UID, GID, ATIME, MTIME and a mode <= 07777; at most
+// kMaxWritePuts writes of kMaxWritePutBytes in all, each naming an inode, not empty, ending within
+// the maximum file size, its CRC-32C matching. kInvalid (kChecksumMismatch for a CRC) otherwise.
 // ValidateRequest checks them too; this tells a request refused for its puts from one refused for
 // itself.
 WireStatus ValidatePuts(const v1::Mut& mut, std::string* why);

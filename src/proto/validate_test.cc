@@ -77,6 +77,46 @@ TEST(Validate, AttributePutsAreBoundedAndHoldOnlyValues) {
   EXPECT_EQ(Check(kTypePutAttrs, many), WireStatus::kInvalid);
 }
 
+TEST(Validate, WritePutsAreBoundedAndCarryTheirChecksum) {
+  auto write = [](v1::Mut* mut, uint64_t ino, uint64_t offset, const std::string& data) {
+    v1::WritePut* w = mut->add_writes();
+    w->set_ino(ino);
+    w->set_offset(offset);
+    w->set_data(data);
+    w->set_crc32c(Crc32c(data));
+    return w;
+  };
+  v1::Mkdir carrier;
+  carrier.set_parent(1);
+  carrier.set_name("d");
+  write(carrier.mutable_mut(), 5, 0, std::string(kMaxWritePutBytes - 1, 'a'));
+  write(carrier.mutable_mut(), 5, kMaxWritePutBytes - 1, "b");
+  EXPECT_EQ(Check(kTypeMkdir, carrier), WireStatus::kOk);
+  v1::Mkdir over = carrier;
+  write(over.mutable_mut(), 5, kMaxWritePutBytes, "c");
+  EXPECT_EQ(Check(kTypeMkdir, over), WireStatus::kInvalid) << "over the bytes";
+  v1::PutAttrs alone;
+  for (size_t i = 0; i < kMaxWritePuts; ++i) write(alone.mutable_mut(), 5, i, "x");
+  EXPECT_EQ(Check(kTypePutAttrs, alone), WireStatus::kOk);
+  write(alone.mutable_mut(), 5, kMaxWritePuts, "x");
+  EXPECT_EQ(Check(kTypePutAttrs, alone), WireStatus::kInvalid) << "over the count";
+
+  v1::PutAttrs one;
+  one.mutable_mut();
+  v1::PutAttrs nobody = one;
+  write(nobody.mutable_mut(), 0, 0, "x");
+  EXPECT_EQ(Check(kTypePutAttrs, nobody), WireStatus::kInvalid) << "ino 0";
+  v1::PutAttrs empty = one;
+  write(empty.mutable_mut(), 5, 0, "");
+  EXPECT_EQ(Check(kTypePutAttrs, empty), WireStatus::kInvalid) << "no data";
+  v1::PutAttrs far = one;
+  write(far.mutable_mut(), 5, kMaxFileEnd, "x");
+  EXPECT_EQ(Check(kTypePutAttrs, far), WireStatus::kFileTooBig);
+  v1::PutAttrs torn = one;
+  write(torn.mutable_mut(), 5, 0, "xyz")->set_data("xyZ");
+  EXPECT_EQ(Check(kTypePutAttrs, torn), WireStatus::kChecksumMismatch);
+}
+
 TEST(Validate, NamespaceRequests) {
   v1::Lookup lookup;
   lookup.set_parent(1);

@@ -23,8 +23,8 @@ using proto::As;
 using proto::WireStatus;
 
 constexpr uint32_t kProtocolMin = 1, kProtocolMax = 1;
-constexpr uint64_t kServerFeatures =
-    proto::kFeatureLseek | proto::kFeatureUnstable | proto::kFeatureAttrPuts;
+constexpr uint64_t kServerFeatures = proto::kFeatureLseek | proto::kFeatureUnstable |
+                                     proto::kFeatureAttrPuts | proto::kFeatureWritePuts;
 // Lanes of a session: 0 (small, synchronous) and 1..8 (bulk), protocol.md §6.
 constexpr uint32_t kMaxLane = 8;
 constexpr uint32_t kDefaultSlots = 64, kMaxSlots = 1024;

@@ -41,7 +41,9 @@ std::vector<uint64_t> MutationKeys(uint16_t type, const proto::Message& m) {
       return {As<v1::Rename>(m).parent(), As<v1::Rename>(m).new_parent()};
     case proto::kTypePutAttrs: {
       std::vector<uint64_t> keys;
-      for (const v1::AttrPut& p : As<v1::PutAttrs>(m).mut().puts()) keys.push_back(p.ino());
+      const v1::Mut& mut = As<v1::PutAttrs>(m).mut();
+      for (const v1::AttrPut& p : mut.puts()) keys.push_back(p.ino());
+      for (const v1::WritePut& w : mut.writes()) keys.push_back(w.ino());
       std::sort(keys.begin(), keys.end());
       keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
       return keys;

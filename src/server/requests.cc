@@ -45,17 +45,24 @@ CachedReply PutsApplied(CachedReply reply) {
   return reply;
 }
 
-std::vector<posix::AttrPut> PutsOf(const v1::Mut& mut) {
-  std::vector<posix::AttrPut> puts;
-  puts.reserve(static_cast<size_t>(mut.puts_size()));
-  for (const v1::AttrPut& p : mut.puts()) puts.push_back(FromProto(p));
+posix::Puts PutsOf(const v1::Mut& mut) {
+  posix::Puts puts;
+  puts.writes.reserve(static_cast<size_t>(mut.writes_size()));
+  for (const v1::WritePut& w : mut.writes()) {
+    puts.writes.push_back(posix::WritePut{posix::Ino(w.ino()), w.offset(), w.data()});
+  }
+  puts.attrs.reserve(static_cast<size_t>(mut.puts_size()));
+  for (const v1::AttrPut& p : mut.puts()) puts.attrs.push_back(FromProto(p));
   return puts;
 }
 
-// The attribute changes the client answered itself and sent ahead of this request (§5.3.2), in one
-// commit before it; not synced (the request's own sync, or the next COMMIT, covers them).
+bool CarriesPuts(const v1::Mut& mut) { return mut.puts_size() > 0 || mut.writes_size() > 0; }
+
+// The writes and attribute changes the client answered itself and sent ahead of this request
+// (§5.3.2), in one commit before it; not synced (the request's own sync, or the next COMMIT,
+// covers them).
 Status ApplyPuts(Session& s, const v1::Mut& mut) {
-  return s.fs().PutAttrs(PutsOf(mut), engine::CommitHooks{.sync = false});
+  return s.fs().ApplyPuts(PutsOf(mut), engine::CommitHooks{.sync = false});
 }
 
 // Who applies the attribute puts a request carries (§5.3.2).
@@ -81,7 +88,7 @@ Response InSlot(Session& s, const v1::Mut& mut, const std::function<CachedReply(
       break;
   }
   CachedReply reply;
-  if (mut.puts_size() == 0 || puts != Puts::kFirst) {
+  if (!CarriesPuts(mut) || puts != Puts::kFirst) {
     reply = body();
   } else if (Status st = ApplyPuts(s, mut); !st.ok()) {
     reply = CachedError(st);
@@ -556,9 +563,9 @@ Response PutAttrs(Session& s, uint16_t type, const proto::Message& req) {
   return InSlot(
       s, mut,
       [&] {
-        const std::vector<posix::AttrPut> puts = PutsOf(mut);
+        const posix::Puts puts = PutsOf(mut);
         return Recorded(s, mut, type,
-                        StatusCall([&](const Hooks& h) { return s.fs().PutAttrs(puts, h); }),
+                        StatusCall([&](const Hooks& h) { return s.fs().ApplyPuts(puts, h); }),
                         EmptyReply<v1::PutAttrsReply>());
       },
       Puts::kBody);

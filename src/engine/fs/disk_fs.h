@@ -144,12 +144,13 @@ class DiskFs final : public posix::FileSystem {
                             const CommitHooks& hooks);
   Status Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint64_t length,
                    const CommitHooks& hooks);
-  // Applies the attribute puts of a client that answered those SETATTRs itself (posix::AttrPut,
-  // docs/protocol.md §5.3.2), in order, in one commit. A put of an inode that no longer exists is
-  // skipped (nothing is left to set) and counted in *skipped. Applying the same puts again leaves
-  // the same attributes (a retried request applies them twice).
-  Status PutAttrs(const std::vector<posix::AttrPut>& puts, const CommitHooks& hooks,
-                  size_t* skipped = nullptr);
+  // Applies what a client answered itself (posix::Puts, docs/protocol.md §5.3.2) in one commit:
+  // its writes in order, then its attribute puts in order (their times are what the writes
+  // showed). A put of an inode that no longer exists is skipped (nothing is left to set) and
+  // counted in *skipped. Applying the same puts again leaves the same bytes and attributes (a
+  // retried request applies them twice). Errors: ENOSPC past the reserve (writes only), EFBIG,
+  // EINVAL for a write to a non-file; then nothing is applied.
+  Status ApplyPuts(const posix::Puts& puts, const CommitHooks& hooks, size_t* skipped = nullptr);
 
   // Makes every mutation committed so far durable, of this disk and of every other disk of the
   // engine (they share one write-ahead log): what a mutation committed with `sync` false waits

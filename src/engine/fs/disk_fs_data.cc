@@ -192,6 +192,31 @@ Status DiskFs::Ops::Resize(Txn& t, Inode& n, uint64_t size) {
   return Status::Ok();
 }
 
+Status DiskFs::Ops::WriteData(Txn& t, Inode& n, uint64_t offset, std::string_view data) {
+  const uint64_t end = offset + data.size();
+  const uint64_t b0 = offset / kBlockSize, b1 = (end + kBlockSize - 1) / kBlockSize;
+  std::string buf((b1 - b0) * kBlockSize, '\0');
+  // Sub-block edges are merged with what the blocks hold (read-modify-write).
+  if (offset % kBlockSize != 0) {
+    ARCHIL_ASSIGN_OR_RETURN(std::string head, ReadBlocks(t, n.ino, b0, 1));
+    std::copy(head.begin(), head.end(), buf.begin());
+  }
+  if (end % kBlockSize != 0 && (b1 - 1 != b0 || offset % kBlockSize == 0)) {
+    ARCHIL_ASSIGN_OR_RETURN(std::string tail, ReadBlocks(t, n.ino, b1 - 1, 1));
+    std::copy(tail.begin(), tail.end(), buf.end() - kBlockSize);
+  }
+  std::copy(data.begin(), data.end(),
+            buf.begin() + static_cast<ptrdiff_t>(offset - b0 * kBlockSize));
+  ARCHIL_ASSIGN_OR_RETURN(uint64_t replaced, WriteBlocks(t, n.ino, b0, buf));
+  n.rec.blocks = n.rec.blocks + (b1 - b0) - std::min(n.rec.blocks + (b1 - b0), replaced);
+  n.rec.size = std::max(n.rec.size, end);
+  // A write drops set-user-ID, and set-group-ID when group-execute is set.
+  n.rec.mode &= ~static_cast<uint32_t>(S_ISUID);
+  if (n.rec.mode & S_IXGRP) n.rec.mode &= ~static_cast<uint32_t>(S_ISGID);
+  Touch(n);
+  return Status::Ok();
+}
+
 Result<std::string> DiskFs::Read(posix::Ino ino, uint64_t offset, size_t length) {
   Ops ops(this);
   DbView view = ReadView();
@@ -224,27 +249,7 @@ Result<posix::Attr> DiskFs::Write(posix::Ino ino, uint64_t offset, std::string_v
     if (S_ISDIR(n.rec.mode)) return Status::Errno(EISDIR, "write to a directory");
     if (!S_ISREG(n.rec.mode)) return Status::Errno(EINVAL, "write to a special file");
     if (data.empty()) return ToAttr(n.ino, n.rec);
-    const uint64_t end = offset + data.size();
-    const uint64_t b0 = offset / kBlockSize, b1 = (end + kBlockSize - 1) / kBlockSize;
-    std::string buf((b1 - b0) * kBlockSize, '\0');
-    // Sub-block edges are merged with what the blocks hold (read-modify-write).
-    if (offset % kBlockSize != 0) {
-      ARCHIL_ASSIGN_OR_RETURN(std::string head, ops.ReadBlocks(t, n.ino, b0, 1));
-      std::copy(head.begin(), head.end(), buf.begin());
-    }
-    if (end % kBlockSize != 0 && (b1 - 1 != b0 || offset % kBlockSize == 0)) {
-      ARCHIL_ASSIGN_OR_RETURN(std::string tail, ops.ReadBlocks(t, n.ino, b1 - 1, 1));
-      std::copy(tail.begin(), tail.end(), buf.end() - kBlockSize);
-    }
-    std::copy(data.begin(), data.end(),
-              buf.begin() + static_cast<ptrdiff_t>(offset - b0 * kBlockSize));
-    ARCHIL_ASSIGN_OR_RETURN(uint64_t replaced, ops.WriteBlocks(t, n.ino, b0, buf));
-    n.rec.blocks = n.rec.blocks + (b1 - b0) - std::min(n.rec.blocks + (b1 - b0), replaced);
-    n.rec.size = std::max(n.rec.size, end);
-    // A write drops set-user-ID, and set-group-ID when group-execute is set.
-    n.rec.mode &= ~static_cast<uint32_t>(S_ISUID);
-    if (n.rec.mode & S_IXGRP) n.rec.mode &= ~static_cast<uint32_t>(S_ISGID);
-    ops.Touch(n);
+    ARCHIL_RETURN_IF_ERROR(ops.WriteData(t, n, offset, data));
     ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, n));
     return ToAttr(n.ino, n.rec);
   });

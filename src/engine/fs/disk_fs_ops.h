@@ -110,6 +110,9 @@ class DiskFs::Ops {
   // Seals open segment `seg`, whose record is `rec`: syncs its file, drops its intents, writes
   // SEG(SEALED). The caller stops allocating from it.
   Status Seal(Txn& t, SegNo seg, SegRecord rec);
+  // Writes `data` (not empty) at `offset` of regular file `n`, read-modify-write at the block
+  // edges; adjusts n.rec (blocks, size, set-ID bits, times). The caller puts the inode.
+  Status WriteData(Txn& t, Inode& n, uint64_t offset, std::string_view data);
   // Zeros bytes [offset, offset + length) of a file whose size is `size` (whole blocks dropped,
   // edge blocks rewritten); adjusts n.rec.blocks.
   Status ZeroRange(Txn& t, Inode& n, uint64_t offset, uint64_t length);
