@@ -503,6 +503,85 @@ TEST(DiskServer, PutsAreAppliedUnlessTheDiskRefusedTheRequestThatCarriedThem) {
   EXPECT_TRUE(fs.Sync().ok());
 }
 
+// Small appends to a file the client knows are answered by the client (no WRITE request) and
+// ride ahead of its next request, before the times they showed; a read of the file sends them
+// first; a write the disk refuses to apply (it is full) is lost, said at the next sync.
+TEST(DiskServer, SmallWritesTheClientAnsweredReachTheDiskAheadOfItsNextRequest) {
+  ExclusiveClient x;
+  ASSERT_TRUE(x.c && x.c->WritePuts());
+  RemoteFs& fs = *x.fs;
+  posix::FileSystem* direct = x.direct;
+  auto requests = [&](const char* op) {
+    return std::max(0.0, MetricValue(x.registry.Render(), "archil_client_requests_total{op=\"" +
+                                                              std::string(op) + "\"}"));
+  };
+  Result<posix::Attr> f = fs.Mknod(kRootIno, "f", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(f.ok());
+  const std::string a(1000, 'a'), b(3000, 'b');
+  x.clock.Advance(1'000'000);
+  Result<posix::Attr> shown = fs.WriteBehind(f->ino, 0, a);
+  ASSERT_TRUE(shown.ok());
+  ASSERT_TRUE(fs.WriteBehind(f->ino, 1000, b).ok());
+  shown = fs.GetAttr(f->ino);
+  EXPECT_EQ(shown->size, 4000u);
+  EXPECT_EQ(shown->mtime, posix::Timespec::FromNanos(x.clock.NowNanos()));
+  EXPECT_EQ(requests("WRITE"), 0);
+  EXPECT_EQ(direct->GetAttr(f->ino)->size, 0u) << "not sent yet";
+
+  // The next request carries them: the data, then the times the client showed.
+  ASSERT_TRUE(fs.Mkdir(kRootIno, "d", 0755, {}).ok());
+  EXPECT_EQ(*direct->Read(f->ino, 0, 1 << 20), a + b);
+  Result<posix::Attr> held = direct->GetAttr(f->ino);
+  ASSERT_TRUE(held.ok());
+  EXPECT_EQ(held->size, shown->size);
+  EXPECT_EQ(held->blocks, shown->blocks);
+  EXPECT_EQ(held->mtime, shown->mtime);
+  EXPECT_EQ(held->ctime, shown->ctime);
+  EXPECT_EQ(requests("WRITE"), 0);
+
+  // A read of a file whose data waits here sends it first (one PUT_ATTRS), then reads it.
+  Result<posix::Attr> g = fs.Mknod(kRootIno, "g", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(g.ok());
+  ASSERT_TRUE(fs.WriteBehind(g->ino, 0, "hello").ok());
+  EXPECT_EQ(*fs.Read(g->ino, 0, 4096), "hello");
+  EXPECT_EQ(requests("PUT_ATTRS"), 1);
+  EXPECT_EQ(requests("WRITE"), 0);
+  // Over the bound (64 KiB waiting), a write goes to the server as before.
+  Result<posix::Attr> big = fs.Mknod(kRootIno, "big", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(big.ok());
+  ASSERT_TRUE(fs.WriteBehind(big->ino, 0, std::string(64 << 10, 'c')).ok());
+  ASSERT_TRUE(fs.WriteBehind(big->ino, 64 << 10, "d").ok());
+  EXPECT_EQ(requests("WRITE"), 1);
+  EXPECT_EQ(*direct->Read(big->ino, 0, 1 << 20), std::string(64 << 10, 'c') + "d");
+  ASSERT_TRUE(fs.Sync().ok());
+  EXPECT_EQ(fs.attr_log_stats().lost, 0u);
+}
+
+// A write that rode on a request the disk refused is lost with it: the request fails with the
+// disk's errno, the next sync with EIO, once; the disk holds none of the data.
+TEST(DiskServer, AWriteLostWithItsCarrierIsAWriteBackErrorAtTheNextSync) {
+  std::atomic<bool> refuse{false};
+  server::DiskServerOptions so;
+  so.admit_mutation = [&](engine::DiskNo) -> Status {
+    return refuse ? Status::Errno(EIO, "this disk's data can no longer reach the bucket")
+                  : Status::Ok();
+  };
+  ExclusiveClient x(so);
+  ASSERT_TRUE(x.c && x.c->WritePuts());
+  RemoteFs& fs = *x.fs;
+  Result<posix::Attr> f = fs.Mknod(kRootIno, "f", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(f.ok());
+  ASSERT_TRUE(fs.WriteBehind(f->ino, 0, "data").ok());
+  refuse = true;
+  EXPECT_EQ(Err(fs.Mkdir(kRootIno, "d", 0755, {})), EIO);
+  EXPECT_EQ(fs.attr_log_stats().lost, 1u);
+  EXPECT_EQ(x.direct->GetAttr(f->ino)->size, 0u);
+  refuse = false;
+  Status first = fs.Sync();
+  EXPECT_EQ(ErrnoFor(first), EIO) << first.ToString();
+  EXPECT_TRUE(fs.Sync().ok());
+}
+
 // One port serves both: a client on this machine speaks cleartext (it pays nothing for TLS),
 // one asking for TLS gets it, with the certificate verified. A TLS client of a server without a
 // certificate, or one that does not trust the certificate, fails at once with a clear error.

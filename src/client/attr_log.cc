@@ -6,6 +6,12 @@
 
 namespace archil::client {
 
+namespace {
+
+constexpr uint64_t kDataBlock = 4096;  // the engine's block (formats.md), for st_blocks
+
+}  // namespace
+
 AttrLog::Ticket AttrLog::Begin() {
   MutexLock lock(&mu_);
   while (carrier_in_flight_) carrier_done_.Wait(&mu_);
@@ -21,13 +27,18 @@ AttrLog::Ticket AttrLog::Begin() {
     }
     // No carrier is in flight, so nothing is carried: every put left is pending.
     e.state = State::kCarried;
-    t.puts.push_back(e.put);
+    if (!e.data.empty()) {
+      t.puts.writes.push_back(posix::WritePut{e.put.ino, e.data_offset, std::move(e.data)});
+      e.data.clear();
+    }
+    t.puts.attrs.push_back(e.put);
     ++it;
   }
   if (!t.puts.empty()) {
     carrier_in_flight_ = true;
-    counts_.carried += t.puts.size();
+    counts_.carried += t.puts.attrs.size();
     pending_ = 0;
+    pending_bytes_ = 0;
     oldest_pending_ns_ = 0;
   }
   return t;
@@ -41,7 +52,7 @@ void AttrLog::End(Ticket ticket, bool puts_applied, const std::optional<posix::A
     // The server holds them now (or never will): an answer to a read is the truth again. Nothing
     // was answered here meanwhile (a mutation was in flight), so every carried entry is ours.
     std::erase_if(entries_, [](const auto& e) { return e.second.state == State::kCarried; });
-    if (!puts_applied) counts_.lost += ticket.puts.size();
+    if (!puts_applied) counts_.lost += ticket.puts.attrs.size();
     carrier_in_flight_ = false;
     carrier_done_.SignalAll();
   }
@@ -56,11 +67,7 @@ std::optional<posix::Attr> AttrLog::Answer(posix::Ino ino, const posix::SetAttrR
   auto it = entries_.find(ino.value());
   if (it == entries_.end()) return std::nullopt;
   Entry& e = it->second;
-  if (e.state != State::kPending) {
-    e.state = State::kPending;
-    e.put = posix::AttrPut{.ino = ino};
-    if (pending_++ == 0) oldest_pending_ns_ = now_ns;
-  }
+  Pend(ino, e, now_ns);
   posix::Attr& a = e.attr;
   posix::AttrPut& p = e.put;
   if (r.mode) a.mode = (a.mode & S_IFMT) | (*r.mode & 07777), p.mode = *r.mode & 07777;
@@ -80,6 +87,52 @@ std::optional<posix::Attr> AttrLog::Answer(posix::Ino ino, const posix::SetAttrR
   return a;
 }
 
+void AttrLog::Pend(posix::Ino ino, Entry& e, int64_t now_ns) {
+  if (e.state == State::kPending) return;
+  e.state = State::kPending;
+  e.put = posix::AttrPut{.ino = ino};
+  if (pending_++ == 0) oldest_pending_ns_ = now_ns;
+}
+
+std::optional<posix::Attr> AttrLog::AnswerWrite(posix::Ino ino, uint64_t offset,
+                                                std::string_view data, size_t max_bytes,
+                                                posix::Timespec now, int64_t now_ns) {
+  if (data.empty()) return std::nullopt;
+  MutexLock lock(&mu_);
+  if (in_flight_ != 0) return std::nullopt;
+  auto it = entries_.find(ino.value());
+  if (it == entries_.end()) return std::nullopt;
+  Entry& e = it->second;
+  posix::Attr& a = e.attr;
+  // Dense: the file's blocks are exactly those up to its size, so the blocks after this append
+  // are known too (the engine's 4 KiB blocks, counted in 512-byte units).
+  auto blocks_for = [](uint64_t size) { return (size + kDataBlock - 1) / kDataBlock * 8; };
+  if (!S_ISREG(a.mode) || offset != a.size || a.blocks != blocks_for(a.size) ||
+      e.data.size() + data.size() > max_bytes || data.size() > posix::kMaxFileSize - offset) {
+    return std::nullopt;
+  }
+  Pend(ino, e, now_ns);
+  if (e.data.empty()) e.data_offset = offset;
+  e.data.append(data);
+  pending_bytes_ += data.size();
+  a.size = offset + data.size();
+  a.blocks = blocks_for(a.size);
+  // As the engine: a write drops set-user-ID, and set-group-ID when group-execute is set.
+  const uint32_t dropped =
+      a.mode & ~static_cast<uint32_t>(S_ISUID | ((a.mode & S_IXGRP) ? S_ISGID : 0));
+  if (dropped != a.mode) a.mode = dropped, e.put.mode = dropped & 07777;
+  a.mtime = a.ctime = now;
+  e.put.mtime = e.put.ctime = now;
+  ++counts_.answered_writes;
+  return a;
+}
+
+bool AttrLog::HasData(posix::Ino ino) const {
+  MutexLock lock(&mu_);
+  auto it = entries_.find(ino.value());
+  return it != entries_.end() && !it->second.data.empty();
+}
+
 std::optional<posix::Attr> AttrLog::Get(posix::Ino ino) const {
   MutexLock lock(&mu_);
   auto it = entries_.find(ino.value());
@@ -97,6 +150,7 @@ AttrLog::Stats AttrLog::stats() const {
   MutexLock lock(&mu_);
   Stats s = counts_;
   s.pending = pending_;
+  s.pending_bytes = pending_bytes_;
   s.oldest_pending_ns = oldest_pending_ns_;
   return s;
 }

@@ -1,5 +1,5 @@
-// AttrLog: the attribute changes a client that alone changes its disk answers itself, and the
-// order they reach the server in (ADR 0028, docs/protocol.md §5.3.2).
+// AttrLog: the attribute changes and small writes a client that alone changes its disk answers
+// itself, and the order they reach the server in (ADR 0028, ADR 0029, docs/protocol.md §5.3.2).
 //
 // A file unpacked by `tar` costs the kernel's SETATTRs of its owner, mode and times, each one a
 // round trip. On an exclusive mount the client knows an inode's attributes exactly when the last
@@ -8,6 +8,12 @@
 // from those attributes, and becomes a *put*: the values it leaves, its change time included. The
 // puts ride ahead of the next mutation this client sends (Mut.puts), or alone (PUT_ATTRS) at a
 // sync point or when the oldest is `max_age` old.
+//
+// A WRITE that appends to such a file (at its size, the file dense: every block up to its size
+// written, as a file this client created and wrote from the start is) is answered here the same
+// way (AnswerWrite), while its data waiting here is at most `max_bytes`: the data rides ahead of
+// the next mutation too (Mut.writes, before the puts, which hold the times the write showed). A
+// read of such a file's data must send what waits first (HasData).
 //
 // The order is the contract: the disk must hold a prefix of the client's operations.
 //   - A SETATTR is answered here only while no mutation is in flight: every operation answered
@@ -45,9 +51,11 @@ class AttrLog {
  public:
   struct Stats {
     uint64_t answered = 0;          // SETATTRs answered here
+    uint64_t answered_writes = 0;   // WRITEs answered here
     uint64_t carried = 0;           // puts handed to a carrier
     uint64_t lost = 0;              // puts a carrier's answer says were not applied (or never came)
     size_t pending = 0;             // puts waiting now
+    size_t pending_bytes = 0;       // bytes of written data waiting now
     int64_t oldest_pending_ns = 0;  // when the oldest of them was answered (0: none)
   };
 
@@ -55,7 +63,7 @@ class AttrLog {
   struct Ticket {
     uint64_t id = 0;
     bool alone_at_start = false;
-    std::vector<posix::AttrPut> puts;  // what this mutation carries (its Mut.puts)
+    posix::Puts puts;  // what this mutation carries (its Mut.writes and Mut.puts)
   };
 
   // Before a mutation is sent: waits while another carries puts, then hands it every pending
@@ -75,6 +83,15 @@ class AttrLog {
   std::optional<posix::Attr> Answer(posix::Ino ino, const posix::SetAttrRequest& request,
                                     posix::Timespec now, int64_t now_ns) ARCHIL_EXCLUDES(mu_);
 
+  // A WRITE of `data` at `offset` answered here: the attributes after it, or nullopt if it must go
+  // to the server (as Answer, and unless it appends to a dense regular file whose data waiting
+  // here stays within `max_bytes`).
+  std::optional<posix::Attr> AnswerWrite(posix::Ino ino, uint64_t offset, std::string_view data,
+                                         size_t max_bytes, posix::Timespec now, int64_t now_ns)
+      ARCHIL_EXCLUDES(mu_);
+  // Whether written data of `ino` waits here (not yet handed to a carrier).
+  bool HasData(posix::Ino ino) const ARCHIL_EXCLUDES(mu_);
+
   // The attributes known of `ino`, if any.
   std::optional<posix::Attr> Get(posix::Ino ino) const ARCHIL_EXCLUDES(mu_);
   // Replaces `*a` (an answer of the server to a read: LOOKUP, READDIRPLUS) with what a put not
@@ -89,7 +106,12 @@ class AttrLog {
     posix::Attr attr;
     State state = State::kKnown;
     posix::AttrPut put;  // kPending, kCarried
+    // kPending: data written here at data_offset, not yet carried (the put holds its times).
+    uint64_t data_offset = 0;
+    std::string data = {};
   };
+  // Makes `e` (of `ino`) pending if it is not: an empty put of it.
+  void Pend(posix::Ino ino, Entry& e, int64_t now_ns) ARCHIL_REQUIRES(mu_);
 
   mutable Mutex mu_;
   CondVar carrier_done_{&mu_};
@@ -98,6 +120,7 @@ class AttrLog {
   uint32_t in_flight_ ARCHIL_GUARDED_BY(mu_) = 0;
   bool carrier_in_flight_ ARCHIL_GUARDED_BY(mu_) = false;
   size_t pending_ ARCHIL_GUARDED_BY(mu_) = 0;
+  size_t pending_bytes_ ARCHIL_GUARDED_BY(mu_) = 0;
   int64_t oldest_pending_ns_ ARCHIL_GUARDED_BY(mu_) = 0;
   Stats counts_ ARCHIL_GUARDED_BY(mu_);
 };

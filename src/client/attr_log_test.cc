@@ -109,8 +109,8 @@ TEST(AttrLog, TheNextMutationCarriesOnePutPerInodeWithTheLastValueOfEachField) {
   EXPECT_EQ(log.stats().oldest_pending_ns, 1);
 
   AttrLog::Ticket carrier = log.Begin();
-  ASSERT_EQ(carrier.puts.size(), 1u);
-  const posix::AttrPut& p = carrier.puts[0];
+  ASSERT_EQ(carrier.puts.attrs.size(), 1u);
+  const posix::AttrPut& p = carrier.puts.attrs[0];
   EXPECT_EQ(p.ino, Ino(5));
   EXPECT_EQ(p.mode, 0640u);
   EXPECT_EQ(p.uid, 0u);
@@ -139,7 +139,7 @@ TEST(AttrLog, AMutationWaitsWhileACarrierIsInFlight) {
   Learn(&log, FileAttr(5));
   ASSERT_TRUE(log.Answer(Ino(5), Chmod(0600), Timespec{200, 0}, 1));
   AttrLog::Ticket carrier = log.Begin();
-  ASSERT_EQ(carrier.puts.size(), 1u);
+  ASSERT_EQ(carrier.puts.attrs.size(), 1u);
   std::atomic<bool> began{false};
   std::thread later([&] {
     AttrLog::Ticket t = log.Begin();
@@ -182,6 +182,79 @@ TEST(AttrLog, AnotherChangeOfAPendingInodeChangesItsPut) {
   EXPECT_EQ(s.pending, 1u);
   EXPECT_EQ(s.oldest_pending_ns, 1);
   EXPECT_EQ(s.answered, 2u);
+}
+
+// A new, empty file (a create's answer).
+Attr NewFile(uint64_t ino) {
+  Attr a = FileAttr(ino);
+  a.size = 0;
+  a.blocks = 0;
+  return a;
+}
+
+// Appends to a file whose attributes are known are answered here: the size, blocks and times after
+// them; their data rides in the next carrier, as one write, ahead of the put of the times.
+TEST(AttrLog, AppendsToAKnownFileAreAnsweredAndCarriedAsOneWrite) {
+  AttrLog log;
+  Learn(&log, NewFile(5));
+  std::optional<Attr> a =
+      log.AnswerWrite(Ino(5), 0, std::string(1000, 'a'), 64 << 10, Timespec{300, 0}, 1);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->size, 1000u);
+  EXPECT_EQ(a->blocks, 8u);
+  EXPECT_EQ(a->mtime, (Timespec{300, 0}));
+  EXPECT_EQ(a->ctime, (Timespec{300, 0}));
+  a = log.AnswerWrite(Ino(5), 1000, std::string(4000, 'b'), 64 << 10, Timespec{301, 0}, 2);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->size, 5000u);
+  EXPECT_EQ(a->blocks, 16u);
+  EXPECT_TRUE(log.HasData(Ino(5)));
+  EXPECT_EQ(log.stats().pending_bytes, 5000u);
+  EXPECT_EQ(log.stats().answered_writes, 2u);
+  EXPECT_EQ(log.Get(Ino(5))->size, 5000u);
+
+  AttrLog::Ticket carrier = log.Begin();
+  ASSERT_EQ(carrier.puts.writes.size(), 1u);
+  EXPECT_EQ(carrier.puts.writes[0],
+            (posix::WritePut{Ino(5), 0, std::string(1000, 'a') + std::string(4000, 'b')}));
+  ASSERT_EQ(carrier.puts.attrs.size(), 1u);
+  EXPECT_EQ(carrier.puts.attrs[0].mtime, (Timespec{301, 0}));
+  EXPECT_EQ(carrier.puts.attrs[0].ctime, (Timespec{301, 0}));
+  EXPECT_FALSE(carrier.puts.attrs[0].mode.has_value());
+  EXPECT_FALSE(log.HasData(Ino(5))) << "carried: a read may go to the server after the carrier";
+  EXPECT_EQ(log.stats().pending_bytes, 0u);
+  log.End(std::move(carrier), true, std::nullopt);
+}
+
+// What is not answered: a write that does not append, to a file with holes, past the bound, of an
+// unknown inode, or while a mutation is in flight; and a write drops set-user-ID as the engine
+// does.
+TEST(AttrLog, OnlyAppendsToADenseKnownFileWithinTheBoundAreAnswered) {
+  AttrLog log;
+  const std::string d(100, 'x');
+  EXPECT_FALSE(log.AnswerWrite(Ino(5), 0, d, 1000, Timespec{300, 0}, 1)) << "unknown";
+  Attr sparse = NewFile(5);
+  sparse.size = 8192;
+  sparse.blocks = 8;  // one of its two blocks is a hole
+  Learn(&log, sparse);
+  EXPECT_FALSE(log.AnswerWrite(Ino(5), 8192, d, 1000, Timespec{300, 0}, 1)) << "holes";
+  Attr setuid = NewFile(6);
+  setuid.mode = S_IFREG | 06755;
+  Learn(&log, setuid);
+  EXPECT_FALSE(log.AnswerWrite(Ino(6), 50, d, 1000, Timespec{300, 0}, 1)) << "not at its end";
+  std::optional<Attr> a = log.AnswerWrite(Ino(6), 0, d, 1000, Timespec{300, 0}, 1);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->mode, S_IFREG | 0755) << "set-user-ID and (group-executable) set-group-ID dropped";
+  EXPECT_FALSE(log.AnswerWrite(Ino(6), 100, std::string(901, 'y'), 1000, Timespec{301, 0}, 2))
+      << "over the bound";
+  AttrLog::Ticket t = log.Begin();
+  ASSERT_EQ(t.puts.attrs.size(), 1u);
+  EXPECT_EQ(t.puts.attrs[0].mode, 0755u);
+  log.End(std::move(t), true, std::nullopt);
+  Learn(&log, NewFile(7));
+  AttrLog::Ticket in_flight = log.Begin();
+  EXPECT_FALSE(log.AnswerWrite(Ino(7), 0, d, 1000, Timespec{302, 0}, 3)) << "a mutation in flight";
+  log.End(std::move(in_flight), true, std::nullopt);
 }
 
 }  // namespace

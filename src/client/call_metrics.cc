@@ -26,7 +26,9 @@ CallMetrics::CallMetrics(metrics::Registry* registry) {
       {"op", "status"});
   written_ = registry
                  ->AddCounter("archil_client_written_bytes_total",
-                              "File data sent in write calls answered OK, in bytes.", {})
+                              "File data sent in write calls answered OK, and in the writes "
+                              "other calls carried once applied, in bytes.",
+                              {})
                  ->With({});
   read_ = registry
               ->AddCounter("archil_client_read_bytes_total",
@@ -35,7 +37,7 @@ CallMetrics::CallMetrics(metrics::Registry* registry) {
 }
 
 void CallMetrics::Count(uint16_t type, const Result<Reply>& reply, size_t payload_bytes,
-                        double seconds) {
+                        size_t carried_bytes, double seconds) {
   auto it = ops_.find(type);
   if (it != ops_.end()) {
     it->second.calls->Add();
@@ -46,10 +48,15 @@ void CallMetrics::Count(uint16_t type, const Result<Reply>& reply, size_t payloa
     const std::string status =
         reply.ok() ? std::string(proto::WireStatusName(reply->status)) : "unanswered";
     errors_->With({t ? std::string(t->name) : "unknown", status})->Add();
+    // The writes it carried were applied all the same (protocol.md §5.3.2).
+    v1::ErrorReply e;
+    if (reply.ok() && carried_bytes > 0 && e.ParseFromString(reply->body) && e.puts_applied()) {
+      written_->Add(carried_bytes);
+    }
     return;
   }
   if (type == proto::kTypeRead) read_->Add(reply->payload.size());
-  if (type == proto::kTypeWrite) written_->Add(payload_bytes);
+  written_->Add((type == proto::kTypeWrite ? payload_bytes : 0) + carried_bytes);
 }
 
 }  // namespace archil::client

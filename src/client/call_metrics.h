@@ -20,8 +20,12 @@ class CallMetrics {
   // Adds the families to `registry`, which must outlive this.
   explicit CallMetrics(metrics::Registry* registry);
 
-  // A call of `type` that sent `payload_bytes` of file data ended with `reply` after `seconds`.
-  void Count(uint16_t type, const Result<Reply>& reply, size_t payload_bytes, double seconds);
+  // A call of `type` that sent `payload_bytes` of payload, and `carried_bytes` of file data in the
+  // writes its Mut carried (protocol.md §5.3.2), ended with `reply` after `seconds`. A WRITE's
+  // payload counts as written when the reply is OK; carried data when the reply is OK or an error
+  // that says the carried changes were applied.
+  void Count(uint16_t type, const Result<Reply>& reply, size_t payload_bytes, size_t carried_bytes,
+             double seconds);
 
  private:
   struct Op {

@@ -134,7 +134,7 @@ Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
   v1::Hello hello;
   hello.mutable_versions()->set_min(1);
   hello.mutable_versions()->set_max(1);
-  hello.set_features(proto::kFeatureLseek | proto::kFeatureAttrPuts |
+  hello.set_features(proto::kFeatureLseek | proto::kFeatureAttrPuts | proto::kFeatureWritePuts |
                      (options_.unstable ? proto::kFeatureUnstable : 0));
   hello.set_software(options_.software);
   ARCHIL_ASSIGN_OR_RETURN(RawReply hr,
@@ -148,6 +148,7 @@ Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
     }
     unstable_ = (granted.features() & proto::kFeatureUnstable) != 0;
     attr_puts_ = (granted.features() & proto::kFeatureAttrPuts) != 0;
+    write_puts_ = attr_puts_ && (granted.features() & proto::kFeatureWritePuts) != 0;
   }
 
   if (bind) {
@@ -306,19 +307,33 @@ void DiskClient::ReleaseSlot(uint32_t slot, std::optional<uint64_t> unstable_seq
   slot_free_.Signal();
 }
 
+namespace {
+
+// The bytes of file data a Mut carries (its write puts, protocol.md §5.3.2).
+size_t CarriedBytes(const v1::Mut* mut) {
+  size_t n = 0;
+  if (mut != nullptr) {
+    for (const v1::WritePut& w : mut->writes()) n += w.data().size();
+  }
+  return n;
+}
+
+}  // namespace
+
 Result<Reply> DiskClient::Call(uint16_t type, proto::Message& request, v1::Mut* mut,
                                std::string_view payload) {
   const Clock::time_point start = Clock::now();
   const Clock::time_point deadline = options_.retry_for_ms > 0
                                          ? start + std::chrono::milliseconds(options_.retry_for_ms)
                                          : Clock::time_point::max();
-  return Counted(type, payload.size(), start, CallUntil(deadline, type, request, mut, payload));
+  return Counted(type, payload.size(), CarriedBytes(mut), start,
+                 CallUntil(deadline, type, request, mut, payload));
 }
 
-Result<Reply> DiskClient::Counted(uint16_t type, size_t payload_bytes, Clock::time_point start,
-                                  Result<Reply> reply) {
+Result<Reply> DiskClient::Counted(uint16_t type, size_t payload_bytes, size_t carried_bytes,
+                                  Clock::time_point start, Result<Reply> reply) {
   if (metrics_) {
-    metrics_->Count(type, reply, payload_bytes,
+    metrics_->Count(type, reply, payload_bytes, carried_bytes,
                     std::chrono::duration<double>(Clock::now() - start).count());
   }
   return reply;
@@ -331,7 +346,8 @@ Result<Reply> DiskClient::CallWithin(int budget_ms, uint16_t type, proto::Messag
   if (options_.retry_for_ms > 0) {
     deadline = std::min(deadline, start + std::chrono::milliseconds(options_.retry_for_ms));
   }
-  return Counted(type, payload.size(), start, CallUntil(deadline, type, request, mut, payload));
+  return Counted(type, payload.size(), CarriedBytes(mut), start,
+                 CallUntil(deadline, type, request, mut, payload));
 }
 
 Status DiskClient::WaitDelay(uint32_t ms, Clock::time_point deadline, const std::string& why) {
@@ -433,7 +449,8 @@ Result<Reply> DiskClient::CallUntil(Clock::time_point deadline, uint16_t type,
       // Attribute puts it carried were committed without a sync unless the request's own synced
       // commit followed them: an error answer is unstable as far as they go (protocol.md §5.3.2).
       const bool ok = raw->header.status == WireStatus::kOk;
-      const bool unstable = (mut->unstable() && ok) || (mut->puts_size() > 0 && !ok);
+      const bool carried = mut->puts_size() > 0 || mut->writes_size() > 0;
+      const bool unstable = (mut->unstable() && ok) || (carried && !ok);
       ReleaseSlot(slot, unstable ? std::optional<uint64_t>(seq) : std::nullopt);
     }
     if (raw->header.status == WireStatus::kSessionUnknown) {

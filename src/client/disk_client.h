@@ -146,6 +146,8 @@ class DiskClient {
   // Whether the server granted ATTR_PUTS (protocol.md §5.3.2): it applies the attribute changes a
   // mutation's Mut carries, and serves PUT_ATTRS.
   bool AttrPuts() const { return attr_puts_; }
+  // Whether it also granted WRITE_PUTS: it applies the writes a mutation's Mut carries.
+  bool WritePuts() const { return write_puts_; }
   // Makes every unstable mutation answered before the call durable (one COMMIT round trip; none
   // if there is none). If the server restarts and has lost one (its machine went down before
   // its sync), the session is ended: every later call fails with EIO, so that the disk holds a
@@ -176,7 +178,7 @@ class DiskClient {
   // `ch` broke on a bad frame from the server: no reconnection before a backoff that doubles
   // from 10 ms to 5 s with each such break, reset by the next reply that reads well.
   // Counts a call that began at `start` (metrics_), and returns its reply.
-  Result<Reply> Counted(uint16_t type, size_t payload_bytes,
+  Result<Reply> Counted(uint16_t type, size_t payload_bytes, size_t carried_bytes,
                         std::chrono::steady_clock::time_point start, Result<Reply> reply);
   void NoteBadFrame(const std::shared_ptr<Channel>& ch) ARCHIL_EXCLUDES(mu_);
   Result<Reply> CallUntil(std::chrono::steady_clock::time_point deadline, uint16_t type,
@@ -235,8 +237,9 @@ class DiskClient {
     uint64_t seq = 0;
     uint64_t answer = 0;
   };
-  bool unstable_ = false;   // set by the first handshake, before other threads see the client
-  bool attr_puts_ = false;  // likewise
+  bool unstable_ = false;    // set by the first handshake, before other threads see the client
+  bool attr_puts_ = false;   // likewise
+  bool write_puts_ = false;  // likewise
   std::map<uint32_t, UnstableAnswer> unstable_by_slot_ ARCHIL_GUARDED_BY(mu_);
   uint64_t unstable_answers_ ARCHIL_GUARDED_BY(mu_) = 0;
   uint64_t committed_through_ ARCHIL_GUARDED_BY(mu_) = 0;

@@ -11,6 +11,9 @@ namespace archil::client {
 namespace {
 
 constexpr size_t kChunk = 1 << 20;  // bytes per READ or WRITE request
+// Written data of one file the mount answers itself at most (ADR 0029); half of what one request
+// may carry (proto::kMaxWritePutBytes).
+constexpr size_t kMaxWriteAnswered = 64 << 10;
 
 template <typename R>
 Result<posix::Attr> AttrOf(Result<R> r) {
@@ -86,12 +89,20 @@ Result<R> RemoteFs::Mutate(uint16_t type, proto::Message& request, v1::Mut* mut,
   };
   if (!attr_log_) return DiskClient::ParseAs<R>(call());
   AttrLog::Ticket ticket = attr_log_->Begin();
-  for (const posix::AttrPut& p : ticket.puts) ToProto(p, mut->add_puts());
+  for (const posix::WritePut& w : ticket.puts.writes) {
+    v1::WritePut* out = mut->add_writes();
+    out->set_ino(w.ino.value());
+    out->set_offset(w.offset);
+    out->set_data(w.data);
+    out->set_crc32c(Crc32c(w.data));
+  }
+  for (const posix::AttrPut& p : ticket.puts.attrs) ToProto(p, mut->add_puts());
   Result<Reply> reply = call();
   const bool applied = PutsApplied(reply);
   if (!applied && !ticket.puts.empty()) {
-    ARCHIL_LOG(kError) << "disk client: " << ticket.puts.size()
-                       << " attribute changes this mount answered did not reach the disk: "
+    ARCHIL_LOG(kError) << "disk client: " << ticket.puts.attrs.size() << " attribute changes and "
+                       << ticket.puts.writes.size()
+                       << " writes this mount answered did not reach the disk: "
                        << (reply.ok() ? DiskClient::StatusOf(*reply) : reply.status()).message();
   }
   Result<R> r = DiskClient::ParseAs<R>(std::move(reply));
@@ -115,8 +126,8 @@ Status RemoteFs::SyncWithin(int budget_ms) {
   const uint64_t reported = lost_reported_.exchange(lost);
   if (lost > reported) {
     return Status::Errno(EIO, std::to_string(lost - reported) +
-                                  " attribute changes answered by this mount did not reach the "
-                                  "disk (the journal says when)");
+                                  " changes (attributes, and the writes they followed) answered by "
+                                  "this mount did not reach the disk (the journal says when)");
   }
   return Status::Ok();
 }
@@ -383,6 +394,8 @@ Status RemoteFs::RemoveXattr(posix::Ino ino, std::string_view name) {
 }
 
 Result<std::string> RemoteFs::Read(posix::Ino ino, uint64_t offset, size_t length) {
+  // Data written here and not yet sent is not on the disk: send it first.
+  if (attr_log_ && attr_log_->HasData(ino)) ARCHIL_RETURN_IF_ERROR(FlushAttrs());
   std::string out;
   while (out.size() < length) {
     v1::Read m;
@@ -409,6 +422,13 @@ Result<posix::Attr> RemoteFs::Write(posix::Ino ino, uint64_t offset, std::string
 }
 
 Result<posix::Attr> RemoteFs::WriteBehind(posix::Ino ino, uint64_t offset, std::string_view data) {
+  if (attr_log_ && client_->WritePuts()) {
+    if (std::optional<posix::Attr> a = attr_log_->AnswerWrite(
+            ino, offset, data, kMaxWriteAnswered, posix::Timespec::FromNanos(clock_->NowNanos()),
+            clock_->MonotonicNanos())) {
+      return *a;
+    }
+  }
   return Send(ino, offset, data, /*stable=*/!client_->Unstable());
 }
 

@@ -79,7 +79,10 @@ class RemoteFs final : public posix::FileSystem {
   Status RemoveXattr(posix::Ino ino, std::string_view name) override;
   Result<std::string> Read(posix::Ino ino, uint64_t offset, size_t length) override;
   Result<posix::Attr> Write(posix::Ino ino, uint64_t offset, std::string_view data) override;
-  // Answered before the server's sync when the server granted UNSTABLE.
+  // Answered before the server's sync when the server granted UNSTABLE; answered here, and sent
+  // ahead of the next mutation, when it appends at most 64 KiB to a file whose attributes are
+  // known (AttrLog::AnswerWrite; the server granted WRITE_PUTS). A Read of that file sends it
+  // first.
   Result<posix::Attr> WriteBehind(posix::Ino ino, uint64_t offset, std::string_view data) override;
   Status Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint64_t length) override;
   // The server's figures; while no server answers, after kStatfsBudgetMs, the last ones it gave

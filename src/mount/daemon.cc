@@ -242,8 +242,8 @@ void RefreshMountRecord(const DaemonOptions& o, fuse::Adapter& adapter, fs::Moun
   record->errors = st.errors.load();
   if (attr_log.lost > record->write_back_errors) {
     journal->Error(std::to_string(attr_log.lost - record->write_back_errors) +
-                   " attribute changes this mount answered did not reach the disk (the next "
-                   "fsync reports EIO)");
+                   " attribute changes (with the writes before them) this mount answered did not "
+                   "reach the disk (the next fsync reports EIO)");
   }
   record->write_back_errors = attr_log.lost;
   record->bytes_read = st.bytes_read.load();

@@ -43,6 +43,12 @@ void AddMountCollectors(metrics::Registry* registry, fuse::Adapter* adapter,
               {}, double(al.lost));
     s.Gauge("archil_mount_attr_puts_pending", "Attribute changes answered and not yet sent.", {},
             double(al.pending));
+    s.Counter("archil_mount_local_writes_total",
+              "Small WRITEs answered by the mount and sent ahead of its next request (ADR 0029).",
+              {}, double(al.answered_writes));
+    s.Gauge("archil_mount_write_puts_pending_bytes",
+            "Bytes of WRITEs answered by the mount and not yet sent.", {},
+            double(al.pending_bytes));
     s.Gauge("archil_mount_known_directories",
             "Directories this mount created whose every name it knows.", {}, double(c.known_dirs));
     s.Counter("archil_mount_read_ahead_hits_total", "READs answered from read-ahead chunks.", {},
