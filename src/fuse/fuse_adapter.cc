@@ -276,10 +276,11 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
   fuse_reply_write(req, size);
 }
 
-// The kernel writes dirty pages back (WRITEs) before it sends FLUSH or FSYNC. A close makes
-// nothing durable (as on a local file system); an fsync makes every operation this mount
-// answered durable (docs/adr/0027): one COMMIT if some were answered before the server's sync.
-void Flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
+// No FLUSH: a close makes nothing durable (as on a local file system) and there are no
+// server-held locks to drop, so libfuse answers the first FLUSH ENOSYS and the kernel sends no
+// more (one request less per close). The kernel still writes a file's dirty pages back (WRITEs)
+// at close and reports their errors there. An fsync makes every operation this mount answered
+// durable (docs/adr/0027): one COMMIT if some were answered before the server's sync.
 
 void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   InFlight f(req);
@@ -437,7 +438,6 @@ fuse_lowlevel_ops MakeOps() {
   ops.open = Open;
   ops.read = Read;
   ops.write = Write;
-  ops.flush = Flush;
   ops.release = Release;
   ops.fsync = Fsync;
   ops.opendir = OpenDir;
