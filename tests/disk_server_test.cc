@@ -331,8 +331,9 @@ TEST(DiskServer, AttributeChangesTheClientAnsweredReachTheDiskAheadOfItsNextRequ
 }
 
 // Threads changing their own files at once, through one exclusive client: some changes answered
-// by the client (when nothing else was in flight), the rest by the server. Once synced, the disk
-// holds exactly what the last answer for each file showed, change time included. Seed printed
+// by the client (when nothing else was in flight), the rest by the server; writes too (appends
+// of a known file answered by the client). Once synced, the disk holds exactly what the last
+// answer for each file showed, change time included, and every byte written. Seed printed
 // (ARCHIL_TEST_SEED replays the operations; the interleaving is the scheduler's).
 TEST(DiskServer, UnderConcurrentChangesTheDiskHoldsWhatTheLastAnswerShowed) {
   const uint64_t seed = TestSeed();
@@ -341,6 +342,7 @@ TEST(DiskServer, UnderConcurrentChangesTheDiskHoldsWhatTheLastAnswerShowed) {
   RemoteFs& fs = *x.fs;
   const int kThreads = 4, kFilesEach = 3, kOps = 200;
   std::vector<std::map<uint64_t, posix::Attr>> shown(kThreads);
+  std::vector<std::map<uint64_t, std::string>> data(kThreads);  // each file's bytes, written
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
   for (int t = 0; t < kThreads; ++t) {
@@ -387,9 +389,19 @@ TEST(DiskServer, UnderConcurrentChangesTheDiskHoldsWhatTheLastAnswerShowed) {
             note(fs.SetAttr(mine[pick], r));
             break;
           }
-          case 4:
-            note(fs.WriteBehind(mine[pick], rng() % 4096, std::string(1 + rng() % 64, 'w')));
+          case 4: {
+            // Appends (the client answers those of a file it knows) or anywhere in the first page.
+            std::string& bytes = data[t][mine[pick].value()];
+            const uint64_t at = rng() % 2 ? bytes.size() : rng() % 4096;
+            const std::string w(1 + rng() % 64, static_cast<char>('a' + rng() % 26));
+            Result<posix::Attr> r = fs.WriteBehind(mine[pick], at, w);
+            note(r);
+            if (r.ok()) {
+              if (bytes.size() < at + w.size()) bytes.resize(at + w.size(), '\0');
+              bytes.replace(at, w.size(), w);
+            }
             break;
+          }
         }
       }
     });
@@ -424,6 +436,13 @@ TEST(DiskServer, UnderConcurrentChangesTheDiskHoldsWhatTheLastAnswerShowed) {
       EXPECT_EQ(held->ctime, want.ctime);
     }
   }
+  for (const auto& files : data) {
+    for (const auto& [ino, bytes] : files) {
+      EXPECT_EQ(*direct->Read(posix::Ino(ino), 0, 1 << 20), bytes) << "inode " << ino;
+    }
+  }
+  std::printf("%llu writes answered by the client\n",
+              static_cast<unsigned long long>(fs.attr_log_stats().answered_writes));
   EXPECT_EQ(fs.attr_log_stats().lost, 0u);
 }
 
