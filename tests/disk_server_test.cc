@@ -558,12 +558,28 @@ TEST(DiskServer, SmallWritesTheClientAnsweredReachTheDiskAheadOfItsNextRequest) 
   EXPECT_EQ(held->ctime, shown->ctime);
   EXPECT_EQ(requests("WRITE"), 0);
 
+  // A sync point is one round trip: a PUT_ATTRS that carries what waits and commits, with one WAL
+  // sync, and no COMMIT.
+  Result<posix::Attr> s = fs.Mknod(kRootIno, "s", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE(fs.WriteBehind(s->ino, 0, "synced").ok());
+  const double put_attrs = requests("PUT_ATTRS"), commits = requests("COMMIT");
+  const uint64_t syncs = x.h.engine().commit_stats().syncs;
+  ASSERT_TRUE(fs.Sync().ok());
+  EXPECT_EQ(requests("PUT_ATTRS"), put_attrs + 1);
+  EXPECT_EQ(requests("COMMIT"), commits);
+  EXPECT_EQ(x.h.engine().commit_stats().syncs, syncs + 1);
+  EXPECT_EQ(x.c->UnstablePending(), 0u);
+  EXPECT_EQ(*direct->Read(s->ino, 0, 4096), "synced");
+  ASSERT_TRUE(fs.Sync().ok());
+  EXPECT_EQ(requests("PUT_ATTRS"), put_attrs + 1) << "nothing to make durable: no request";
+
   // A read of a file whose data waits here sends it first (one PUT_ATTRS), then reads it.
   Result<posix::Attr> g = fs.Mknod(kRootIno, "g", S_IFREG | 0644, 0, {});
   ASSERT_TRUE(g.ok());
   ASSERT_TRUE(fs.WriteBehind(g->ino, 0, "hello").ok());
   EXPECT_EQ(*fs.Read(g->ino, 0, 4096), "hello");
-  EXPECT_EQ(requests("PUT_ATTRS"), 1);
+  EXPECT_EQ(requests("PUT_ATTRS"), put_attrs + 2);
   EXPECT_EQ(requests("WRITE"), 0);
   // Over the bound (64 KiB waiting), a write goes to the server as before.
   Result<posix::Attr> big = fs.Mknod(kRootIno, "big", S_IFREG | 0644, 0, {});

@@ -44,14 +44,26 @@ AttrLog::Ticket AttrLog::Begin() {
   return t;
 }
 
-void AttrLog::End(Ticket ticket, bool puts_applied, const std::optional<posix::Attr>& learned) {
+void AttrLog::End(Ticket ticket, bool puts_applied, const std::optional<posix::Attr>& learned,
+                  bool only_puts) {
   MutexLock lock(&mu_);
   const bool alone = ticket.alone_at_start && in_flight_ == 1 && next_id_ == ticket.id;
   --in_flight_;
   if (!ticket.puts.empty()) {
-    // The server holds them now (or never will): an answer to a read is the truth again. Nothing
-    // was answered here meanwhile (a mutation was in flight), so every carried entry is ours.
-    std::erase_if(entries_, [](const auto& e) { return e.second.state == State::kCarried; });
+    // The server holds them now (or never will): an answer to a read is the truth again, unless
+    // nothing else could have changed them (a lone PUT_ATTRS that applied). Nothing was answered
+    // here meanwhile (a mutation was in flight), so every carried entry is ours.
+    const bool keep = alone && only_puts && puts_applied;
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      if (it->second.state != State::kCarried) {
+        ++it;
+      } else if (keep) {
+        it->second.state = State::kKnown;
+        ++it;
+      } else {
+        it = entries_.erase(it);
+      }
+    }
     if (!puts_applied) counts_.lost += ticket.puts.attrs.size();
     carrier_in_flight_ = false;
     carrier_done_.SignalAll();

@@ -72,9 +72,12 @@ class AttrLog {
   // After its answer (or the failure to get one). `puts_applied`: the server applied the puts it
   // carried (an OK answer, or an error that does not say they were lost). `learned`: the
   // attributes of an inode the answer carried (its own inode: a create's, a write's), kept if the
-  // mutation was alone in flight from Begin to End.
-  void End(Ticket ticket, bool puts_applied, const std::optional<posix::Attr>& learned)
-      ARCHIL_EXCLUDES(mu_);
+  // mutation was alone in flight from Begin to End. `only_puts`: the mutation changed nothing but
+  // what it carried (PUT_ATTRS); then, if it was alone and its puts applied, the carried inodes'
+  // attributes stay known (they are what the server holds), so that a file written and fsynced
+  // in turn keeps being answered here.
+  void End(Ticket ticket, bool puts_applied, const std::optional<posix::Attr>& learned,
+           bool only_puts = false) ARCHIL_EXCLUDES(mu_);
 
   // A SETATTR answered here: the attributes after it, or nullopt if it must go to the server (a
   // mutation is in flight, the inode's attributes are not known, or it changes a size). `now`: the

@@ -257,5 +257,31 @@ TEST(AttrLog, OnlyAppendsToADenseKnownFileWithinTheBoundAreAnswered) {
   log.End(std::move(in_flight), true, std::nullopt);
 }
 
+// A lone PUT_ATTRS that applied leaves its inodes known (they are what the server holds): a file
+// written and fsynced in turn keeps being answered here. Any other carrier, or one that failed,
+// forgets them.
+TEST(AttrLog, ALonePutAttrsThatAppliedKeepsItsInodesKnown) {
+  AttrLog log;
+  Learn(&log, NewFile(5));
+  ASSERT_TRUE(log.AnswerWrite(Ino(5), 0, "abc", 1000, Timespec{300, 0}, 1));
+  AttrLog::Ticket sync = log.Begin();
+  log.End(std::move(sync), true, std::nullopt, /*only_puts=*/true);
+  ASSERT_TRUE(log.Get(Ino(5)).has_value());
+  EXPECT_EQ(log.Get(Ino(5))->size, 3u);
+  EXPECT_EQ(log.stats().pending, 0u);
+  ASSERT_TRUE(log.AnswerWrite(Ino(5), 3, "def", 1000, Timespec{301, 0}, 2));
+  AttrLog::Ticket carrier = log.Begin();
+  ASSERT_EQ(carrier.puts.writes.size(), 1u);
+  EXPECT_EQ(carrier.puts.writes[0], (posix::WritePut{Ino(5), 3, "def"}));
+  log.End(std::move(carrier), true, std::nullopt, /*only_puts=*/false);
+  EXPECT_FALSE(log.Get(Ino(5)).has_value()) << "another request may have changed it";
+
+  Learn(&log, NewFile(6));
+  ASSERT_TRUE(log.AnswerWrite(Ino(6), 0, "x", 1000, Timespec{302, 0}, 3));
+  AttrLog::Ticket failed = log.Begin();
+  log.End(std::move(failed), false, std::nullopt, /*only_puts=*/true);
+  EXPECT_FALSE(log.Get(Ino(6)).has_value()) << "not applied: not what the server holds";
+}
+
 }  // namespace
 }  // namespace archil::client

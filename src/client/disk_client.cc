@@ -481,16 +481,25 @@ Status DiskClient::Goodbye() {
 }
 
 Status DiskClient::Commit(int budget_ms) {
-  uint64_t covers = 0;
   {
     MutexLock lock(&mu_);
     if (unstable_answers_ == committed_through_) return Status::Ok();
+  }
+  return CommitVia([&] {
+    v1::Commit m;
+    Result<Reply> r =
+        budget_ms > 0 ? CallWithin(budget_ms, proto::kTypeCommit, m) : Call(proto::kTypeCommit, m);
+    return ParseAs<v1::CommitReply>(std::move(r)).status();
+  });
+}
+
+Status DiskClient::CommitVia(const std::function<Status()>& send) {
+  uint64_t covers = 0;
+  {
+    MutexLock lock(&mu_);
     covers = unstable_answers_;
   }
-  v1::Commit m;
-  Result<Reply> r =
-      budget_ms > 0 ? CallWithin(budget_ms, proto::kTypeCommit, m) : Call(proto::kTypeCommit, m);
-  ARCHIL_RETURN_IF_ERROR(ParseAs<v1::CommitReply>(std::move(r)).status());
+  ARCHIL_RETURN_IF_ERROR(send());
   MutexLock lock(&mu_);
   // What was answered after the COMMIT went out may not be covered by it.
   committed_through_ = std::max(committed_through_, covers);

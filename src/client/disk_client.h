@@ -21,6 +21,7 @@
 #include <array>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -155,6 +156,9 @@ class DiskClient {
   // (protocol.md §8.3). `budget_ms` > 0: Unavailable after that long without an answer, however
   // long retry_for_ms is (the daemon's periodic commit and its last one at unmount).
   Status Commit(int budget_ms = 0) ARCHIL_EXCLUDES(mu_);
+  // As Commit, with `send` in place of the COMMIT: a request the server answers only once every
+  // mutation answered before it is durable (PUT_ATTRS with `commit`, protocol.md §5.3.2).
+  Status CommitVia(const std::function<Status()>& send) ARCHIL_EXCLUDES(mu_);
   // Unstable mutations answered and not yet covered by a Commit.
   uint64_t UnstablePending() const ARCHIL_EXCLUDES(mu_);
 

@@ -106,7 +106,7 @@ Result<R> RemoteFs::Mutate(uint16_t type, proto::Message& request, v1::Mut* mut,
                        << (reply.ok() ? DiskClient::StatusOf(*reply) : reply.status()).message();
   }
   Result<R> r = DiskClient::ParseAs<R>(std::move(reply));
-  attr_log_->End(std::move(ticket), applied, OwnAttrOf(r));
+  attr_log_->End(std::move(ticket), applied, OwnAttrOf(r), type == proto::kTypePutAttrs);
   return r;
 }
 
@@ -119,8 +119,20 @@ Status RemoteFs::FlushAttrs(int budget_ms) {
 }
 
 Status RemoteFs::SyncWithin(int budget_ms) {
-  ARCHIL_RETURN_IF_ERROR(FlushAttrs(budget_ms));
-  ARCHIL_RETURN_IF_ERROR(client_->Commit(budget_ms));
+  if (attr_log_ && client_->WritePuts()) {
+    // One round trip: what waits here, and a commit of everything answered before it.
+    if (attr_log_->stats().pending > 0 || client_->UnstablePending() > 0) {
+      ARCHIL_RETURN_IF_ERROR(client_->CommitVia([&] {
+        v1::PutAttrs m;
+        m.set_commit(true);
+        return Mutate<v1::PutAttrsReply>(proto::kTypePutAttrs, m, m.mutable_mut(), {}, budget_ms)
+            .status();
+      }));
+    }
+  } else {
+    ARCHIL_RETURN_IF_ERROR(FlushAttrs(budget_ms));
+    ARCHIL_RETURN_IF_ERROR(client_->Commit(budget_ms));
+  }
   if (!attr_log_) return Status::Ok();
   const uint64_t lost = attr_log_->stats().lost;
   const uint64_t reported = lost_reported_.exchange(lost);

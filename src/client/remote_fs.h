@@ -97,8 +97,9 @@ class RemoteFs final : public posix::FileSystem {
   // With the server's UNSTABLE feature (DiskClient::Unstable), the mutations of names and
   // attributes (not WRITE, whose durability the caller's flags say) are answered before the
   // server's sync, and this makes every one answered so far durable (DiskClient::Commit), the
-  // attribute changes answered here included (FlushAttrs first). EIO, once, if some of those
-  // never reached the disk since the last Sync (a write-back error: the journal says which).
+  // attribute changes and writes answered here included: one round trip, a PUT_ATTRS that
+  // carries them and commits (with WRITE_PUTS), else PUT_ATTRS then COMMIT. EIO, once, if some of
+  // those never reached the disk since the last Sync (a write-back error: the journal says which).
   Status Sync() override { return SyncWithin(0); }
   // Sync, given up after `budget_ms` > 0 without an answer (the daemon's periodic pass).
   Status SyncWithin(int budget_ms);

@@ -557,10 +557,13 @@ Response Holders(Session& s, uint16_t type, const proto::Message& req) {
   }
 }
 
-// Only the request's attribute puts (§5.3.2), with its slot record in their commit.
+// Only the request's attribute puts (§5.3.2), with its slot record in their commit; with
+// `commit`, answered once every mutation answered before it is durable, as COMMIT (§8.2): a retry
+// answered from the reply cache too.
 Response PutAttrs(Session& s, uint16_t type, const proto::Message& req) {
-  const v1::Mut& mut = As<v1::PutAttrs>(req).mut();
-  return InSlot(
+  const v1::PutAttrs& m = As<v1::PutAttrs>(req);
+  const v1::Mut& mut = m.mut();
+  Response r = InSlot(
       s, mut,
       [&] {
         const posix::Puts puts = PutsOf(mut);
@@ -569,6 +572,9 @@ Response PutAttrs(Session& s, uint16_t type, const proto::Message& req) {
                         EmptyReply<v1::PutAttrsReply>());
       },
       Puts::kBody);
+  if (r.status != WireStatus::kOk || !m.commit()) return r;
+  if (Status st = s.fs().Sync(); !st.ok()) return FromStatus(st);
+  return r;
 }
 
 // One synced commit: the checkpoint's record, the disk's next epoch, the slot.
