@@ -15,7 +15,7 @@ namespace archil::client {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Steady = std::chrono::steady_clock;
 using proto::WireStatus;
 
 // A request is sent on at most this many connections that a bad frame from the server broke;
@@ -23,7 +23,7 @@ using proto::WireStatus;
 constexpr int kBadFramesPerRequest = 3;
 
 int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Steady::now().time_since_epoch())
       .count();
 }
 
@@ -230,21 +230,21 @@ Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
 }
 
 Result<std::shared_ptr<Channel>> DiskClient::Ready(const std::shared_ptr<Channel>& broken,
-                                                   Clock::time_point deadline) {
+                                                   Steady::time_point deadline) {
   while (true) {
     bool attempt = false;
     {
       MutexLock lock(&mu_);
       if (!ended_.empty()) return Status::Errno(EIO, "the server ended the session: " + ended_);
       if (channel_ && channel_ != broken && !channel_->broken()) return channel_;
-      const Clock::time_point now = Clock::now();
+      const Steady::time_point now = Steady::now();
       if (!reconnecting_ && now >= next_attempt_) {
         reconnecting_ = attempt = true;
       } else if (now >= deadline) {
         return Status::Unavailable("no disk server answered at " + options_.address + " for " +
                                    std::to_string(options_.retry_for_ms) + " ms");
       } else {
-        Clock::time_point until = std::min(deadline, now + std::chrono::milliseconds(100));
+        Steady::time_point until = std::min(deadline, now + std::chrono::milliseconds(100));
         if (!reconnecting_) until = std::min(until, next_attempt_);
         ++stats_.waiting;
         reconnect_cv_.WaitFor(&mu_,
@@ -266,7 +266,7 @@ Result<std::shared_ptr<Channel>> DiskClient::Ready(const std::shared_ptr<Channel
       ++stats_.reconnects;
       stats_.unreachable_since_ms = 0;
       backoff_ = std::chrono::milliseconds(10);
-      next_attempt_ = Clock::time_point();
+      next_attempt_ = Steady::time_point();
       return ch;
     }
     if (ErrnoFor(ch.status()) == EINTR) return ch.status();
@@ -276,7 +276,7 @@ Result<std::shared_ptr<Channel>> DiskClient::Ready(const std::shared_ptr<Channel
       return Status::Errno(EIO, "the session ended: " + ch.status().message());
     }
     if (stats_.unreachable_since_ms == 0) stats_.unreachable_since_ms = UnixMillis();
-    next_attempt_ = Clock::now() + backoff_;
+    next_attempt_ = Steady::now() + backoff_;
     backoff_ = std::min(backoff_ * 2, std::chrono::milliseconds(500));
   }
 }
@@ -322,27 +322,27 @@ size_t CarriedBytes(const v1::Mut* mut) {
 
 Result<Reply> DiskClient::Call(uint16_t type, proto::Message& request, v1::Mut* mut,
                                std::string_view payload) {
-  const Clock::time_point start = Clock::now();
-  const Clock::time_point deadline = options_.retry_for_ms > 0
+  const Steady::time_point start = Steady::now();
+  const Steady::time_point deadline = options_.retry_for_ms > 0
                                          ? start + std::chrono::milliseconds(options_.retry_for_ms)
-                                         : Clock::time_point::max();
+                                         : Steady::time_point::max();
   return Counted(type, payload.size(), CarriedBytes(mut), start,
                  CallUntil(deadline, type, request, mut, payload));
 }
 
 Result<Reply> DiskClient::Counted(uint16_t type, size_t payload_bytes, size_t carried_bytes,
-                                  Clock::time_point start, Result<Reply> reply) {
+                                  Steady::time_point start, Result<Reply> reply) {
   if (metrics_) {
     metrics_->Count(type, reply, payload_bytes, carried_bytes,
-                    std::chrono::duration<double>(Clock::now() - start).count());
+                    std::chrono::duration<double>(Steady::now() - start).count());
   }
   return reply;
 }
 
 Result<Reply> DiskClient::CallWithin(int budget_ms, uint16_t type, proto::Message& request,
                                      v1::Mut* mut, std::string_view payload) {
-  const Clock::time_point start = Clock::now();
-  Clock::time_point deadline = start + std::chrono::milliseconds(budget_ms);
+  const Steady::time_point start = Steady::now();
+  Steady::time_point deadline = start + std::chrono::milliseconds(budget_ms);
   if (options_.retry_for_ms > 0) {
     deadline = std::min(deadline, start + std::chrono::milliseconds(options_.retry_for_ms));
   }
@@ -350,19 +350,19 @@ Result<Reply> DiskClient::CallWithin(int budget_ms, uint16_t type, proto::Messag
                  CallUntil(deadline, type, request, mut, payload));
 }
 
-Status DiskClient::WaitDelay(uint32_t ms, Clock::time_point deadline, const std::string& why) {
+Status DiskClient::WaitDelay(uint32_t ms, Steady::time_point deadline, const std::string& why) {
   {
     MutexLock lock(&mu_);
     ++stats_.delays;
   }
-  const Clock::time_point until = Clock::now() + std::chrono::milliseconds(ms);
-  while (Clock::now() < until) {
-    if (Clock::now() >= deadline) {
+  const Steady::time_point until = Steady::now() + std::chrono::milliseconds(ms);
+  while (Steady::now() < until) {
+    if (Steady::now() >= deadline) {
       return Status::Unavailable("the server kept delaying the request: " + why);
     }
     if (CancelScope::CurrentCancelled()) return Interrupted();
     std::this_thread::sleep_for(
-        std::min<Clock::duration>(std::chrono::milliseconds(50), until - Clock::now()));
+        std::min<Steady::duration>(std::chrono::milliseconds(50), until - Steady::now()));
   }
   return Status::Ok();
 }
@@ -372,11 +372,11 @@ void DiskClient::NoteBadFrame(const std::shared_ptr<Channel>& ch) {
   if (last_bad_frame_.lock() == ch) return;  // another caller on it counted it
   last_bad_frame_ = ch;
   ++stats_.bad_frames;
-  next_attempt_ = std::max(next_attempt_, Clock::now() + bad_frame_backoff_);
+  next_attempt_ = std::max(next_attempt_, Steady::now() + bad_frame_backoff_);
   bad_frame_backoff_ = std::min(bad_frame_backoff_ * 2, std::chrono::milliseconds(5000));
 }
 
-Result<Reply> DiskClient::CallUntil(Clock::time_point deadline, uint16_t type,
+Result<Reply> DiskClient::CallUntil(Steady::time_point deadline, uint16_t type,
                                     proto::Message& request, v1::Mut* mut,
                                     std::string_view payload) {
   uint32_t slot = 0;
