@@ -324,8 +324,8 @@ Result<Reply> DiskClient::Call(uint16_t type, proto::Message& request, v1::Mut* 
                                std::string_view payload) {
   const Steady::time_point start = Steady::now();
   const Steady::time_point deadline = options_.retry_for_ms > 0
-                                         ? start + std::chrono::milliseconds(options_.retry_for_ms)
-                                         : Steady::time_point::max();
+                                          ? start + std::chrono::milliseconds(options_.retry_for_ms)
+                                          : Steady::time_point::max();
   return Counted(type, payload.size(), CarriedBytes(mut), start,
                  CallUntil(deadline, type, request, mut, payload));
 }
