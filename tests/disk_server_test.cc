@@ -472,18 +472,24 @@ TEST(DiskServer, ADirectoryChangedByTheClientIsNotAnsweredFromOlderAttributes) {
   EXPECT_EQ(now->mode, S_IFDIR | 0700);
 }
 
+// Server options whose disk admission refuses every mutation while *refuse is set, as it does when
+// the disk's data can no longer reach the bucket.
+server::DiskServerOptions RefusingWhile(const std::atomic<bool>* refuse) {
+  server::DiskServerOptions so;
+  so.admit_mutation = [refuse](engine::DiskNo) -> Status {
+    return *refuse ? Status::Errno(EIO, "this disk's data can no longer reach the bucket")
+                   : Status::Ok();
+  };
+  return so;
+}
+
 // A request that fails by itself (its own checks, an xattr namespace not supported, the engine)
 // still applies the puts it carried, and its answer says so. One the disk's admission refuses
 // applies none; the client counts them lost and its next sync point fails with EIO, once (a
 // write-back error).
 TEST(DiskServer, PutsAreAppliedUnlessTheDiskRefusedTheRequestThatCarriedThem) {
   std::atomic<bool> refuse{false};
-  server::DiskServerOptions so;
-  so.admit_mutation = [&](engine::DiskNo) -> Status {
-    return refuse ? Status::Errno(EIO, "this disk's data can no longer reach the bucket")
-                  : Status::Ok();
-  };
-  ExclusiveClient x(so);
+  ExclusiveClient x(RefusingWhile(&refuse));
   ASSERT_TRUE(x.c);
   RemoteFs& fs = *x.fs;
   posix::FileSystem* direct = x.direct;
@@ -596,12 +602,7 @@ TEST(DiskServer, SmallWritesTheClientAnsweredReachTheDiskAheadOfItsNextRequest) 
 // disk's errno, the next sync with EIO, once; the disk holds none of the data.
 TEST(DiskServer, AWriteLostWithItsCarrierIsAWriteBackErrorAtTheNextSync) {
   std::atomic<bool> refuse{false};
-  server::DiskServerOptions so;
-  so.admit_mutation = [&](engine::DiskNo) -> Status {
-    return refuse ? Status::Errno(EIO, "this disk's data can no longer reach the bucket")
-                  : Status::Ok();
-  };
-  ExclusiveClient x(so);
+  ExclusiveClient x(RefusingWhile(&refuse));
   ASSERT_TRUE(x.c && x.c->WritePuts());
   RemoteFs& fs = *x.fs;
   Result<posix::Attr> f = fs.Mknod(kRootIno, "f", S_IFREG | 0644, 0, {});
