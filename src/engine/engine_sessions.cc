@@ -29,6 +29,7 @@ Status Engine::DeleteSession(DiskNo disk, const SessionIdBytes& id) {
   return queue_->CommitUnsynced([&](Txn& t) -> Status {
     rocksdb::ColumnFamilyHandle* cf = core_.cfs[Cf::kSession];
     t.Delete(cf, SessionKey(disk, id));
+    t.Delete(cf, InoGrantKey(disk, id));
     std::unique_ptr<rocksdb::Iterator> it = t.NewIterator(cf);
     std::vector<std::string> slots;
     for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {

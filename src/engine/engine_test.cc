@@ -147,6 +147,111 @@ TEST_F(EngineTest, WritePutsStoreTheDataBeforeTheAttributes) {
   check(*engine_->Disk(DiskNo(7)));
 }
 
+// Inode numbers granted to a session and the creates a client answered with them (ADR 0025,
+// protocol.md §5.3.2): applied before the writes and attribute puts of the same commit, with the
+// client's times on the new inode and its parent; a retry changes nothing; a number is used at
+// most once, by the session it was granted to; a create that cannot apply (a number used, never
+// granted or another session's, a taken name, a gone parent) refuses the whole commit; a new
+// grant keeps the range before it usable; the grant and what was created survive a reopen;
+// ranges never overlap the numbers the server gives its own creates.
+TEST_F(EngineTest, CreatePutsUseEachGrantedNumberOnce) {
+  posix::FileSystem* fs = NewDisk(7);
+  auto* disk = static_cast<DiskFs*>(fs);
+  const SessionIdBytes s1{1}, s2{2};
+  Result<posix::Ino> first = disk->GrantInos(s1, 5, {});
+  Result<posix::Ino> other = disk->GrantInos(s2, 4, {});
+  ASSERT_TRUE(first.ok() && other.ok());
+  EXPECT_EQ(other->value(), first->value() + 5) << "ranges do not overlap";
+  Result<posix::Attr> d = fs->Mkdir(kRootIno, "d", 0755, {});
+  ASSERT_TRUE(d.ok());
+  EXPECT_GE(d->ino.value(), other->value() + 4) << "the server's own numbers follow the ranges";
+  const posix::Ino a = *first, b(first->value() + 1), c(first->value() + 2);
+  const posix::Timespec t1{30, 1}, t2{31, 2};
+  auto create = [&](std::string name, posix::Ino ino, uint32_t mode = S_IFREG | 0644) {
+    return posix::CreatePut{d->ino, std::move(name), ino, mode, 0, 0, 0, t2};
+  };
+  const posix::Puts puts{
+      .creates = {{d->ino, "a", a, S_IFREG | 0640, 0, 1000, 100, t1},
+                  {d->ino, "fifo", b, S_IFIFO | 0600, 0, 0, 0, t1}},
+      .writes = {{a, 0, "hello"}},
+      .attrs = {{.ino = a, .mtime = t2, .ctime = t2}},
+  };
+  size_t skipped = 99;
+  ASSERT_TRUE(disk->ApplyPuts(puts, {}, &skipped, &s1).ok());
+  EXPECT_EQ(skipped, 0u);
+  // `dir_time`: the time of the last create in d.
+  auto check = [&](posix::FileSystem* on, posix::Timespec dir_time) {
+    Result<posix::Attr> at = on->Lookup(d->ino, "a");
+    ASSERT_TRUE(at.ok());
+    EXPECT_EQ(at->ino, a);
+    EXPECT_EQ(at->mode, S_IFREG | 0640u);
+    EXPECT_EQ(at->uid, 1000u);
+    EXPECT_EQ(at->gid, 100u);
+    EXPECT_EQ(at->size, 5u);
+    EXPECT_EQ(at->atime, t1);
+    EXPECT_EQ(at->btime, t1);
+    EXPECT_EQ(at->mtime, t2);
+    EXPECT_EQ(*on->Read(a, 0, 100), "hello");
+    Result<posix::Attr> fifo = on->Lookup(d->ino, "fifo");
+    ASSERT_TRUE(fifo.ok());
+    EXPECT_EQ(fifo->ino, b);
+    EXPECT_EQ(fifo->mode, S_IFIFO | 0600u);
+    Result<posix::Attr> dir = on->GetAttr(d->ino);
+    ASSERT_TRUE(dir.ok());
+    EXPECT_EQ(dir->mtime, dir_time) << "the parent has the time of its last create";
+    EXPECT_EQ(dir->ctime, dir_time);
+  };
+  check(fs, t1);
+  ASSERT_TRUE(disk->ApplyPuts(puts, {}, &skipped, &s1).ok());  // a retry
+  check(fs, t1);
+
+  // Whatever cannot apply refuses the whole commit: c, granted and unused, stays unused.
+  auto refused = [&](const posix::CreatePut& bad) {
+    const posix::Puts p{.creates = {create("c", c), bad}};
+    const int e = Err(disk->ApplyPuts(p, {}, nullptr, &s1));
+    EXPECT_EQ(Err(fs->Lookup(d->ino, "c")), ENOENT) << bad.name;
+    return e;
+  };
+  EXPECT_EQ(refused(create("again", a)), EINVAL) << "a number used";
+  EXPECT_EQ(refused(create("o", *other)), EINVAL) << "another session's number";
+  EXPECT_EQ(refused(create("s", d->ino)), EINVAL) << "the server's own number";
+  EXPECT_EQ(refused(create("fifo", posix::Ino(c.value() + 1))), EEXIST);
+  EXPECT_EQ(refused({a, "x", posix::Ino(c.value() + 1), S_IFREG, 0, 0, 0, t2}), ENOTDIR);
+  EXPECT_EQ(refused(create("dir", posix::Ino(c.value() + 1), S_IFDIR | 0755)), EINVAL);
+  EXPECT_EQ(refused(create("a/b", posix::Ino(c.value() + 1))), EINVAL);
+  EXPECT_EQ(Err(disk->ApplyPuts({.creates = {create("c", c)}}, {})), EINVAL) << "no session";
+  ASSERT_TRUE(disk->ApplyPuts({.creates = {create("c", c)}}, {}, nullptr, &s1).ok());
+  EXPECT_EQ(fs->Lookup(d->ino, "c")->ino, c);
+
+  // A new range keeps the one before it usable; the one before that goes.
+  Result<posix::Ino> second = disk->GrantInos(s1, 2, {});
+  ASSERT_TRUE(second.ok());
+  const posix::Ino fourth(first->value() + 3), fifth(first->value() + 4);
+  ASSERT_TRUE(disk->ApplyPuts({.creates = {create("new", *second), create("old", fourth)}}, {},
+                              nullptr, &s1)
+                  .ok());
+  EXPECT_EQ(fs->Lookup(d->ino, "old")->ino, fourth);
+  ASSERT_TRUE(disk->GrantInos(s1, 2, {}).ok());
+  EXPECT_EQ(Err(disk->ApplyPuts({.creates = {create("gone", fifth)}}, {}, nullptr, &s1)), EINVAL)
+      << "a range two grants old";
+
+  Reopen();
+  disk = *engine_->Disk(DiskNo(7));
+  check(disk, t2);
+  const posix::Ino unused(second->value() + 1);
+  EXPECT_EQ(Err(disk->ApplyPuts({.creates = {create("again", *second)}}, {}, nullptr, &s1)), EINVAL)
+      << "what the grant used survives a reopen";
+  ASSERT_TRUE(disk->ApplyPuts({.creates = {create("after", unused)}}, {}, nullptr, &s1).ok());
+  EXPECT_EQ(disk->Lookup(d->ino, "after")->ino, unused);
+  EXPECT_EQ(Err(disk->GrantInos(s1, 0, {})), EINVAL);
+  EXPECT_EQ(Err(disk->GrantInos(s1, DiskFs::kMaxInoGrant + 1, {})), EINVAL);
+
+  ASSERT_TRUE(disk->Checkpoint("c").ok());
+  Result<std::shared_ptr<DiskFs>> view = engine_->OpenCheckpoint(DiskNo(7), "c");
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(Err((*view)->GrantInos(s1, 4, {})), EROFS);
+}
+
 // An inode's xattrs are bounded in total (posix::kXattrNamesMax, kXattrValuesMax: ENOSPC past
 // either), so that listxattr always fits Linux's 64 KiB list and a reply always fits a frame.
 TEST_F(EngineTest, XattrTotalsPerInodeAreBounded) {

@@ -110,12 +110,29 @@ struct WritePut {
   bool operator==(const WritePut&) const = default;
 };
 
-// What a client answered itself and sends ahead of its next request: its writes, applied first,
-// then its attribute puts (which hold the times those writes showed).
+// A create a client answered itself: a new inode of `mode` (S_IFMT and permission bits) named
+// `name` in `parent`, its number `ino` one the server granted the client (docs/protocol.md
+// §5.3.2, ADR 0025). `time` is the new inode's four times and the parent's mtime and ctime.
+// Applying it again (the name already names `ino`) changes nothing.
+struct CreatePut {
+  Ino parent;
+  std::string name;
+  Ino ino;
+  uint32_t mode = 0;
+  uint32_t rdev = 0;  // character and block devices
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  Timespec time = {};
+  bool operator==(const CreatePut&) const = default;
+};
+
+// What a client answered itself and sends ahead of its next request: its creates, applied
+// first, then its writes, then its attribute puts (which hold the times those writes showed).
 struct Puts {
+  std::vector<CreatePut> creates = {};
   std::vector<WritePut> writes = {};
   std::vector<AttrPut> attrs = {};
-  bool empty() const { return writes.empty() && attrs.empty(); }
+  bool empty() const { return creates.empty() && writes.empty() && attrs.empty(); }
   bool operator==(const Puts&) const = default;
 };
 

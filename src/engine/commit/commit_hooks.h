@@ -43,6 +43,8 @@ struct CommitResult {
   // A checkpoint's frozen epoch and creation time (0 for the others).
   uint64_t checkpoint_epoch = 0;
   int64_t checkpoint_created_ns = 0;
+  // An inode grant's first number (DiskFs::GrantInos; 0 for the others).
+  uint64_t granted_first = 0;
   // The changes of names (create, link, unlink, rmdir, rename); nullptr for the others, and
   // empty when the change was none (a rename onto another name of the same inode).
   const Touched* touched = nullptr;

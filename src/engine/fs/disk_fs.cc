@@ -147,55 +147,6 @@ Result<posix::Attr> DiskFs::SetAttr(posix::Ino ino, const posix::SetAttrRequest&
   });
 }
 
-Status DiskFs::ApplyPuts(const posix::Puts& puts, const CommitHooks& hooks, size_t* skipped) {
-  uint64_t bytes = 0;
-  for (const posix::WritePut& w : puts.writes) {
-    if (w.data.empty()) return Status::Errno(EINVAL, "a write put without data");
-    if (w.offset > posix::kMaxFileSize || w.data.size() > posix::kMaxFileSize - w.offset) {
-      return Status::Errno(EFBIG, "a write put beyond the maximum file size");
-    }
-    bytes += kBlockSize + w.data.size();
-  }
-  ARCHIL_RETURN_IF_ERROR(puts.writes.empty() ? Writable() : Admit(bytes));
-  size_t gone = 0;
-  Status st = Mutate(hooks, [&](Txn& t) -> Status {
-    Ops ops(this);
-    gone = 0;  // a prepare may run again
-    // The inode a put names, or nullopt if it no longer exists (nothing is left to set).
-    auto load = [&](posix::Ino ino) -> Result<std::optional<Inode>> {
-      Result<Inode> loaded = ops.LoadInode(t, ino);
-      if (!loaded.ok() && loaded.status().sys_errno() == ENOENT) {
-        ++gone;
-        return std::optional<Inode>();
-      }
-      ARCHIL_RETURN_IF_ERROR(loaded.status());
-      return std::optional<Inode>(std::move(*loaded));
-    };
-    for (const posix::WritePut& w : puts.writes) {
-      ARCHIL_ASSIGN_OR_RETURN(std::optional<Inode> n, load(w.ino));
-      if (!n) continue;
-      if (!S_ISREG(n->rec.mode)) return Status::Errno(EINVAL, "a write put to a non-file");
-      ARCHIL_RETURN_IF_ERROR(ops.WriteData(t, *n, w.offset, w.data));
-      ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, *n));
-    }
-    for (const posix::AttrPut& p : puts.attrs) {
-      if (p.mode && *p.mode > 07777) return Status::Errno(EINVAL, "mode beyond 07777");
-      ARCHIL_ASSIGN_OR_RETURN(std::optional<Inode> n, load(p.ino));
-      if (!n) continue;
-      if (p.mode) n->rec.mode = (n->rec.mode & S_IFMT) | *p.mode;
-      if (p.uid) n->rec.uid = *p.uid;
-      if (p.gid) n->rec.gid = *p.gid;
-      if (p.atime) n->rec.atime = ToNs(*p.atime);
-      if (p.mtime) n->rec.mtime = ToNs(*p.mtime);
-      n->rec.ctime = ToNs(p.ctime);
-      ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, *n));
-    }
-    return Status::Ok();
-  });
-  if (skipped) *skipped = gone;
-  return st;
-}
-
 // The shared body of Mknod, Mkdir and Symlink: a new inode of `mode` named `name` in `parent`;
 // `fill` sets what is particular to its kind.
 Result<posix::Attr> DiskFs::CreateNode(Ino parent, std::string_view name, uint32_t mode,

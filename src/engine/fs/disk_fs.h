@@ -144,13 +144,28 @@ class DiskFs final : public posix::FileSystem {
                             const CommitHooks& hooks);
   Status Fallocate(posix::Ino ino, uint32_t mode, uint64_t offset, uint64_t length,
                    const CommitHooks& hooks);
+  // Grants `count` (1..kMaxInoGrant) inode numbers to session `session` for the creates it
+  // answers itself (ADR 0025): they become its current range, the current one its previous
+  // (formats.md §4.12, rtype 0x05); numbers of older ranges can no longer be used. Returns the
+  // first. Errors: EINVAL for a count out of range, EROFS on a view, ENOSPC when the disk's
+  // inode numbers run out.
+  Result<posix::Ino> GrantInos(const SessionIdBytes& session, uint32_t count,
+                               const CommitHooks& hooks);
+  static constexpr uint32_t kMaxInoGrant = 1 << 16;
+
   // Applies what a client answered itself (posix::Puts, docs/protocol.md §5.3.2) in one commit:
-  // its writes in order, then its attribute puts in order (their times are what the writes
-  // showed). A put of an inode that no longer exists is skipped (nothing is left to set) and
-  // counted in *skipped. Applying the same puts again leaves the same bytes and attributes (a
-  // retried request applies them twice). Errors: ENOSPC past the reserve (writes only), EFBIG,
-  // EINVAL for a write to a non-file; then nothing is applied.
-  Status ApplyPuts(const posix::Puts& puts, const CommitHooks& hooks, size_t* skipped = nullptr);
+  // its creates in order, then its writes in order, then its attribute puts in order (their
+  // times are what the writes showed). A create needs `session`, whose grant must hold its
+  // number unused (the number is then used: a granted number names one inode, ever); a create
+  // whose name already names its number changes nothing (a retried request). A put of an inode
+  // that does not exist is skipped (nothing is left to set) and counted in *skipped. Applying the
+  // same puts again leaves the same names, bytes and attributes. Errors, and then nothing is
+  // applied: ENOSPC past the reserve (creates and writes), EFBIG; EINVAL for a create without a
+  // session, of a number not granted or used, of a type other than a file, FIFO, socket or
+  // device, a bad name, or a write to a non-file; EEXIST for a create of a name taken; ENOENT or
+  // ENOTDIR for a create in a parent gone or not a directory.
+  Status ApplyPuts(const posix::Puts& puts, const CommitHooks& hooks, size_t* skipped = nullptr,
+                   const SessionIdBytes* session = nullptr);
 
   // Makes every mutation committed so far durable, of this disk and of every other disk of the
   // engine (they share one write-ahead log): what a mutation committed with `sync` false waits

@@ -482,6 +482,12 @@ std::string SessionKey(DiskNo disk, const SessionIdBytes& session) {
   return k;
 }
 
+std::string InoGrantKey(DiskNo disk, const SessionIdBytes& session) {
+  std::string k = Start(disk, static_cast<uint8_t>(SessionRecordType::kInoGrant));
+  k.append(reinterpret_cast<const char*>(session.data()), session.size());
+  return k;
+}
+
 std::string SlotKey(DiskNo disk, const SessionIdBytes& session, uint32_t slot) {
   std::string k = Start(disk, static_cast<uint8_t>(SessionRecordType::kSlot));
   k.append(reinterpret_cast<const char*>(session.data()), session.size());
@@ -506,6 +512,7 @@ Result<SessionKeyParts> ParseSessionKey(std::string_view key) {
   };
   switch (p.type) {
     case SessionRecordType::kSession:
+    case SessionRecordType::kInoGrant:
       if (key.size() != 25) return Bad("session", "wrong length", key);
       session();
       return p;

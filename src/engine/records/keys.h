@@ -242,15 +242,17 @@ enum class SessionRecordType : uint8_t {
   kSlot = 0x02,
   kDelegation = 0x03,
   kRevocation = 0x04,
+  kInoGrant = 0x05,
 };
 std::string SessionKey(DiskNo disk, const SessionIdBytes& session);
 std::string SlotKey(DiskNo disk, const SessionIdBytes& session, uint32_t slot);
+std::string InoGrantKey(DiskNo disk, const SessionIdBytes& session);
 // REQUIRES: type is kDelegation or kRevocation.
 std::string DelegationKey(DiskNo disk, SessionRecordType type, uint64_t deleg_gen);
 struct SessionKeyParts {
   DiskNo disk;
   SessionRecordType type = SessionRecordType::kSession;
-  SessionIdBytes session{};  // kSession, kSlot
+  SessionIdBytes session{};  // kSession, kSlot, kInoGrant
   uint32_t slot = 0;         // kSlot
   uint64_t deleg_gen = 0;    // kDelegation, kRevocation
 };

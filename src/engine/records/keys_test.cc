@@ -412,8 +412,14 @@ TEST_F(KeysTest, SessionKeys) {
     }
     ExpectTruncationsRejected(SlotKey(disk, sid, slot), ParseSessionKey);
     ExpectTruncationsRejected(SessionKey(disk, sid), ParseSessionKey);
+    p = ParseSessionKey(InoGrantKey(disk, sid));
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(p->type, SessionRecordType::kInoGrant);
+    EXPECT_EQ(p->session, sid);
+    EXPECT_EQ(p->disk, disk);
+    ExpectTruncationsRejected(InoGrantKey(disk, sid), ParseSessionKey);
   }
-  ExpectCorruption(ParseSessionKey(DiskPrefix(DiskNo(1)) + "\x05").status());
+  ExpectCorruption(ParseSessionKey(DiskPrefix(DiskNo(1)) + "\x06").status());
 }
 
 }  // namespace

@@ -319,6 +319,11 @@ constexpr std::string_view kRevocationHex =
 const RevocationRecord kGoldenRevocation{0x05, Ino(0x1817161514131211), 0x2827262524232221,
                                          GoldenRun(0x31)};
 
+constexpr std::string_view kInoGrantHex =
+    "01 00000000000000 1112131415161718 2122232425262728 3132333435363738 4142434445464748";
+const InoGrantRecord kGoldenInoGrant{Ino(0x1817161514131211), Ino(0x2827262524232221),
+                                     Ino(0x3837363534333231), Ino(0x4847464544434241)};
+
 // A log record of disk 0x0102030405060708 (keys start with it, big-endian).
 constexpr DiskNo kGoldenLogDisk{0x0102030405060708};
 constexpr std::string_view kLogHex =
@@ -400,6 +405,7 @@ TEST(RecordsGoldenTest, EveryRecordEncodesToItsBytesAndBack) {
   ExpectGolden(kGoldenSlot, kSlotHex, EncodeSlot, DecodeSlot);
   ExpectGolden(kGoldenDelegation, kDelegationHex, EncodeDelegation, DecodeDelegation);
   ExpectGolden(kGoldenRevocation, kRevocationHex, EncodeRevocation, DecodeRevocation);
+  ExpectGolden(kGoldenInoGrant, kInoGrantHex, EncodeInoGrant, DecodeInoGrant);
 
   ExpectGolden(GoldenLog(), kLogHex, EncodeLogRecord,
                [](std::string_view v) { return DecodeLogRecord(v, kGoldenLogDisk); });
@@ -560,6 +566,9 @@ TEST(RecordsGoldenTest, DecodersKeepTheirMessages) {
       {"revocation", GoldenMessageOf(DecodeRevocation), GoldenBytes(kRevocationHex),
        "revocation record: 0 bytes, want at least 1", "revocation record: 1 bytes, want 40",
        "revocation record: 39 bytes, want 40", "revocation record: 41 bytes, want 40"},
+      {"ino grant", GoldenMessageOf(DecodeInoGrant), GoldenBytes(kInoGrantHex),
+       "ino grant record: 0 bytes, want at least 1", "ino grant record: 1 bytes, want 40",
+       "ino grant record: 39 bytes, want 40", "ino grant record: 41 bytes, want 40"},
       {"log", GoldenMessageOf(decode_log), GoldenBytes(kLogHex),
        "log record: 0 bytes, want at least 32", "log record: 1 bytes, want at least 32",
        "log record: mutation 2 runs past the end", "log record: 1 bytes after the mutations"},

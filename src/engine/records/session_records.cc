@@ -56,6 +56,15 @@ constexpr auto kRevocationLayout = Layout<RevocationRecord>(
     Field(&RevocationRecord::revoked),
     Field(&RevocationRecord::by_session));
 static_assert(kRevocationLayout.size() == 40);
+
+constexpr auto kInoGrantLayout = Layout<InoGrantRecord>(
+    Fmt(),
+    Reserved(7),
+    Field(&InoGrantRecord::next),
+    Field(&InoGrantRecord::end),
+    Field(&InoGrantRecord::prev_next),
+    Field(&InoGrantRecord::prev_end));
+static_assert(kInoGrantLayout.size() == 40);
 // clang-format on
 
 }  // namespace
@@ -116,6 +125,12 @@ std::string EncodeRevocation(const RevocationRecord& r) { return kRevocationLayo
 
 Result<RevocationRecord> DecodeRevocation(std::string_view v) {
   return kRevocationLayout.DecodeExact(kSessionCf, "revocation", v);
+}
+
+std::string EncodeInoGrant(const InoGrantRecord& r) { return kInoGrantLayout.Encode(r); }
+
+Result<InoGrantRecord> DecodeInoGrant(std::string_view v) {
+  return kInoGrantLayout.DecodeExact(kSessionCf, "ino grant", v);
 }
 
 }  // namespace archil::engine

@@ -72,4 +72,19 @@ struct RevocationRecord {  // 40 bytes
 std::string EncodeRevocation(const RevocationRecord& r);
 Result<RevocationRecord> DecodeRevocation(std::string_view v);
 
+// The inode numbers granted to a session for the creates it answers itself (ADR 0025): the
+// current range and the one before it (a client asks for the next range before the current one
+// runs out), each as [next, end): `next` is the lowest number of the range not yet used. A
+// create must name a number in one of them, which then moves that range's `next` past it: a
+// granted number is used at most once. An empty range has next == end.
+struct InoGrantRecord {  // 40 bytes
+  Ino next;
+  Ino end;
+  Ino prev_next;
+  Ino prev_end;
+  bool operator==(const InoGrantRecord&) const = default;
+};
+std::string EncodeInoGrant(const InoGrantRecord& r);
+Result<InoGrantRecord> DecodeInoGrant(std::string_view v);
+
 }  // namespace archil::engine

@@ -1,0 +1,163 @@
+// What a client answered itself (docs/protocol.md §5.3.2): inode numbers granted to its session,
+// and the creates, writes and attribute puts it sends ahead of its next request.
+#include <sys/stat.h>
+
+#include <cerrno>
+
+#include "engine/fs/disk_fs.h"
+#include "engine/fs/disk_fs_ops.h"
+#include "engine/records/session_records.h"
+
+namespace archil::engine {
+
+namespace {
+
+// The session's grant as its record says, or empty ranges if it has none.
+Result<InoGrantRecord> LoadGrant(Txn& t, rocksdb::ColumnFamilyHandle* cf, const std::string& key) {
+  Result<std::string> v = t.Get(cf, key);
+  if (!v.ok()) {
+    if (v.status().code() == Status::Code::kNotFound) return InoGrantRecord{};
+    return v.status();
+  }
+  return DecodeInoGrant(*v);
+}
+
+// Uses `ino` from the grant: true if it was granted and not yet used (it is used now), false if
+// it was not granted to this session or was used already.
+bool TakeGranted(InoGrantRecord& g, posix::Ino ino) {
+  auto take = [&](Ino& next, Ino end) {
+    if (ino.value() < next.value() || ino.value() >= end.value()) return false;
+    next = Ino(ino.value() + 1);
+    return true;
+  };
+  return take(g.next, g.end) || take(g.prev_next, g.prev_end);
+}
+
+bool CreatableType(uint32_t mode) {
+  const uint32_t type = mode & S_IFMT;
+  return type == S_IFREG || type == S_IFIFO || type == S_IFSOCK || type == S_IFCHR ||
+         type == S_IFBLK;
+}
+
+}  // namespace
+
+Result<posix::Ino> DiskFs::GrantInos(const SessionIdBytes& session, uint32_t count,
+                                     const CommitHooks& hooks) {
+  if (count == 0 || count > kMaxInoGrant) {
+    return Status::Errno(EINVAL, "an inode grant of " + std::to_string(count) + " numbers");
+  }
+  ARCHIL_RETURN_IF_ERROR(Writable());
+  const std::string key = InoGrantKey(disk_, session);
+  Ino first;
+  // Its own commit, so that the epilogue (the slot record of INO_GRANT's reply) sees the range.
+  auto prepare = [&](Txn& t) -> Status {
+    Ops ops(this);
+    ARCHIL_ASSIGN_OR_RETURN(CountersRecord c, ops.LoadCounters(t));
+    if (c.next_ino > kInoCounterMask || kInoCounterMask - c.next_ino < count - 1) {
+      return Status::Errno(ENOSPC, "inode numbers exhausted");
+    }
+    first = MakeIno(lineage_index_, c.next_ino);
+    c.next_ino += count;
+    ops.PutCounters(t, c);
+    ARCHIL_ASSIGN_OR_RETURN(InoGrantRecord g, LoadGrant(t, ops.cf(Cf::kSession), key));
+    g.prev_next = g.next;
+    g.prev_end = g.end;
+    g.next = first;
+    g.end = Ino(first.value() + count);
+    t.Put(ops.cf(Cf::kSession), key, EncodeInoGrant(g));
+    return Status::Ok();
+  };
+  ARCHIL_RETURN_IF_ERROR(core_->queue->Commit(
+      [&](Txn& t) -> Status {
+        ARCHIL_RETURN_IF_ERROR(prepare(t));
+        if (hooks.epilogue) hooks.epilogue(t, CommitResult{.granted_first = first.value()});
+        return Status::Ok();
+      },
+      hooks.on_queued, hooks.sync));
+  return first;
+}
+
+Status DiskFs::ApplyPuts(const posix::Puts& puts, const CommitHooks& hooks, size_t* skipped,
+                         const SessionIdBytes* session) {
+  uint64_t bytes = 0;
+  if (!puts.creates.empty() && session == nullptr) {
+    return Status::Errno(EINVAL, "creates put without a session that was granted their numbers");
+  }
+  for (const posix::CreatePut& c : puts.creates) {
+    if (!CreatableType(c.mode) || (c.mode & ~(S_IFMT | 07777)) != 0) {
+      return Status::Errno(EINVAL, "a create put of an unsupported type or mode");
+    }
+    ARCHIL_RETURN_IF_ERROR(posix::ValidateName(c.name));
+    bytes += kBlockSize;
+  }
+  for (const posix::WritePut& w : puts.writes) {
+    if (w.data.empty()) return Status::Errno(EINVAL, "a write put without data");
+    if (w.offset > posix::kMaxFileSize || w.data.size() > posix::kMaxFileSize - w.offset) {
+      return Status::Errno(EFBIG, "a write put beyond the maximum file size");
+    }
+    bytes += kBlockSize + w.data.size();
+  }
+  ARCHIL_RETURN_IF_ERROR(bytes == 0 ? Writable() : Admit(bytes));
+  const std::string grant_key = session ? InoGrantKey(disk_, *session) : std::string();
+  size_t gone = 0;
+  Status st = Mutate(hooks, [&](Txn& t) -> Status {
+    Ops ops(this);
+    gone = 0;  // a prepare may run again
+    if (!puts.creates.empty()) {
+      ARCHIL_ASSIGN_OR_RETURN(InoGrantRecord g, LoadGrant(t, ops.cf(Cf::kSession), grant_key));
+      for (const posix::CreatePut& c : puts.creates) {
+        ARCHIL_ASSIGN_OR_RETURN(std::optional<DentryRecord> d, ops.LoadDentry(t, c.parent, c.name));
+        if (d && d->ino == c.ino) continue;  // applied before: a retried request
+        // A granted number names one inode, once.
+        if (!TakeGranted(g, c.ino)) {
+          return Status::Errno(EINVAL, "inode number " + std::to_string(c.ino.value()) +
+                                           " was not granted to this session, or was used");
+        }
+        if (d) return Status::Errno(EEXIST, "'" + c.name + "' exists");
+        ARCHIL_ASSIGN_OR_RETURN(Inode dir, ops.LoadDir(t, c.parent));
+        Inode n = ops.NewInode(c.ino, c.mode, posix::Owner{c.uid, c.gid});
+        n.rec.atime = n.rec.mtime = n.rec.ctime = n.rec.btime = c.time.nanos();
+        if (S_ISCHR(c.mode) || S_ISBLK(c.mode)) n.rec.rdev = c.rdev;
+        ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, n));
+        ARCHIL_RETURN_IF_ERROR(ops.PutDentry(t, c.parent, c.name, c.ino, n.rec.mode));
+        dir.rec.mtime = dir.rec.ctime = c.time.nanos();
+        ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, dir));
+      }
+      t.Put(ops.cf(Cf::kSession), grant_key, EncodeInoGrant(g));
+    }
+    // The inode a put names, or nullopt if it no longer exists (nothing is left to set).
+    auto load = [&](posix::Ino ino) -> Result<std::optional<Inode>> {
+      Result<Inode> loaded = ops.LoadInode(t, ino);
+      if (!loaded.ok() && loaded.status().sys_errno() == ENOENT) {
+        ++gone;
+        return std::optional<Inode>();
+      }
+      ARCHIL_RETURN_IF_ERROR(loaded.status());
+      return std::optional<Inode>(std::move(*loaded));
+    };
+    for (const posix::WritePut& w : puts.writes) {
+      ARCHIL_ASSIGN_OR_RETURN(std::optional<Inode> n, load(w.ino));
+      if (!n) continue;
+      if (!S_ISREG(n->rec.mode)) return Status::Errno(EINVAL, "a write put to a non-file");
+      ARCHIL_RETURN_IF_ERROR(ops.WriteData(t, *n, w.offset, w.data));
+      ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, *n));
+    }
+    for (const posix::AttrPut& p : puts.attrs) {
+      if (p.mode && *p.mode > 07777) return Status::Errno(EINVAL, "mode beyond 07777");
+      ARCHIL_ASSIGN_OR_RETURN(std::optional<Inode> n, load(p.ino));
+      if (!n) continue;
+      if (p.mode) n->rec.mode = (n->rec.mode & S_IFMT) | *p.mode;
+      if (p.uid) n->rec.uid = *p.uid;
+      if (p.gid) n->rec.gid = *p.gid;
+      if (p.atime) n->rec.atime = p.atime->nanos();
+      if (p.mtime) n->rec.mtime = p.mtime->nanos();
+      n->rec.ctime = p.ctime.nanos();
+      ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, *n));
+    }
+    return Status::Ok();
+  });
+  if (skipped) *skipped = gone;
+  return st;
+}
+
+}  // namespace archil::engine
