@@ -16,5 +16,8 @@ inline constexpr uint64_t kFeatureAttrPuts = uint64_t{1} << 5;
 // With kFeatureAttrPuts, Mut.writes: small writes a client answered itself, applied before the
 // puts (protocol.md §5.3.2, ADR 0029).
 inline constexpr uint64_t kFeatureWritePuts = uint64_t{1} << 6;
+// With kFeatureWritePuts, Mut.creates: creates a client answered itself with inode numbers
+// INO_GRANT gave its session, applied before the writes (protocol.md §5.3.2-5.3.3, ADR 0025).
+inline constexpr uint64_t kFeatureCreatePuts = uint64_t{1} << 10;
 
 }  // namespace archil::proto

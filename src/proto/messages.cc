@@ -59,6 +59,7 @@ const std::array kTypes = {
     T<v1::Release, v1::ReleaseReply>(0x010F, "RELEASE", kMut),
     T<v1::StatFs, v1::StatFsReply>(0x0110, "STATFS", kRead),
     T<v1::PutAttrs, v1::PutAttrsReply>(0x0111, "PUT_ATTRS", kMut),
+    T<v1::InoGrant, v1::InoGrantReply>(0x0112, "INO_GRANT", kMut),
     T<v1::Read, v1::ReadReply>(0x0201, "READ", kRead),
     T<v1::Write, v1::WriteReply>(0x0202, "WRITE", kMut),
     T<v1::Commit, v1::CommitReply>(0x0203, "COMMIT", kRead),

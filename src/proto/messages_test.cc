@@ -35,6 +35,7 @@ TEST(Messages, EveryTypeOfTheTableIsRegisteredOnce) {
       {0x010F, "RELEASE"},
       {0x0110, "STATFS"},
       {0x0111, "PUT_ATTRS"},
+      {0x0112, "INO_GRANT"},
       {0x0201, "READ"},
       {0x0202, "WRITE"},
       {0x0203, "COMMIT"},

@@ -45,6 +45,20 @@ WireStatus CheckRange(uint64_t offset, uint64_t length, std::string* why) {
   return WireStatus::kOk;
 }
 
+// A type MKNOD and a create put may make, with permission bits only beside it.
+bool CreatableByPut(uint32_t mode) {
+  switch (mode & S_IFMT) {
+    case S_IFREG:
+    case S_IFIFO:
+    case S_IFSOCK:
+    case S_IFCHR:
+    case S_IFBLK:
+      return (mode & ~(S_IFMT | 07777)) == 0;
+    default:
+      return false;
+  }
+}
+
 WireStatus CheckXattrName(std::string_view name, bool posix_acl, std::string* why) {
   if (name.empty() || name.size() > kXattrNameMax) {
     return Fail(WireStatus::kRange, "xattr name of " + std::to_string(name.size()) + " bytes", why);
@@ -96,16 +110,18 @@ WireStatus Namespace(const FrameHeader& h, const Message& m, std::string* why) {
     case kTypeMknod: {
       const auto& r = static_cast<const v1::Mknod&>(m);
       ARCHIL_CHECK(CheckEntry(r.parent(), r.name(), why));
-      switch (r.mode() & S_IFMT) {
-        case S_IFREG:
-        case S_IFIFO:
-        case S_IFSOCK:
-        case S_IFCHR:
-        case S_IFBLK:
-          return WireStatus::kOk;
-        default:
-          return Fail(WireStatus::kInvalid, "MKNOD of an unsupported file type", why);
+      if (!CreatableByPut(r.mode() & (S_IFMT | 07777))) {
+        return Fail(WireStatus::kInvalid, "MKNOD of an unsupported file type", why);
       }
+      return WireStatus::kOk;
+    }
+    case kTypeInoGrant: {
+      const auto& r = static_cast<const v1::InoGrant&>(m);
+      if (r.count() < 1 || r.count() > kMaxInoGrant) {
+        return Fail(WireStatus::kInvalid,
+                    "an INO_GRANT of " + std::to_string(r.count()) + " numbers", why);
+      }
+      return WireStatus::kOk;
     }
     case kTypeSymlink: {
       const auto& r = static_cast<const v1::Symlink&>(m);
@@ -250,6 +266,7 @@ const v1::Mut* MutOf(const FrameHeader& h, const Message& m) {
     ARCHIL_MUT(kTypeWrite, Write)
     ARCHIL_MUT(kTypeFallocate, Fallocate)
     ARCHIL_MUT(kTypePutAttrs, PutAttrs)
+    ARCHIL_MUT(kTypeInoGrant, InoGrant)
     ARCHIL_MUT(kTypeSetXattr, SetXattr)
     ARCHIL_MUT(kTypeRemoveXattr, RemoveXattr)
     ARCHIL_MUT(kTypeCheckpointCreate, CheckpointCreate)
@@ -291,6 +308,19 @@ WireStatus ValidatePuts(const v1::Mut& mut, std::string* why) {
     }
     if (p.mode() > 07777) return Fail(WireStatus::kInvalid, "put mode beyond 07777", why);
   }
+  if (static_cast<size_t>(mut.creates_size()) > kMaxCreatePuts) {
+    return Fail(
+        WireStatus::kInvalid,
+        std::to_string(mut.creates_size()) + " create puts, over " + std::to_string(kMaxCreatePuts),
+        why);
+  }
+  for (const v1::CreatePut& c : mut.creates()) {
+    if (WireStatus s = CheckEntry(c.parent(), c.name(), why); s != WireStatus::kOk) return s;
+    if (WireStatus s = CheckIno(c.ino(), "create put ino", why); s != WireStatus::kOk) return s;
+    if (!CreatableByPut(c.mode())) {
+      return Fail(WireStatus::kInvalid, "a create put of an unsupported type or mode", why);
+    }
+  }
   if (static_cast<size_t>(mut.writes_size()) > kMaxWritePuts) {
     return Fail(
         WireStatus::kInvalid,
@@ -324,7 +354,8 @@ WireStatus ValidateRequest(const FrameHeader& h, const Message& m, std::string_v
   if (type->mutating && mut == nullptr) {
     return Fail(WireStatus::kInvalid, std::string(type->name) + " without its Mut", why);
   }
-  if (mut != nullptr && (mut->puts_size() > 0 || mut->writes_size() > 0)) {
+  if (mut != nullptr &&
+      (mut->puts_size() > 0 || mut->writes_size() > 0 || mut->creates_size() > 0)) {
     if (WireStatus s = ValidatePuts(*mut, why); s != WireStatus::kOk) return s;
   }
   if (WireStatus s = Namespace(h, m, why); s != WireStatus::kOk) return s;

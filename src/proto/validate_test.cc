@@ -1,8 +1,11 @@
 #include "proto/validate.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "base/crc32c.h"
 
@@ -115,6 +118,61 @@ TEST(Validate, WritePutsAreBoundedAndCarryTheirChecksum) {
   v1::PutAttrs torn = one;
   write(torn.mutable_mut(), 5, 0, "xyz")->set_data("xyZ");
   EXPECT_EQ(Check(kTypePutAttrs, torn), WireStatus::kChecksumMismatch);
+}
+
+// Create puts (§5.3.2): bounded in count, each naming a parent and a number, with a valid name
+// and the mode of a file, FIFO, socket or device; INO_GRANT asks for 1..kMaxInoGrant numbers.
+TEST(Validate, CreatePutsAreBoundedAndNameWhatMknodCouldMake) {
+  auto create = [](v1::Mut* mut, uint64_t parent, const std::string& name, uint64_t ino,
+                   uint32_t mode) {
+    v1::CreatePut* c = mut->add_creates();
+    c->set_parent(parent);
+    c->set_name(name);
+    c->set_ino(ino);
+    c->set_mode(mode);
+  };
+  v1::PutAttrs ok;
+  for (uint32_t type : {S_IFREG, S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK}) {
+    create(ok.mutable_mut(), 1, "n" + std::to_string(type), 9, type | 07777);
+  }
+  EXPECT_EQ(Check(kTypePutAttrs, ok), WireStatus::kOk);
+  v1::PutAttrs many;
+  for (size_t i = 0; i < kMaxCreatePuts; ++i) create(many.mutable_mut(), 1, "f", 9, S_IFREG);
+  EXPECT_EQ(Check(kTypePutAttrs, many), WireStatus::kOk);
+  create(many.mutable_mut(), 1, "f", 9, S_IFREG);
+  EXPECT_EQ(Check(kTypePutAttrs, many), WireStatus::kInvalid) << "over the count";
+  struct Bad {
+    uint64_t parent;
+    std::string name;
+    uint64_t ino;
+    uint32_t mode;
+    WireStatus want;
+  };
+  for (const Bad& b :
+       std::vector<Bad>{{0, "f", 9, S_IFREG, WireStatus::kInvalid},
+                        {1, "f", 0, S_IFREG, WireStatus::kInvalid},
+                        {1, "a/b", 9, S_IFREG, WireStatus::kInvalid},
+                        {1, "..", 9, S_IFREG, WireStatus::kInvalid},
+                        {1, std::string(256, 'n'), 9, S_IFREG, WireStatus::kNameTooLong},
+                        {1, "d", 9, S_IFDIR | 0755, WireStatus::kInvalid},
+                        {1, "l", 9, S_IFLNK | 0777, WireStatus::kInvalid},
+                        {1, "m", 9, S_IFREG | 010000, WireStatus::kInvalid}}) {
+    v1::Mkdir carrier;
+    carrier.set_parent(1);
+    carrier.set_name("d");
+    create(carrier.mutable_mut(), b.parent, b.name, b.ino, b.mode);
+    EXPECT_EQ(Check(kTypeMkdir, carrier), b.want) << b.name << " " << b.mode;
+  }
+  v1::InoGrant grant;
+  grant.mutable_mut();
+  for (uint32_t count : {1u, kMaxInoGrant}) {
+    grant.set_count(count);
+    EXPECT_EQ(Check(kTypeInoGrant, grant), WireStatus::kOk) << count;
+  }
+  for (uint32_t count : {0u, kMaxInoGrant + 1}) {
+    grant.set_count(count);
+    EXPECT_EQ(Check(kTypeInoGrant, grant), WireStatus::kInvalid) << count;
+  }
 }
 
 TEST(Validate, NamespaceRequests) {

@@ -44,6 +44,7 @@ std::vector<uint64_t> MutationKeys(uint16_t type, const proto::Message& m) {
       const v1::Mut& mut = As<v1::PutAttrs>(m).mut();
       for (const v1::AttrPut& p : mut.puts()) keys.push_back(p.ino());
       for (const v1::WritePut& w : mut.writes()) keys.push_back(w.ino());
+      for (const v1::CreatePut& c : mut.creates()) keys.insert(keys.end(), {c.parent(), c.ino()});
       std::sort(keys.begin(), keys.end());
       keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
       return keys;

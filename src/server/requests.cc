@@ -47,6 +47,12 @@ CachedReply PutsApplied(CachedReply reply) {
 
 posix::Puts PutsOf(const v1::Mut& mut) {
   posix::Puts puts;
+  puts.creates.reserve(static_cast<size_t>(mut.creates_size()));
+  for (const v1::CreatePut& c : mut.creates()) {
+    puts.creates.push_back(posix::CreatePut{posix::Ino(c.parent()), c.name(), posix::Ino(c.ino()),
+                                            c.mode(), static_cast<uint32_t>(c.rdev()), c.uid(),
+                                            c.gid(), posix::Timespec::FromNanos(c.time_ns())});
+  }
   puts.writes.reserve(static_cast<size_t>(mut.writes_size()));
   for (const v1::WritePut& w : mut.writes()) {
     puts.writes.push_back(posix::WritePut{posix::Ino(w.ino()), w.offset(), w.data()});
@@ -56,13 +62,16 @@ posix::Puts PutsOf(const v1::Mut& mut) {
   return puts;
 }
 
-bool CarriesPuts(const v1::Mut& mut) { return mut.puts_size() > 0 || mut.writes_size() > 0; }
+bool CarriesPuts(const v1::Mut& mut) {
+  return mut.puts_size() > 0 || mut.writes_size() > 0 || mut.creates_size() > 0;
+}
 
-// The writes and attribute changes the client answered itself and sent ahead of this request
-// (§5.3.2), in one commit before it; not synced (the request's own sync, or the next COMMIT,
-// covers them).
+// The creates, writes and attribute changes the client answered itself and sent ahead of this
+// request (§5.3.2), in one commit before it; not synced (the request's own sync, or the next
+// COMMIT, covers them).
 Status ApplyPuts(Session& s, const v1::Mut& mut) {
-  return s.fs().ApplyPuts(PutsOf(mut), engine::CommitHooks{.sync = false});
+  return s.fs().ApplyPuts(PutsOf(mut), engine::CommitHooks{.sync = false}, nullptr,
+                          &s.identity().id);
 }
 
 // Who applies the attribute puts a request carries (§5.3.2).
@@ -567,14 +576,30 @@ Response PutAttrs(Session& s, uint16_t type, const proto::Message& req) {
       s, mut,
       [&] {
         const posix::Puts puts = PutsOf(mut);
-        return Recorded(s, mut, type,
-                        StatusCall([&](const Hooks& h) { return s.fs().ApplyPuts(puts, h); }),
+        return Recorded(s, mut, type, StatusCall([&](const Hooks& h) {
+                          return s.fs().ApplyPuts(puts, h, nullptr, &s.identity().id);
+                        }),
                         EmptyReply<v1::PutAttrsReply>());
       },
       Puts::kBody);
   if (r.status != WireStatus::kOk || !m.commit()) return r;
   if (Status st = s.fs().Sync(); !st.ok()) return FromStatus(st);
   return r;
+}
+
+// Inode numbers for the creates the client answers itself (§5.3.3): the session's new range,
+// recorded with the slot in one commit.
+Response InoGrant(Session& s, uint16_t type, const proto::Message& req) {
+  const auto& m = As<v1::InoGrant>(req);
+  return Durable(s, type, m.mut(), StatusCall([&](const Hooks& h) {
+                   return s.fs().GrantInos(s.identity().id, m.count(), h).status();
+                 }),
+                 [&](const engine::CommitResult& c) {
+                   v1::InoGrantReply r;
+                   r.set_first(c.granted_first);
+                   r.set_count(m.count());
+                   return r.SerializeAsString();
+                 });
 }
 
 // One synced commit: the checkpoint's record, the disk's next epoch, the slot.
@@ -620,6 +645,8 @@ Response Mutation(Session& s, uint16_t type, const proto::Message& req) {
       return CheckpointCreate(s, type, req);
     case proto::kTypePutAttrs:
       return PutAttrs(s, type, req);
+    case proto::kTypeInoGrant:
+      return InoGrant(s, type, req);
     case proto::kTypeOpen:
     case proto::kTypeRelease:
       return Holders(s, type, req);
