@@ -598,6 +598,144 @@ TEST(DiskServer, SmallWritesTheClientAnsweredReachTheDiskAheadOfItsNextRequest) 
   EXPECT_EQ(fs.attr_log_stats().lost, 0u);
 }
 
+// Inode numbers granted to a session (INO_GRANT) name the creates its client answered itself,
+// sent ahead of a request (Mut.creates, before the writes that fill them): the disk holds the
+// names, the inodes with the client's numbers, owners and times, and their data. A number used
+// once refuses the request that names it again; a create of a directory or a bad grant is refused
+// at the wire.
+TEST(DiskServer, CreatesTheClientAnsweredUseTheNumbersGrantedToItsSession) {
+  ExclusiveClient x;
+  ASSERT_TRUE(x.c);
+  posix::FileSystem* direct = x.direct;
+  v1::InoGrant grant;
+  grant.set_count(16);
+  Result<v1::InoGrantReply> granted =
+      x.c->CallAs<v1::InoGrantReply>(proto::kTypeInoGrant, grant, grant.mutable_mut());
+  ASSERT_TRUE(granted.ok()) << granted.status().ToString();
+  ASSERT_EQ(granted->count(), 16u);
+  const uint64_t first = granted->first();
+  auto create = [](v1::Mut* mut, std::string_view name, uint64_t ino, uint32_t mode) {
+    v1::CreatePut* c = mut->add_creates();
+    c->set_parent(kRootIno.value());
+    c->set_name(std::string(name));
+    c->set_ino(ino);
+    c->set_mode(mode);
+    c->set_uid(1000);
+    c->set_gid(100);
+    c->set_time_ns(42'000'000'007);
+  };
+  v1::PutAttrs m;
+  m.set_commit(true);
+  create(m.mutable_mut(), "a", first, S_IFREG | 0640);
+  create(m.mutable_mut(), "p", first + 1, S_IFIFO | 0600);
+  v1::WritePut* w = m.mutable_mut()->add_writes();
+  w->set_ino(first);
+  w->set_data("hello");
+  w->set_crc32c(Crc32c("hello"));
+  Result<v1::PutAttrsReply> put =
+      x.c->CallAs<v1::PutAttrsReply>(proto::kTypePutAttrs, m, m.mutable_mut());
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  Result<posix::Attr> a = direct->Lookup(kRootIno, "a");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->ino.value(), first);
+  EXPECT_EQ(a->mode, S_IFREG | 0640u);
+  EXPECT_EQ(a->uid, 1000u);
+  EXPECT_EQ(a->gid, 100u);
+  EXPECT_EQ(a->size, 5u);
+  EXPECT_EQ(a->btime, posix::Timespec::FromNanos(42'000'000'007));
+  EXPECT_EQ(*direct->Read(a->ino, 0, 100), "hello");
+  EXPECT_EQ(direct->Lookup(kRootIno, "p")->ino.value(), first + 1);
+  EXPECT_EQ(direct->GetAttr(kRootIno)->mtime, posix::Timespec::FromNanos(42'000'000'007));
+
+  // The same number again, under another name: refused, with what rode with it.
+  v1::PutAttrs again;
+  create(again.mutable_mut(), "c", first + 2, S_IFREG | 0644);
+  create(again.mutable_mut(), "b", first, S_IFREG | 0644);
+  EXPECT_EQ(Err(x.c->CallAs<v1::PutAttrsReply>(proto::kTypePutAttrs, again, again.mutable_mut())),
+            EINVAL);
+  EXPECT_EQ(Err(direct->Lookup(kRootIno, "b")), ENOENT);
+  EXPECT_EQ(Err(direct->Lookup(kRootIno, "c")), ENOENT);
+
+  v1::PutAttrs dir;
+  create(dir.mutable_mut(), "d", first + 2, S_IFDIR | 0755);
+  EXPECT_EQ(Err(x.c->CallAs<v1::PutAttrsReply>(proto::kTypePutAttrs, dir, dir.mutable_mut())),
+            EINVAL);
+  EXPECT_EQ(Err(direct->Lookup(kRootIno, "d")), ENOENT);
+  v1::InoGrant none;
+  EXPECT_EQ(Err(x.c->CallAs<v1::InoGrantReply>(proto::kTypeInoGrant, none, none.mutable_mut())),
+            EINVAL);
+}
+
+// What an unpacked archive asks of a client that answers creates itself: 600 files made with
+// MknodNew in a directory it knows, each written, chmodded and timed, cost no request per file:
+// they ride in batches (each within what one request may carry: 256 creates, 64 files' data)
+// ahead of the requests the bounds send to the server. After a sync the disk holds every name,
+// number, byte and attribute the client answered; a LOOKUP or READDIR of the directory sends
+// what waits first.
+TEST(DiskServer, AnUnpackedTreeIsCreatedByTheClientInBatches) {
+  ExclusiveClient x;
+  ASSERT_TRUE(x.c && x.c->CreatePuts());
+  RemoteFs& fs = *x.fs;
+  posix::FileSystem* direct = x.direct;
+  auto requests = [&](const char* op) {
+    return std::max(0.0, MetricValue(x.registry.Render(), "archil_client_requests_total{op=\"" +
+                                                              std::string(op) + "\"}"));
+  };
+  Result<posix::Attr> d = fs.Mkdir(kRootIno, "d", 0755, {});
+  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE(fs.Mknod(d->ino, "first", S_IFREG | 0644, 0, {}).ok());  // d's attributes learned
+  std::map<std::string, posix::Attr> shown;
+  std::map<std::string, std::string> data;
+  constexpr int kFiles = 600;
+  for (int i = 0; i < kFiles; ++i) {
+    const std::string name = "f" + std::to_string(i);
+    x.clock.Advance(1000);
+    Result<posix::Attr> f = fs.MknodNew(d->ino, name, S_IFREG | 0600, 0, {1000, 100});
+    ASSERT_TRUE(f.ok()) << name << ": " << f.status().ToString();
+    data[name] = std::string(1000 + i, static_cast<char>('a' + i % 26));
+    Result<posix::Attr> w = fs.WriteBehind(f->ino, 0, data[name]);
+    ASSERT_TRUE(w.ok()) << name << ": " << w.status().ToString();
+    posix::SetAttrRequest chmod;
+    chmod.mode = 0644;
+    chmod.mtime = posix::TimeUpdate::At(posix::Timespec{1000 + i, 0});
+    Result<posix::Attr> a = fs.SetAttr(f->ino, chmod);
+    ASSERT_TRUE(a.ok());
+    shown[name] = *a;
+  }
+  const client::AttrLog::Stats st = fs.attr_log_stats();
+  EXPECT_EQ(st.answered_creates, static_cast<uint64_t>(kFiles));
+  EXPECT_EQ(requests("MKNOD"), 1) << "only the first, which taught the client d's attributes";
+  EXPECT_LE(requests("WRITE"), kFiles / 64 + 1) << "one per batch at most";
+  EXPECT_EQ(requests("INO_GRANT"), 1);
+  Result<posix::Attr> dir_shown = fs.GetAttr(d->ino);
+  ASSERT_TRUE(dir_shown.ok());
+  // A lookup in d sends what waits, then finds the last file.
+  Result<posix::Attr> last = fs.Lookup(d->ino, "f" + std::to_string(kFiles - 1));
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_EQ(last->ino, shown["f" + std::to_string(kFiles - 1)].ino);
+  ASSERT_TRUE(fs.Sync().ok());
+  EXPECT_EQ(fs.attr_log_stats().lost, 0u);
+  for (const auto& [name, want] : shown) {
+    SCOPED_TRACE(name);
+    Result<posix::Attr> held = direct->Lookup(d->ino, name);
+    ASSERT_TRUE(held.ok());
+    EXPECT_EQ(held->ino, want.ino);
+    EXPECT_EQ(held->mode, want.mode);
+    EXPECT_EQ(held->uid, want.uid);
+    EXPECT_EQ(held->gid, want.gid);
+    EXPECT_EQ(held->size, want.size);
+    EXPECT_EQ(held->blocks, want.blocks);
+    EXPECT_EQ(held->mtime, want.mtime);
+    EXPECT_EQ(held->ctime, want.ctime);
+    EXPECT_EQ(held->btime, want.btime);
+    EXPECT_EQ(*direct->Read(held->ino, 0, 1 << 20), data[name]);
+  }
+  Result<posix::Attr> dir_held = direct->GetAttr(d->ino);
+  ASSERT_TRUE(dir_held.ok());
+  EXPECT_EQ(dir_held->mtime, dir_shown->mtime) << "the parent's time as the client showed it";
+  EXPECT_EQ(dir_held->ctime, dir_shown->ctime);
+}
+
 // A write that rode on a request the disk refused is lost with it: the request fails with the
 // disk's errno, the next sync with EIO, once; the disk holds none of the data.
 TEST(DiskServer, AWriteLostWithItsCarrierIsAWriteBackErrorAtTheNextSync) {

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace archil::client {
@@ -27,6 +28,10 @@ AttrLog::Ticket AttrLog::Begin() {
     }
     // No carrier is in flight, so nothing is carried: every put left is pending.
     e.state = State::kCarried;
+    if (e.create) {
+      t.puts.creates.push_back(std::move(*e.create));
+      e.create.reset();
+    }
     if (!e.data.empty()) {
       t.puts.writes.push_back(posix::WritePut{e.put.ino, e.data_offset, std::move(e.data)});
       e.data.clear();
@@ -34,14 +39,27 @@ AttrLog::Ticket AttrLog::Begin() {
     t.puts.attrs.push_back(e.put);
     ++it;
   }
+  // The server takes a range's numbers in increasing order (protocol.md §5.3.3); the pool handed
+  // them out so, and the creates are of files, independent of one another.
+  std::sort(t.puts.creates.begin(), t.puts.creates.end(),
+            [](const posix::CreatePut& a, const posix::CreatePut& b) { return a.ino < b.ino; });
   if (!t.puts.empty()) {
     carrier_in_flight_ = true;
     counts_.carried += t.puts.attrs.size();
     pending_ = 0;
     pending_bytes_ = 0;
+    pending_writes_ = 0;
+    pending_creates_ = 0;
     oldest_pending_ns_ = 0;
   }
   return t;
+}
+
+void AttrLog::Held(Entry& e) {
+  if (e.unsent_in == 0) return;
+  auto it = unsent_in_.find(e.unsent_in);
+  if (it != unsent_in_.end() && --it->second == 0) unsent_in_.erase(it);
+  e.unsent_in = 0;
 }
 
 void AttrLog::End(Ticket ticket, bool puts_applied, const std::optional<posix::Attr>& learned,
@@ -57,7 +75,10 @@ void AttrLog::End(Ticket ticket, bool puts_applied, const std::optional<posix::A
     for (auto it = entries_.begin(); it != entries_.end();) {
       if (it->second.state != State::kCarried) {
         ++it;
-      } else if (keep) {
+        continue;
+      }
+      Held(it->second);  // or never will: a read asks the server either way
+      if (keep) {
         it->second.state = State::kKnown;
         ++it;
       } else {
@@ -120,11 +141,16 @@ std::optional<posix::Attr> AttrLog::AnswerWrite(posix::Ino ino, uint64_t offset,
   // are known too (the engine's 4 KiB blocks, counted in 512-byte units).
   auto blocks_for = [](uint64_t size) { return (size + kDataBlock - 1) / kDataBlock * 8; };
   if (!S_ISREG(a.mode) || offset != a.size || a.blocks != blocks_for(a.size) ||
-      e.data.size() + data.size() > max_bytes || data.size() > posix::kMaxFileSize - offset) {
+      e.data.size() + data.size() > max_bytes || data.size() > posix::kMaxFileSize - offset ||
+      pending_bytes_ + data.size() > kMaxBytes ||
+      (e.data.empty() && pending_writes_ >= kMaxWrites)) {
     return std::nullopt;
   }
   Pend(ino, e, now_ns);
-  if (e.data.empty()) e.data_offset = offset;
+  if (e.data.empty()) {
+    e.data_offset = offset;
+    ++pending_writes_;
+  }
   e.data.append(data);
   pending_bytes_ += data.size();
   a.size = offset + data.size();
@@ -137,6 +163,40 @@ std::optional<posix::Attr> AttrLog::AnswerWrite(posix::Ino ino, uint64_t offset,
   e.put.mtime = e.put.ctime = now;
   ++counts_.answered_writes;
   return a;
+}
+
+bool AttrLog::AnswerCreate(const posix::CreatePut& create, const posix::Attr& attr,
+                           int64_t now_ns) {
+  MutexLock lock(&mu_);
+  if (in_flight_ != 0 || pending_creates_ >= kMaxCreates) return false;
+  auto [it, inserted] = entries_.try_emplace(create.ino.value());
+  if (!inserted) return false;  // a number the server granted twice: not ours to answer
+  Entry& e = it->second;
+  e.attr = attr;
+  Pend(create.ino, e, now_ns);
+  e.put.ctime = create.time;  // the create's own: applying it changes nothing
+  e.create = create;
+  e.unsent_in = create.parent.value();
+  ++unsent_in_[e.unsent_in];
+  ++pending_creates_;
+  ++counts_.answered_creates;
+  return true;
+}
+
+bool AttrLog::Unsent(posix::Ino ino) const {
+  MutexLock lock(&mu_);
+  auto it = entries_.find(ino.value());
+  return it != entries_.end() && it->second.unsent_in != 0;
+}
+
+bool AttrLog::UnsentIn(posix::Ino dir) const {
+  MutexLock lock(&mu_);
+  return unsent_in_.count(dir.value()) > 0;
+}
+
+void AttrLog::AwaitCarrier() const {
+  MutexLock lock(&mu_);
+  while (carrier_in_flight_) carrier_done_.Wait(&mu_);
 }
 
 bool AttrLog::HasData(posix::Ino ino) const {
@@ -163,6 +223,7 @@ AttrLog::Stats AttrLog::stats() const {
   Stats s = counts_;
   s.pending = pending_;
   s.pending_bytes = pending_bytes_;
+  s.pending_creates = pending_creates_;
   s.oldest_pending_ns = oldest_pending_ns_;
   return s;
 }

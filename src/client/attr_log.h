@@ -15,6 +15,17 @@
 // the next mutation too (Mut.writes, before the puts, which hold the times the write showed). A
 // read of such a file's data must send what waits first (HasData).
 //
+// A create of a file, FIFO, socket or device in a directory whose names the client knows is
+// answered here the same way (AnswerCreate, ADR 0025), with an inode number the server granted
+// the session (client/ino_pool.h): the create rides ahead of the next mutation (Mut.creates,
+// before the writes, which may fill the new file), and the new inode is known from then on. A
+// read that could see it (a LOOKUP or READDIR of its directory, a READ, GETXATTR or LISTXATTR of
+// it) must send it first (Unsent, UnsentIn, then AwaitCarrier).
+//
+// What waits is bounded by what one request may carry (protocol.md §5.3.2): at most kMaxCreates
+// creates, kMaxWrites files with written data and kMaxBytes bytes of it; past those an answer
+// here is refused, and the operation goes to the server, carrying what waits.
+//
 // The order is the contract: the disk must hold a prefix of the client's operations.
 //   - A SETATTR is answered here only while no mutation is in flight: every operation answered
 //     before it has been applied by the server, so its put follows them.
@@ -26,12 +37,12 @@
 // What the server did not apply (End with puts_applied false) is counted as lost: the mount
 // reports it at the next sync point, as a local file system reports a write-back error.
 //
-// Attributes are known (Get) from two sources: a put (pending or carried: what the server will
-// hold), and an answer that carried an inode's attributes to a mutation alone in flight. Every
-// mutation that begins forgets what was known from answers (it may change any inode: an unlink
-// changes its target's link count); puts stay until their carrier's answer. So at most one inode
-// is known at a time, the last lone answer's, and at most one put waits: the log is bounded by
-// construction (enough for the files an archive or a copy makes one after the other).
+// Attributes are known (Get) from three sources: a put (pending or carried: what the server will
+// hold), a create answered here, and an answer that carried an inode's attributes to a mutation
+// alone in flight. Every mutation that begins forgets what was known from answers (it may change
+// any inode: an unlink changes its target's link count); puts stay until their carrier's answer.
+// So outside the creates answered here, at most one inode is known at a time, the last lone
+// answer's (enough for the files an archive or a copy makes one after the other).
 //
 // Thread-safety: safe for concurrent use.
 #pragma once
@@ -52,6 +63,8 @@ class AttrLog {
   struct Stats {
     uint64_t answered = 0;          // SETATTRs answered here
     uint64_t answered_writes = 0;   // WRITEs answered here
+    uint64_t answered_creates = 0;  // creates answered here
+    size_t pending_creates = 0;     // creates waiting now
     uint64_t carried = 0;           // puts handed to a carrier
     uint64_t lost = 0;              // puts a carrier's answer says were not applied (or never came)
     size_t pending = 0;             // puts waiting now
@@ -95,6 +108,24 @@ class AttrLog {
   // Whether written data of `ino` waits here (not yet handed to a carrier).
   bool HasData(posix::Ino ino) const ARCHIL_EXCLUDES(mu_);
 
+  // What one request may carry (protocol.md §5.3.2: proto::kMaxCreatePuts, kMaxWritePuts,
+  // kMaxWritePutBytes).
+  static constexpr size_t kMaxCreates = 256;
+  static constexpr size_t kMaxWrites = 64;
+  static constexpr size_t kMaxBytes = 128 << 10;
+  // A create answered here: `create` (its number granted to the session, its name absent from
+  // its parent, which the caller knows) becomes a pending create of `attr`, the new inode's
+  // attributes. False if it must go to the server: a mutation is in flight, or kMaxCreates wait.
+  bool AnswerCreate(const posix::CreatePut& create, const posix::Attr& attr, int64_t now_ns)
+      ARCHIL_EXCLUDES(mu_);
+  // Whether `ino` was created here and the server may not hold it yet (its create waits, or its
+  // carrier was not answered).
+  bool Unsent(posix::Ino ino) const ARCHIL_EXCLUDES(mu_);
+  // Whether a create in directory `dir` was answered here and the server may not hold it yet.
+  bool UnsentIn(posix::Ino dir) const ARCHIL_EXCLUDES(mu_);
+  // Waits until no carrier is in flight.
+  void AwaitCarrier() const ARCHIL_EXCLUDES(mu_);
+
   // The attributes known of `ino`, if any.
   std::optional<posix::Attr> Get(posix::Ino ino) const ARCHIL_EXCLUDES(mu_);
   // Replaces `*a` (an answer of the server to a read: LOOKUP, READDIRPLUS) with what a put not
@@ -112,18 +143,28 @@ class AttrLog {
     // kPending: data written here at data_offset, not yet carried (the put holds its times).
     uint64_t data_offset = 0;
     std::string data = {};
+    // Created here (AnswerCreate): its create while pending, and its parent until the server
+    // holds it (0: not created here, or held).
+    std::optional<posix::CreatePut> create = {};
+    uint64_t unsent_in = 0;
   };
+  // `e` is held by the server now: it is no longer counted in unsent_in_.
+  void Held(Entry& e) ARCHIL_REQUIRES(mu_);
   // Makes `e` (of `ino`) pending if it is not: an empty put of it.
   void Pend(posix::Ino ino, Entry& e, int64_t now_ns) ARCHIL_REQUIRES(mu_);
 
   mutable Mutex mu_;
-  CondVar carrier_done_{&mu_};
+  mutable CondVar carrier_done_{&mu_};
   std::unordered_map<uint64_t, Entry> entries_ ARCHIL_GUARDED_BY(mu_);
   uint64_t next_id_ ARCHIL_GUARDED_BY(mu_) = 0;
   uint32_t in_flight_ ARCHIL_GUARDED_BY(mu_) = 0;
   bool carrier_in_flight_ ARCHIL_GUARDED_BY(mu_) = false;
   size_t pending_ ARCHIL_GUARDED_BY(mu_) = 0;
   size_t pending_bytes_ ARCHIL_GUARDED_BY(mu_) = 0;
+  size_t pending_writes_ ARCHIL_GUARDED_BY(mu_) = 0;   // entries with data waiting
+  size_t pending_creates_ ARCHIL_GUARDED_BY(mu_) = 0;  // entries with their create waiting
+  // Directories with creates answered here that the server may not hold yet, and how many.
+  std::unordered_map<uint64_t, uint32_t> unsent_in_ ARCHIL_GUARDED_BY(mu_);
   int64_t oldest_pending_ns_ ARCHIL_GUARDED_BY(mu_) = 0;
   Stats counts_ ARCHIL_GUARDED_BY(mu_);
 };

@@ -283,5 +283,90 @@ TEST(AttrLog, ALonePutAttrsThatAppliedKeepsItsInodesKnown) {
   EXPECT_FALSE(log.Get(Ino(6)).has_value()) << "not applied: not what the server holds";
 }
 
+posix::CreatePut CreateOf(uint64_t ino, uint64_t parent, Timespec time) {
+  return posix::CreatePut{
+      Ino(parent), "f" + std::to_string(ino), Ino(ino), S_IFREG | 0644, 0, 1000, 100, time};
+}
+
+Attr CreatedAttr(uint64_t ino, Timespec time) {
+  Attr a = NewFile(ino);
+  a.uid = 1000;
+  a.gid = 100;
+  a.atime = a.mtime = a.ctime = a.btime = time;
+  return a;
+}
+
+// A create answered here makes its inode known at once: its writes and changes are answered too,
+// and the next mutation carries the create before them, sorted by number (the server takes a
+// range's numbers in increasing order). Until that carrier is answered, a read of the inode or of
+// its directory must send it first.
+TEST(AttrLog, ACreateAnsweredHereIsKnownAndCarriedBeforeItsWrites) {
+  AttrLog log;
+  const Timespec t{400, 1};
+  ASSERT_TRUE(log.AnswerCreate(CreateOf(21, 3, t), CreatedAttr(21, t), 1));
+  ASSERT_TRUE(log.AnswerCreate(CreateOf(20, 3, t), CreatedAttr(20, t), 1));
+  EXPECT_FALSE(log.AnswerCreate(CreateOf(20, 3, t), CreatedAttr(20, t), 1)) << "a number twice";
+  EXPECT_EQ(log.Get(Ino(20))->btime, t);
+  ASSERT_TRUE(log.AnswerWrite(Ino(20), 0, "data", 1000, Timespec{401, 0}, 2));
+  ASSERT_TRUE(log.Answer(Ino(21), Chmod(0600), Timespec{402, 0}, 3));
+  EXPECT_TRUE(log.Unsent(Ino(20)));
+  EXPECT_TRUE(log.UnsentIn(Ino(3)));
+  EXPECT_FALSE(log.UnsentIn(Ino(4)));
+  EXPECT_EQ(log.stats().pending_creates, 2u);
+  EXPECT_EQ(log.stats().answered_creates, 2u);
+
+  AttrLog::Ticket carrier = log.Begin();
+  ASSERT_EQ(carrier.puts.creates.size(), 2u);
+  EXPECT_EQ(carrier.puts.creates[0].ino, Ino(20));
+  EXPECT_EQ(carrier.puts.creates[1].ino, Ino(21));
+  EXPECT_EQ(carrier.puts.creates[0], CreateOf(20, 3, t));
+  ASSERT_EQ(carrier.puts.writes.size(), 1u);
+  EXPECT_EQ(carrier.puts.attrs.size(), 2u);
+  EXPECT_EQ(log.stats().pending_creates, 0u);
+  EXPECT_TRUE(log.Unsent(Ino(20))) << "carried, not yet answered";
+  EXPECT_TRUE(log.UnsentIn(Ino(3)));
+  log.End(std::move(carrier), true, std::nullopt, /*only_puts=*/true);
+  EXPECT_FALSE(log.Unsent(Ino(20)));
+  EXPECT_FALSE(log.UnsentIn(Ino(3)));
+  EXPECT_EQ(log.Get(Ino(21))->mode, S_IFREG | 0600) << "a lone PUT_ATTRS keeps them known";
+  log.AwaitCarrier();  // none in flight: returns at once
+}
+
+// Creates are bounded by what one request may carry, and not answered while a mutation is in
+// flight; written data is bounded in files and bytes across every file that waits.
+TEST(AttrLog, WhatWaitsFitsInOneRequest) {
+  AttrLog log;
+  const Timespec t{400, 1};
+  {
+    AttrLog::Ticket in_flight = log.Begin();
+    EXPECT_FALSE(log.AnswerCreate(CreateOf(10, 3, t), CreatedAttr(10, t), 1));
+    log.End(std::move(in_flight), true, std::nullopt);
+  }
+  for (uint64_t i = 0; i < AttrLog::kMaxCreates; ++i) {
+    ASSERT_TRUE(log.AnswerCreate(CreateOf(100 + i, 3, t), CreatedAttr(100 + i, t), 1)) << i;
+  }
+  EXPECT_FALSE(log.AnswerCreate(CreateOf(99, 3, t), CreatedAttr(99, t), 1));
+  for (uint64_t i = 0; i < AttrLog::kMaxWrites; ++i) {
+    ASSERT_TRUE(log.AnswerWrite(Ino(100 + i), 0, "x", 1000, t, 2)) << i;
+  }
+  EXPECT_FALSE(log.AnswerWrite(Ino(100 + AttrLog::kMaxWrites), 0, "x", 1000, t, 2))
+      << "one file's data more than a request carries";
+  EXPECT_TRUE(log.AnswerWrite(Ino(100), 1, "y", 1000, t, 2)) << "more data of a file that has some";
+  AttrLog::Ticket carrier = log.Begin();
+  EXPECT_EQ(carrier.puts.creates.size(), AttrLog::kMaxCreates);
+  EXPECT_EQ(carrier.puts.writes.size(), AttrLog::kMaxWrites);
+  log.End(std::move(carrier), false, std::nullopt);
+  EXPECT_EQ(log.stats().lost, AttrLog::kMaxCreates) << "one put per created inode, counted lost";
+  EXPECT_FALSE(log.Get(Ino(100))) << "not applied: the server does not hold it";
+
+  AttrLog bytes;
+  for (uint64_t i = 0; i < 2; ++i) {
+    ASSERT_TRUE(bytes.AnswerCreate(CreateOf(10 + i, 3, t), CreatedAttr(10 + i, t), 1));
+    ASSERT_TRUE(bytes.AnswerWrite(Ino(10 + i), 0, std::string(64 << 10, 'a'), 64 << 10, t, 2));
+  }
+  ASSERT_TRUE(bytes.AnswerCreate(CreateOf(12, 3, t), CreatedAttr(12, t), 1));
+  EXPECT_FALSE(bytes.AnswerWrite(Ino(12), 0, "z", 64 << 10, t, 2)) << "128 KiB wait already";
+}
+
 }  // namespace
 }  // namespace archil::client

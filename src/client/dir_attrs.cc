@@ -41,6 +41,21 @@ void DirAttrs::Forget(posix::Ino ino) {
   it->second.attr.reset();
 }
 
+std::optional<posix::Attr> DirAttrs::Touch(posix::Ino ino, posix::Timespec time) {
+  MutexLock lock(&mu_);
+  auto it = entries_.find(ino.value());
+  if (it == entries_.end()) return std::nullopt;
+  Entry& e = it->second;
+  if (e.in_flight != 0 || !e.attr) {
+    e.ticket = ++next_ticket_;  // a change in flight must not keep what it answers either
+    e.attr.reset();
+    if (e.in_flight == 0) entries_.erase(it);
+    return std::nullopt;
+  }
+  e.attr->mtime = e.attr->ctime = time;
+  return e.attr;
+}
+
 std::optional<posix::Attr> DirAttrs::Get(posix::Ino ino) const {
   MutexLock lock(&mu_);
   auto it = entries_.find(ino.value());

@@ -107,5 +107,22 @@ TEST(DirAttrs, ADirChangeNotDoneIsAChangeAnsweredWithNothing) {
   EXPECT_EQ(d.Get(Ino(7))->nlink, 9u);
 }
 
+// A create the client answered itself stamps a kept directory's times; a directory not kept, or
+// with a change in flight (whose answer must not be kept either), is not stamped.
+TEST(DirAttrs, ACreateAnsweredByTheClientStampsAKeptDirectory) {
+  DirAttrs d;
+  EXPECT_FALSE(d.Touch(Ino(7), posix::Timespec{50, 5}));
+  d.Changed(Ino(7), d.Changing(Ino(7)), DirAttr(7, 2));
+  std::optional<posix::Attr> a = d.Touch(Ino(7), posix::Timespec{50, 5});
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->mtime, (posix::Timespec{50, 5}));
+  EXPECT_EQ(a->ctime, (posix::Timespec{50, 5}));
+  EXPECT_EQ(d.Get(Ino(7)), a);
+  const uint64_t t = d.Changing(Ino(7));
+  EXPECT_FALSE(d.Touch(Ino(7), posix::Timespec{60, 0}));
+  d.Changed(Ino(7), t, DirAttr(7, 2));
+  EXPECT_FALSE(d.Get(Ino(7))) << "the change's answer predates the create";
+}
+
 }  // namespace
 }  // namespace archil::client

@@ -135,7 +135,7 @@ Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
   hello.mutable_versions()->set_min(1);
   hello.mutable_versions()->set_max(1);
   hello.set_features(proto::kFeatureLseek | proto::kFeatureAttrPuts | proto::kFeatureWritePuts |
-                     (options_.unstable ? proto::kFeatureUnstable : 0));
+                     proto::kFeatureCreatePuts | (options_.unstable ? proto::kFeatureUnstable : 0));
   hello.set_software(options_.software);
   ARCHIL_ASSIGN_OR_RETURN(RawReply hr,
                           ch->Call(proto::kTypeHello, hello.SerializeAsString(), {}, timeout));
@@ -149,6 +149,7 @@ Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
     unstable_ = (granted.features() & proto::kFeatureUnstable) != 0;
     attr_puts_ = (granted.features() & proto::kFeatureAttrPuts) != 0;
     write_puts_ = attr_puts_ && (granted.features() & proto::kFeatureWritePuts) != 0;
+    create_puts_ = write_puts_ && (granted.features() & proto::kFeatureCreatePuts) != 0;
   }
 
   if (bind) {

@@ -149,6 +149,9 @@ class DiskClient {
   bool AttrPuts() const { return attr_puts_; }
   // Whether it also granted WRITE_PUTS: it applies the writes a mutation's Mut carries.
   bool WritePuts() const { return write_puts_; }
+  // Whether it also granted CREATE_PUTS: it grants inode numbers (INO_GRANT) and applies the
+  // creates a mutation's Mut carries (protocol.md §5.3.2-5.3.3).
+  bool CreatePuts() const { return create_puts_; }
   // Makes every unstable mutation answered before the call durable (one COMMIT round trip; none
   // if there is none). If the server restarts and has lost one (its machine went down before
   // its sync), the session is ended: every later call fails with EIO, so that the disk holds a
@@ -241,9 +244,10 @@ class DiskClient {
     uint64_t seq = 0;
     uint64_t answer = 0;
   };
-  bool unstable_ = false;    // set by the first handshake, before other threads see the client
-  bool attr_puts_ = false;   // likewise
-  bool write_puts_ = false;  // likewise
+  bool unstable_ = false;     // set by the first handshake, before other threads see the client
+  bool attr_puts_ = false;    // likewise
+  bool write_puts_ = false;   // likewise
+  bool create_puts_ = false;  // likewise
   std::map<uint32_t, UnstableAnswer> unstable_by_slot_ ARCHIL_GUARDED_BY(mu_);
   uint64_t unstable_answers_ ARCHIL_GUARDED_BY(mu_) = 0;
   uint64_t committed_through_ ARCHIL_GUARDED_BY(mu_) = 0;

@@ -5,6 +5,7 @@
 #include "base/crc32c.h"
 #include "base/log.h"
 #include "proto/setattr_bits.h"
+#include "proto/validate.h"
 
 namespace archil::client {
 
@@ -74,7 +75,15 @@ RemoteFs::RemoteFs(DiskClient* client, bool exclusive, const Clock* clock)
       clock_(clock),
       dir_attrs_(exclusive ? std::make_unique<DirAttrs>() : nullptr),
       attr_log_(exclusive && client->AttrPuts() && client->Unstable() ? std::make_unique<AttrLog>()
-                                                                      : nullptr) {}
+                                                                      : nullptr),
+      inos_(attr_log_ && client->CreatePuts()
+                ? std::make_unique<InoPool>([this](uint32_t n) { return GrantInos(n); }, kInoGrant)
+                : nullptr) {
+  static_assert(AttrLog::kMaxCreates == proto::kMaxCreatePuts);
+  static_assert(AttrLog::kMaxWrites == proto::kMaxWritePuts);
+  static_assert(AttrLog::kMaxBytes == proto::kMaxWritePutBytes);
+  static_assert(kInoGrant <= proto::kMaxInoGrant);
+}
 
 AttrLog::Stats RemoteFs::attr_log_stats() const {
   return attr_log_ ? attr_log_->stats() : AttrLog::Stats{};
@@ -89,6 +98,17 @@ Result<R> RemoteFs::Mutate(uint16_t type, proto::Message& request, v1::Mut* mut,
   };
   if (!attr_log_) return DiskClient::ParseAs<R>(call());
   AttrLog::Ticket ticket = attr_log_->Begin();
+  for (const posix::CreatePut& c : ticket.puts.creates) {
+    v1::CreatePut* out = mut->add_creates();
+    out->set_parent(c.parent.value());
+    out->set_name(c.name);
+    out->set_ino(c.ino.value());
+    out->set_mode(c.mode);
+    out->set_rdev(c.rdev);
+    out->set_uid(c.uid);
+    out->set_gid(c.gid);
+    out->set_time_ns(c.time.nanos());
+  }
   for (const posix::WritePut& w : ticket.puts.writes) {
     v1::WritePut* out = mut->add_writes();
     out->set_ino(w.ino.value());
@@ -100,7 +120,8 @@ Result<R> RemoteFs::Mutate(uint16_t type, proto::Message& request, v1::Mut* mut,
   Result<Reply> reply = call();
   const bool applied = PutsApplied(reply);
   if (!applied && !ticket.puts.empty()) {
-    ARCHIL_LOG(kError) << "disk client: " << ticket.puts.attrs.size() << " attribute changes and "
+    ARCHIL_LOG(kError) << "disk client: " << ticket.puts.creates.size() << " creates, "
+                       << ticket.puts.attrs.size() << " attribute changes and "
                        << ticket.puts.writes.size()
                        << " writes this mount answered did not reach the disk: "
                        << (reply.ok() ? DiskClient::StatusOf(*reply) : reply.status()).message();
@@ -168,6 +189,7 @@ posix::Attr FromProto(const v1::Attr& a) {
 }
 
 Result<posix::Attr> RemoteFs::Lookup(posix::Ino parent, std::string_view name) {
+  if (attr_log_) ARCHIL_RETURN_IF_ERROR(SendCreatesIf(attr_log_->UnsentIn(parent)));
   v1::Lookup m;
   m.set_parent(parent.value());
   m.set_name(std::string(name));
@@ -244,6 +266,51 @@ Result<posix::Attr> RemoteFs::Mknod(posix::Ino parent, std::string_view name, ui
   auto r = Mutate<v1::MknodReply>(proto::kTypeMknod, m, Unstable(m.mutable_mut()));
   change.Done(ParentAttrOf(r));
   return AttrOf(std::move(r));
+}
+
+Result<posix::Attr> RemoteFs::MknodNew(posix::Ino parent, std::string_view name, uint32_t mode,
+                                       uint32_t rdev, posix::Owner owner) {
+  if (!inos_ || !dir_attrs_->Get(parent) || !posix::ValidateName(name).ok()) {
+    return Mknod(parent, name, mode, rdev, owner);
+  }
+  const uint64_t session = client_->stats().recreated;
+  if (inos_session_.exchange(session) != session) inos_->Reset();
+  const std::optional<posix::Ino> ino = inos_->Take();
+  if (!ino) return Mknod(parent, name, mode, rdev, owner);
+  const posix::Timespec now = posix::Timespec::FromNanos(clock_->NowNanos());
+  posix::Attr a;
+  a.ino = *ino;
+  a.mode = mode;
+  a.nlink = 1;
+  a.uid = owner.uid;
+  a.gid = owner.gid;
+  a.rdev = (S_ISCHR(mode) || S_ISBLK(mode)) ? rdev : 0;
+  a.atime = a.mtime = a.ctime = a.btime = now;
+  const posix::CreatePut create{parent, std::string(name), *ino,      mode,
+                                a.rdev, owner.uid,         owner.gid, now};
+  // The number stays unused if the create goes to the server after all: the server takes its
+  // own, and a granted number is never needed again.
+  if (!attr_log_->AnswerCreate(create, a, clock_->MonotonicNanos())) {
+    return Mknod(parent, name, mode, rdev, owner);
+  }
+  (void)dir_attrs_->Touch(parent, now);
+  return a;
+}
+
+Result<InoPool::Range> RemoteFs::GrantInos(uint32_t count) {
+  v1::InoGrant m;
+  m.set_count(count);
+  ARCHIL_ASSIGN_OR_RETURN(v1::InoGrantReply r,
+                          Mutate<v1::InoGrantReply>(proto::kTypeInoGrant, m, m.mutable_mut()));
+  if (r.count() != count) return Status::Corruption("an INO_GRANT answer of another count");
+  return InoPool::Range{r.first(), r.count()};
+}
+
+Status RemoteFs::SendCreatesIf(bool needed) {
+  if (!needed) return Status::Ok();
+  ARCHIL_RETURN_IF_ERROR(FlushAttrs());
+  attr_log_->AwaitCarrier();
+  return Status::Ok();
 }
 
 Result<posix::Attr> RemoteFs::Mkdir(posix::Ino parent, std::string_view name, uint32_t mode,
@@ -332,6 +399,7 @@ Status RemoteFs::Rename(posix::Ino parent, std::string_view name, posix::Ino new
 }
 
 Result<std::string> RemoteFs::Readlink(posix::Ino ino) {
+  if (attr_log_) ARCHIL_RETURN_IF_ERROR(SendCreatesIf(attr_log_->Unsent(ino)));
   v1::ReadLink m;
   m.set_ino(ino.value());
   ARCHIL_ASSIGN_OR_RETURN(auto r, client_->CallAs<v1::ReadLinkReply>(proto::kTypeReadLink, m));
@@ -350,6 +418,7 @@ Result<posix::DirPage> RemoteFs::ReadDirPlus(posix::Ino dir, uint64_t after_cook
 
 Result<posix::DirPage> RemoteFs::ReadDirPage(posix::Ino dir, uint64_t after_cookie,
                                              size_t max_entries, bool plus) {
+  if (attr_log_) ARCHIL_RETURN_IF_ERROR(SendCreatesIf(attr_log_->UnsentIn(dir)));
   v1::ReadDir m;
   m.set_dir(dir.value());
   m.set_cookie(after_cookie);
@@ -371,6 +440,7 @@ Result<posix::DirPage> RemoteFs::ReadDirPage(posix::Ino dir, uint64_t after_cook
 }
 
 Result<std::string> RemoteFs::GetXattr(posix::Ino ino, std::string_view name) {
+  if (attr_log_) ARCHIL_RETURN_IF_ERROR(SendCreatesIf(attr_log_->Unsent(ino)));
   v1::GetXattr m;
   m.set_ino(ino.value());
   m.set_name(std::string(name));
@@ -390,6 +460,7 @@ Status RemoteFs::SetXattr(posix::Ino ino, std::string_view name, std::string_vie
 }
 
 Result<std::vector<std::string>> RemoteFs::ListXattr(posix::Ino ino) {
+  if (attr_log_) ARCHIL_RETURN_IF_ERROR(SendCreatesIf(attr_log_->Unsent(ino)));
   v1::ListXattr m;
   m.set_ino(ino.value());
   ARCHIL_ASSIGN_OR_RETURN(auto r, client_->CallAs<v1::ListXattrReply>(proto::kTypeListXattr, m));
@@ -406,8 +477,11 @@ Status RemoteFs::RemoveXattr(posix::Ino ino, std::string_view name) {
 }
 
 Result<std::string> RemoteFs::Read(posix::Ino ino, uint64_t offset, size_t length) {
-  // Data written here and not yet sent is not on the disk: send it first.
-  if (attr_log_ && attr_log_->HasData(ino)) ARCHIL_RETURN_IF_ERROR(FlushAttrs());
+  // Data written here and not yet sent is not on the disk, nor a file created here: send them
+  // first.
+  if (attr_log_) {
+    ARCHIL_RETURN_IF_ERROR(SendCreatesIf(attr_log_->HasData(ino) || attr_log_->Unsent(ino)));
+  }
   std::string out;
   while (out.size() < length) {
     v1::Read m;

@@ -20,6 +20,7 @@
 #include "client/attr_log.h"
 #include "client/dir_attrs.h"
 #include "client/disk_client.h"
+#include "client/ino_pool.h"
 #include "posix/file_system.h"
 
 namespace archil::client {
@@ -57,6 +58,11 @@ class RemoteFs final : public posix::FileSystem {
   Result<posix::Attr> SetAttr(posix::Ino ino, const posix::SetAttrRequest& request) override;
   Result<posix::Attr> Mknod(posix::Ino parent, std::string_view name, uint32_t mode, uint32_t rdev,
                             posix::Owner owner) override;
+  // Answered here (AttrLog::AnswerCreate), with a number of the session's grant (InoPool), when
+  // the server applies create puts (DiskClient::CreatePuts) and the parent's attributes are kept
+  // (DirAttrs: they then take the create's time); else Mknod.
+  Result<posix::Attr> MknodNew(posix::Ino parent, std::string_view name, uint32_t mode,
+                               uint32_t rdev, posix::Owner owner) override;
   Result<posix::Attr> Mkdir(posix::Ino parent, std::string_view name, uint32_t mode,
                             posix::Owner owner) override;
   Result<posix::Attr> Symlink(posix::Ino parent, std::string_view name, std::string_view target,
@@ -111,6 +117,12 @@ class RemoteFs final : public posix::FileSystem {
   template <typename R>
   Result<R> Mutate(uint16_t type, proto::Message& request, v1::Mut* mut,
                    std::string_view payload = {}, int budget_ms = 0);
+  // Before a read the server answers: sends the creates answered here that it could see (`needed`)
+  // and waits for them to be applied.
+  Status SendCreatesIf(bool needed);
+  // INO_GRANT (protocol.md §5.3.3): `count` numbers for this session, its commit synced.
+  Result<InoPool::Range> GrantInos(uint32_t count);
+  static constexpr uint32_t kInoGrant = 4096;
   // WRITEs of at most 1 MiB each; `stable` false marks them unstable.
   Result<posix::Attr> Send(posix::Ino ino, uint64_t offset, std::string_view data, bool stable);
   // `mut`, marked unstable when the server granted it.
@@ -132,6 +144,8 @@ class RemoteFs final : public posix::FileSystem {
   const Clock* const clock_;
   const std::unique_ptr<DirAttrs> dir_attrs_;  // null unless exclusive
   const std::unique_ptr<AttrLog> attr_log_;    // null unless exclusive and the server applies puts
+  const std::unique_ptr<InoPool> inos_;        // null unless attr_log_ and create puts
+  std::atomic<uint64_t> inos_session_{0};      // DiskClient's recreated count inos_ was granted in
   std::atomic<uint64_t> lost_reported_{0};     // AttrLog's lost puts a Sync has reported
   std::atomic<uint64_t> local_getattrs_{0};
   Mutex mu_;

@@ -7,17 +7,18 @@ void KnownNames::Created(posix::Ino dir) {
   dirs_.try_emplace(dir.value());
 }
 
-void KnownNames::Adding(posix::Ino dir, std::string_view name) {
+bool KnownNames::Adding(posix::Ino dir, std::string_view name) {
   MutexLock lock(&mu_);
   auto d = dirs_.find(dir.value());
-  if (d == dirs_.end()) return;
+  if (d == dirs_.end()) return false;
   auto [it, inserted] = d->second.try_emplace(std::string(name), 0);
   ++it->second;
-  if (!inserted) return;
-  if (++names_ <= max_names_) return;
+  if (!inserted) return false;
+  if (++names_ <= max_names_) return true;
   // Forgetting keeps the contract: an unknown directory sends every lookup to the disk.
   dirs_.clear();
   names_ = 0;
+  return true;
 }
 
 void KnownNames::Added(posix::Ino dir, std::string_view name) {

@@ -39,8 +39,9 @@ class KnownNames {
   // `dir` was just created by this mount: empty, and only this mount changes it.
   void Created(posix::Ino dir) ARCHIL_EXCLUDES(mu_);
   // Before a request that may add `name` to `dir`; each call is paired with one Added after the
-  // request was answered, whatever the answer.
-  void Adding(posix::Ino dir, std::string_view name) ARCHIL_EXCLUDES(mu_);
+  // request was answered, whatever the answer. Returns whether `name` was certainly absent from
+  // `dir` before (as Absent, in the same step).
+  bool Adding(posix::Ino dir, std::string_view name) ARCHIL_EXCLUDES(mu_);
   void Added(posix::Ino dir, std::string_view name) ARCHIL_EXCLUDES(mu_);
   // After a request that removed `name` from `dir` was answered OK.
   void Removed(posix::Ino dir, std::string_view name) ARCHIL_EXCLUDES(mu_);
@@ -65,10 +66,10 @@ class KnownNames {
 class AddingName {
  public:
   AddingName(KnownNames* known, posix::Ino dir, std::string_view name)
-      : known_(known), dir_(dir), name_(name) {
-    known_->Adding(dir_, name_);
-  }
+      : known_(known), dir_(dir), name_(name), absent_(known_->Adding(dir_, name_)) {}
   ~AddingName() { known_->Added(dir_, name_); }
+  // Whether the name was certainly absent when this began (KnownNames::Adding).
+  bool absent() const { return absent_; }
   AddingName(const AddingName&) = delete;
   AddingName& operator=(const AddingName&) = delete;
 
@@ -76,6 +77,7 @@ class AddingName {
   KnownNames* const known_;
   const posix::Ino dir_;
   const std::string_view name_;
+  const bool absent_;
 };
 
 }  // namespace archil::fs

@@ -22,7 +22,12 @@ TEST(KnownNames, ANameMayExistFromBeforeItsRequestUntilItsRemovalIsAnswered) {
   k.Created(Ino(5));
   {
     AddingName adding(&k, Ino(5), "x");
+    EXPECT_TRUE(adding.absent()) << "absent before: a create may be answered without the disk";
     EXPECT_FALSE(k.Absent(Ino(5), "x"));  // while the create is in flight
+    AddingName again(&k, Ino(5), "x");
+    EXPECT_FALSE(again.absent());
+    AddingName elsewhere(&k, Ino(6), "x");
+    EXPECT_FALSE(elsewhere.absent()) << "a directory not known";
   }
   EXPECT_FALSE(k.Absent(Ino(5), "x"));  // created (or failed: either way, ask)
   EXPECT_TRUE(k.Absent(Ino(5), "y"));

@@ -102,7 +102,8 @@ Result<NodeAttr> MountCore::Mknod(NodeId parent, std::string_view name, uint32_t
   Ino p = InoOf(parent);
   ARCHIL_ASSIGN_OR_RETURN(posix::Owner owner, OwnerFor(p, caller, &mode));
   AddingName adding(&known_, p, name);
-  Result<NodeAttr> made = SeenOr(fs_->Mknod(p, name, mode, rdev, owner));
+  Result<NodeAttr> made = SeenOr(adding.absent() ? fs_->MknodNew(p, name, mode, rdev, owner)
+                                                 : fs_->Mknod(p, name, mode, rdev, owner));
   // A new inode has no security.capability (nothing inherits one): the kernel's probe before
   // the first write(2) costs no request.
   if (made.ok()) NoCapabilities(InoOf(made->node));

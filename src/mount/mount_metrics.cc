@@ -49,6 +49,12 @@ void AddMountCollectors(metrics::Registry* registry, fuse::Adapter* adapter,
     s.Gauge("archil_mount_write_puts_pending_bytes",
             "Bytes of WRITEs answered by the mount and not yet sent.", {},
             double(al.pending_bytes));
+    s.Counter("archil_mount_local_creates_total",
+              "Creates answered by the mount with inode numbers granted to its session and sent "
+              "ahead of its next request (ADR 0025).",
+              {}, double(al.answered_creates));
+    s.Gauge("archil_mount_create_puts_pending", "Creates answered by the mount and not yet sent.",
+            {}, double(al.pending_creates));
     s.Gauge("archil_mount_known_directories",
             "Directories this mount created whose every name it knows.", {}, double(c.known_dirs));
     s.Counter("archil_mount_read_ahead_hits_total", "READs answered from read-ahead chunks.", {},

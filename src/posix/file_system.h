@@ -44,6 +44,13 @@ class FileSystem {
   // S_IFSOCK, S_IFCHR, S_IFBLK) and the permission bits; `rdev` for devices.
   virtual Result<Attr> Mknod(Ino parent, std::string_view name, uint32_t mode, uint32_t rdev,
                              Owner owner) = 0;
+  // Mknod of a name its caller knows is absent from `parent` (a directory whose names it knows):
+  // a file system may answer it before the disk has it, durable at the next Sync. The default is
+  // Mknod.
+  virtual Result<Attr> MknodNew(Ino parent, std::string_view name, uint32_t mode, uint32_t rdev,
+                                Owner owner) {
+    return Mknod(parent, name, mode, rdev, owner);
+  }
   // `mode`: permission bits.
   virtual Result<Attr> Mkdir(Ino parent, std::string_view name, uint32_t mode, Owner owner) = 0;
   // ENAMETOOLONG for a target over kSymlinkMax, ENOENT for an empty one.
