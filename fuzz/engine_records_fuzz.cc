@@ -145,9 +145,21 @@ void Keys(uint8_t which, std::string_view in) {
       auto p = ParseSessionKey(in);
       std::string k;
       if (p.ok()) {
-        k = p->type == SessionRecordType::kSession ? SessionKey(p->disk, p->session)
-            : p->type == SessionRecordType::kSlot  ? SlotKey(p->disk, p->session, p->slot)
-                                                   : DelegationKey(p->disk, p->type, p->deleg_gen);
+        switch (p->type) {
+          case SessionRecordType::kSession:
+            k = SessionKey(p->disk, p->session);
+            break;
+          case SessionRecordType::kSlot:
+            k = SlotKey(p->disk, p->session, p->slot);
+            break;
+          case SessionRecordType::kInoGrant:
+            k = InoGrantKey(p->disk, p->session);
+            break;
+          case SessionRecordType::kDelegation:
+          case SessionRecordType::kRevocation:
+            k = DelegationKey(p->disk, p->type, p->deleg_gen);
+            break;
+        }
       }
       Key(in, p, k);
       return;
@@ -264,6 +276,8 @@ int FuzzOne(const uint8_t* data, size_t size) {
           return Plain(in, DecodeDelegation, EncodeDelegation), 0;
         case 3:
           return Plain(in, DecodeRevocation, EncodeRevocation), 0;
+        case 4:
+          return Plain(in, DecodeInoGrant, EncodeInoGrant), 0;
         default:
           return Keys(8, in), 0;  // intent keys
       }
