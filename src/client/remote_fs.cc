@@ -275,9 +275,13 @@ Result<posix::Attr> RemoteFs::MknodNew(posix::Ino parent, std::string_view name,
   }
   const uint64_t session = client_->stats().recreated;
   if (inos_session_.exchange(session) != session) inos_->Reset();
+  // A number left unused (the create goes to the server after all) is never needed again.
   const std::optional<posix::Ino> ino = inos_->Take();
   if (!ino) return Mknod(parent, name, mode, rdev, owner);
   const posix::Timespec now = posix::Timespec::FromNanos(clock_->NowNanos());
+  // The parent's kept attributes take the create's time before the create can be carried: an
+  // answer to a later change of the parent is then never overwritten by this older time.
+  if (!dir_attrs_->Touch(parent, now)) return Mknod(parent, name, mode, rdev, owner);
   posix::Attr a;
   a.ino = *ino;
   a.mode = mode;
@@ -288,12 +292,10 @@ Result<posix::Attr> RemoteFs::MknodNew(posix::Ino parent, std::string_view name,
   a.atime = a.mtime = a.ctime = a.btime = now;
   const posix::CreatePut create{parent, std::string(name), *ino,      mode,
                                 a.rdev, owner.uid,         owner.gid, now};
-  // The number stays unused if the create goes to the server after all: the server takes its
-  // own, and a granted number is never needed again.
   if (!attr_log_->AnswerCreate(create, a, clock_->MonotonicNanos())) {
+    dir_attrs_->Forget(parent);  // it took the time of a create that goes to the server instead
     return Mknod(parent, name, mode, rdev, owner);
   }
-  (void)dir_attrs_->Touch(parent, now);
   return a;
 }
 
