@@ -389,6 +389,10 @@ Status Engine::LoadDisks() {
 
 Status Engine::CreateDisk(DiskNo disk, const DiskOptions& o) {
   if (disk.value() == 0) return Status::InvalidArgument("disk number 0 is invalid");
+  // Held until the disk is served: a second creator's AlreadyExists then means it is. (Without it,
+  // a first mount racing the API's creation got "no such disk": its CreateDisk saw the records
+  // and returned before the first creator had put the disk in disks_.)
+  MutexLock creating(&create_mu_);
   ARCHIL_RETURN_IF_ERROR(space_->Admit(kBlockSize));
   SipHashKey hash_key;
   ARCHIL_RETURN_IF_ERROR(SecureRandomBytes(hash_key.data(), hash_key.size()));

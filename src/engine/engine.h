@@ -133,8 +133,10 @@ class Engine final : public ServedDisks, public TierSource {
   static Result<std::unique_ptr<Engine>> Open(const EngineOptions& options);
   ~Engine();
 
-  // Creates an empty disk (its root directory). AlreadyExists if the disk exists.
-  Status CreateDisk(DiskNo disk, const DiskOptions& options) ARCHIL_EXCLUDES(mu_);
+  // Creates an empty disk (its root directory). AlreadyExists if the disk exists; when it
+  // returns, with either, the disk is served (Disk finds it): two creators of one disk, as the API
+  // and a first mount can be, never see it half made.
+  Status CreateDisk(DiskNo disk, const DiskOptions& options) ARCHIL_EXCLUDES(create_mu_, mu_);
   // Deletes a disk and the data only it references; a disk with branches is hidden until its
   // last branch goes. NotFound if unknown. The disk's FileSystem must no longer be in use.
   // Returns once the deletion is durable (one commit); its space is freed in the background
@@ -291,6 +293,7 @@ class Engine final : public ServedDisks, public TierSource {
   Lineages lineages_;
   std::unique_ptr<SpaceGuard> space_;
 
+  Mutex create_mu_;  // one CreateDisk at a time; taken before mu_
   Mutex mu_;
   std::map<uint64_t, std::shared_ptr<DiskFs>> disks_ ARCHIL_GUARDED_BY(mu_);
   std::set<uint64_t> hidden_ ARCHIL_GUARDED_BY(mu_);  // deleted, kept for their branches
