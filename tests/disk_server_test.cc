@@ -232,6 +232,11 @@ struct ExclusiveClient {
     if (c) fs = std::make_unique<RemoteFs>(c.get(), /*exclusive=*/true, &clock);
     direct = *h.engine().Disk(engine::DiskNo(1));
   }
+  // The requests of type `op` the client sent (archil_client_requests_total).
+  double Requests(const std::string& op) {
+    return std::max(
+        0.0, MetricValue(registry.Render(), "archil_client_requests_total{op=\"" + op + "\"}"));
+  }
   ServerHarness h;
   metrics::Registry registry;
   FakeClock clock;
@@ -250,15 +255,11 @@ TEST(DiskServer, AttributeChangesTheClientAnsweredReachTheDiskAheadOfItsNextRequ
   RemoteFs& fs = *x.fs;
   ServerHarness& h = x.h;
   posix::FileSystem* direct = x.direct;
-  auto requests = [&](const char* op) {
-    return std::max(0.0, MetricValue(x.registry.Render(), "archil_client_requests_total{op=\"" +
-                                                              std::string(op) + "\"}"));
-  };
   Result<posix::Attr> f = fs.Mknod(kRootIno, "f", S_IFREG | 0644, 0, {1000, 1000});
   ASSERT_TRUE(f.ok());
-  const double getattrs = requests("GETATTR");
+  const double getattrs = x.Requests("GETATTR");
   ASSERT_EQ(*fs.GetAttr(f->ino), *f);  // learned from the create's answer
-  EXPECT_EQ(requests("GETATTR"), getattrs);
+  EXPECT_EQ(x.Requests("GETATTR"), getattrs);
 
   posix::SetAttrRequest chown;
   chown.uid = 0;
@@ -272,7 +273,7 @@ TEST(DiskServer, AttributeChangesTheClientAnsweredReachTheDiskAheadOfItsNextRequ
   ASSERT_TRUE(fs.SetAttr(f->ino, chmod).ok());
   Result<posix::Attr> shown = fs.SetAttr(f->ino, times);
   ASSERT_TRUE(shown.ok());
-  EXPECT_EQ(requests("SETATTR"), 0);
+  EXPECT_EQ(x.Requests("SETATTR"), 0);
   EXPECT_EQ(shown->mode, S_IFREG | 0600);
   EXPECT_EQ(shown->uid, 0u);
   EXPECT_EQ(shown->mtime, (posix::Timespec{2000, 2}));
@@ -298,10 +299,10 @@ TEST(DiskServer, AttributeChangesTheClientAnsweredReachTheDiskAheadOfItsNextRequ
   ASSERT_TRUE(g.ok());
   ASSERT_TRUE(fs.SetAttr(g->ino, chmod).ok());
   ASSERT_TRUE(fs.Sync().ok());
-  EXPECT_EQ(requests("PUT_ATTRS"), 1);
+  EXPECT_EQ(x.Requests("PUT_ATTRS"), 1);
   EXPECT_EQ(direct->GetAttr(g->ino)->mode, S_IFREG | 0600);
   ASSERT_TRUE(fs.Sync().ok());
-  EXPECT_EQ(requests("PUT_ATTRS"), 1) << "nothing pending: no request";
+  EXPECT_EQ(x.Requests("PUT_ATTRS"), 1) << "nothing pending: no request";
 
   // A checkpoint holds what was answered before it.
   Result<posix::Attr> k = fs.Mknod(kRootIno, "k", S_IFREG | 0644, 0, {});
@@ -324,7 +325,7 @@ TEST(DiskServer, AttributeChangesTheClientAnsweredReachTheDiskAheadOfItsNextRequ
   EXPECT_EQ(touched->atime, now);
   EXPECT_EQ(touched->mtime, now);
   EXPECT_EQ(touched->ctime, now);
-  EXPECT_EQ(requests("SETATTR"), 0);
+  EXPECT_EQ(x.Requests("SETATTR"), 0);
   ASSERT_TRUE(fs.Sync().ok());
   EXPECT_EQ(direct->GetAttr(m->ino)->mtime, now);
   EXPECT_EQ(fs.attr_log_stats().lost, 0u);
@@ -536,10 +537,6 @@ TEST(DiskServer, SmallWritesTheClientAnsweredReachTheDiskAheadOfItsNextRequest) 
   ASSERT_TRUE(x.c && x.c->WritePuts());
   RemoteFs& fs = *x.fs;
   posix::FileSystem* direct = x.direct;
-  auto requests = [&](const char* op) {
-    return std::max(0.0, MetricValue(x.registry.Render(), "archil_client_requests_total{op=\"" +
-                                                              std::string(op) + "\"}"));
-  };
   Result<posix::Attr> f = fs.Mknod(kRootIno, "f", S_IFREG | 0644, 0, {});
   ASSERT_TRUE(f.ok());
   const std::string a(1000, 'a'), b(3000, 'b');
@@ -550,7 +547,7 @@ TEST(DiskServer, SmallWritesTheClientAnsweredReachTheDiskAheadOfItsNextRequest) 
   shown = fs.GetAttr(f->ino);
   EXPECT_EQ(shown->size, 4000u);
   EXPECT_EQ(shown->mtime, posix::Timespec::FromNanos(x.clock.NowNanos()));
-  EXPECT_EQ(requests("WRITE"), 0);
+  EXPECT_EQ(x.Requests("WRITE"), 0);
   EXPECT_EQ(direct->GetAttr(f->ino)->size, 0u) << "not sent yet";
 
   // The next request carries them: the data, then the times the client showed.
@@ -562,37 +559,37 @@ TEST(DiskServer, SmallWritesTheClientAnsweredReachTheDiskAheadOfItsNextRequest) 
   EXPECT_EQ(held->blocks, shown->blocks);
   EXPECT_EQ(held->mtime, shown->mtime);
   EXPECT_EQ(held->ctime, shown->ctime);
-  EXPECT_EQ(requests("WRITE"), 0);
+  EXPECT_EQ(x.Requests("WRITE"), 0);
 
   // A sync point is one round trip: a PUT_ATTRS that carries what waits and commits, with one WAL
   // sync, and no COMMIT.
   Result<posix::Attr> s = fs.Mknod(kRootIno, "s", S_IFREG | 0644, 0, {});
   ASSERT_TRUE(s.ok());
   ASSERT_TRUE(fs.WriteBehind(s->ino, 0, "synced").ok());
-  const double put_attrs = requests("PUT_ATTRS"), commits = requests("COMMIT");
+  const double put_attrs = x.Requests("PUT_ATTRS"), commits = x.Requests("COMMIT");
   const uint64_t syncs = x.h.engine().commit_stats().syncs;
   ASSERT_TRUE(fs.Sync().ok());
-  EXPECT_EQ(requests("PUT_ATTRS"), put_attrs + 1);
-  EXPECT_EQ(requests("COMMIT"), commits);
+  EXPECT_EQ(x.Requests("PUT_ATTRS"), put_attrs + 1);
+  EXPECT_EQ(x.Requests("COMMIT"), commits);
   EXPECT_EQ(x.h.engine().commit_stats().syncs, syncs + 1);
   EXPECT_EQ(x.c->UnstablePending(), 0u);
   EXPECT_EQ(*direct->Read(s->ino, 0, 4096), "synced");
   ASSERT_TRUE(fs.Sync().ok());
-  EXPECT_EQ(requests("PUT_ATTRS"), put_attrs + 1) << "nothing to make durable: no request";
+  EXPECT_EQ(x.Requests("PUT_ATTRS"), put_attrs + 1) << "nothing to make durable: no request";
 
   // A read of a file whose data waits here sends it first (one PUT_ATTRS), then reads it.
   Result<posix::Attr> g = fs.Mknod(kRootIno, "g", S_IFREG | 0644, 0, {});
   ASSERT_TRUE(g.ok());
   ASSERT_TRUE(fs.WriteBehind(g->ino, 0, "hello").ok());
   EXPECT_EQ(*fs.Read(g->ino, 0, 4096), "hello");
-  EXPECT_EQ(requests("PUT_ATTRS"), put_attrs + 2);
-  EXPECT_EQ(requests("WRITE"), 0);
+  EXPECT_EQ(x.Requests("PUT_ATTRS"), put_attrs + 2);
+  EXPECT_EQ(x.Requests("WRITE"), 0);
   // Over the bound (64 KiB waiting), a write goes to the server as before.
   Result<posix::Attr> big = fs.Mknod(kRootIno, "big", S_IFREG | 0644, 0, {});
   ASSERT_TRUE(big.ok());
   ASSERT_TRUE(fs.WriteBehind(big->ino, 0, std::string(64 << 10, 'c')).ok());
   ASSERT_TRUE(fs.WriteBehind(big->ino, 64 << 10, "d").ok());
-  EXPECT_EQ(requests("WRITE"), 1);
+  EXPECT_EQ(x.Requests("WRITE"), 1);
   EXPECT_EQ(*direct->Read(big->ino, 0, 1 << 20), std::string(64 << 10, 'c') + "d");
   ASSERT_TRUE(fs.Sync().ok());
   EXPECT_EQ(fs.attr_log_stats().lost, 0u);
@@ -677,10 +674,6 @@ TEST(DiskServer, AnUnpackedTreeIsCreatedByTheClientInBatches) {
   ASSERT_TRUE(x.c && x.c->CreatePuts());
   RemoteFs& fs = *x.fs;
   posix::FileSystem* direct = x.direct;
-  auto requests = [&](const char* op) {
-    return std::max(0.0, MetricValue(x.registry.Render(), "archil_client_requests_total{op=\"" +
-                                                              std::string(op) + "\"}"));
-  };
   Result<posix::Attr> d = fs.Mkdir(kRootIno, "d", 0755, {});
   ASSERT_TRUE(d.ok());
   ASSERT_TRUE(fs.Mknod(d->ino, "first", S_IFREG | 0644, 0, {}).ok());  // d's attributes learned
@@ -704,9 +697,9 @@ TEST(DiskServer, AnUnpackedTreeIsCreatedByTheClientInBatches) {
   }
   const client::AttrLog::Stats st = fs.attr_log_stats();
   EXPECT_EQ(st.answered_creates, static_cast<uint64_t>(kFiles));
-  EXPECT_EQ(requests("MKNOD"), 1) << "only the first, which taught the client d's attributes";
-  EXPECT_LE(requests("WRITE"), kFiles / 64 + 1) << "one per batch at most";
-  EXPECT_EQ(requests("INO_GRANT"), 1);
+  EXPECT_EQ(x.Requests("MKNOD"), 1) << "only the first, which taught the client d's attributes";
+  EXPECT_LE(x.Requests("WRITE"), kFiles / 64 + 1) << "one per batch at most";
+  EXPECT_EQ(x.Requests("INO_GRANT"), 1);
   Result<posix::Attr> dir_shown = fs.GetAttr(d->ino);
   ASSERT_TRUE(dir_shown.ok());
   // A lookup in d sends what waits, then finds the last file.
@@ -719,15 +712,11 @@ TEST(DiskServer, AnUnpackedTreeIsCreatedByTheClientInBatches) {
     SCOPED_TRACE(name);
     Result<posix::Attr> held = direct->Lookup(d->ino, name);
     ASSERT_TRUE(held.ok());
-    EXPECT_EQ(held->ino, want.ino);
-    EXPECT_EQ(held->mode, want.mode);
-    EXPECT_EQ(held->uid, want.uid);
-    EXPECT_EQ(held->gid, want.gid);
-    EXPECT_EQ(held->size, want.size);
-    EXPECT_EQ(held->blocks, want.blocks);
-    EXPECT_EQ(held->mtime, want.mtime);
-    EXPECT_EQ(held->ctime, want.ctime);
-    EXPECT_EQ(held->btime, want.btime);
+    // Every attribute as the client answered it: number, mode, owner, size, blocks, four times.
+    EXPECT_TRUE(*held == want) << "held mode " << std::oct << held->mode << std::dec << " size "
+                               << held->size << " mtime " << held->mtime.nanos() << ", shown "
+                               << std::oct << want.mode << std::dec << " " << want.size << " "
+                               << want.mtime.nanos();
     EXPECT_EQ(*direct->Read(held->ino, 0, 1 << 20), data[name]);
   }
   Result<posix::Attr> dir_held = direct->GetAttr(d->ino);

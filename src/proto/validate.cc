@@ -295,11 +295,14 @@ WireStatus CheckName(std::string_view name, std::string* why) {
 }
 
 WireStatus ValidatePuts(const v1::Mut& mut, std::string* why) {
-  if (static_cast<size_t>(mut.puts_size()) > kMaxAttrPuts) {
-    return Fail(
-        WireStatus::kInvalid,
-        std::to_string(mut.puts_size()) + " attribute puts, over " + std::to_string(kMaxAttrPuts),
-        why);
+  // At most `max` puts of a kind in one request.
+  auto count = [&](int n, size_t max, const char* kind) {
+    if (static_cast<size_t>(n) <= max) return WireStatus::kOk;
+    return Fail(WireStatus::kInvalid,
+                std::to_string(n) + " " + kind + " puts, over " + std::to_string(max), why);
+  };
+  if (WireStatus s = count(mut.puts_size(), kMaxAttrPuts, "attribute"); s != WireStatus::kOk) {
+    return s;
   }
   for (const v1::AttrPut& p : mut.puts()) {
     if (WireStatus s = CheckIno(p.ino(), "put ino", why); s != WireStatus::kOk) return s;
@@ -308,11 +311,8 @@ WireStatus ValidatePuts(const v1::Mut& mut, std::string* why) {
     }
     if (p.mode() > 07777) return Fail(WireStatus::kInvalid, "put mode beyond 07777", why);
   }
-  if (static_cast<size_t>(mut.creates_size()) > kMaxCreatePuts) {
-    return Fail(
-        WireStatus::kInvalid,
-        std::to_string(mut.creates_size()) + " create puts, over " + std::to_string(kMaxCreatePuts),
-        why);
+  if (WireStatus s = count(mut.creates_size(), kMaxCreatePuts, "create"); s != WireStatus::kOk) {
+    return s;
   }
   for (const v1::CreatePut& c : mut.creates()) {
     if (WireStatus s = CheckEntry(c.parent(), c.name(), why); s != WireStatus::kOk) return s;
@@ -321,11 +321,8 @@ WireStatus ValidatePuts(const v1::Mut& mut, std::string* why) {
       return Fail(WireStatus::kInvalid, "a create put of an unsupported type or mode", why);
     }
   }
-  if (static_cast<size_t>(mut.writes_size()) > kMaxWritePuts) {
-    return Fail(
-        WireStatus::kInvalid,
-        std::to_string(mut.writes_size()) + " write puts, over " + std::to_string(kMaxWritePuts),
-        why);
+  if (WireStatus s = count(mut.writes_size(), kMaxWritePuts, "write"); s != WireStatus::kOk) {
+    return s;
   }
   size_t bytes = 0;
   for (const v1::WritePut& w : mut.writes()) {
