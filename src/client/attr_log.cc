@@ -186,7 +186,7 @@ bool AttrLog::AnswerCreate(const posix::CreatePut& create, const posix::Attr& at
 bool AttrLog::Unsent(posix::Ino ino) const {
   MutexLock lock(&mu_);
   auto it = entries_.find(ino.value());
-  return it != entries_.end() && it->second.unsent_in != 0;
+  return it != entries_.end() && (it->second.unsent_in != 0 || !it->second.data.empty());
 }
 
 bool AttrLog::UnsentIn(posix::Ino dir) const {
@@ -197,12 +197,6 @@ bool AttrLog::UnsentIn(posix::Ino dir) const {
 void AttrLog::AwaitCarrier() const {
   MutexLock lock(&mu_);
   while (carrier_in_flight_) carrier_done_.Wait(&mu_);
-}
-
-bool AttrLog::HasData(posix::Ino ino) const {
-  MutexLock lock(&mu_);
-  auto it = entries_.find(ino.value());
-  return it != entries_.end() && !it->second.data.empty();
 }
 
 std::optional<posix::Attr> AttrLog::Get(posix::Ino ino) const {

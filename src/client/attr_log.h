@@ -13,7 +13,7 @@
 // written, as a file this client created and wrote from the start is) is answered here the same
 // way (AnswerWrite), while its data waiting here is at most `max_bytes`: the data rides ahead of
 // the next mutation too (Mut.writes, before the puts, which hold the times the write showed). A
-// read of such a file's data must send what waits first (HasData).
+// read of such a file's data must send what waits first (Unsent).
 //
 // A create of a file, FIFO, socket or device in a directory whose names the client knows is
 // answered here the same way (AnswerCreate, ADR 0025), with an inode number the server granted
@@ -105,8 +105,6 @@ class AttrLog {
   std::optional<posix::Attr> AnswerWrite(posix::Ino ino, uint64_t offset, std::string_view data,
                                          size_t max_bytes, posix::Timespec now, int64_t now_ns)
       ARCHIL_EXCLUDES(mu_);
-  // Whether written data of `ino` waits here (not yet handed to a carrier).
-  bool HasData(posix::Ino ino) const ARCHIL_EXCLUDES(mu_);
 
   // What one request may carry (protocol.md §5.3.2: proto::kMaxCreatePuts, kMaxWritePuts,
   // kMaxWritePutBytes).
@@ -118,8 +116,9 @@ class AttrLog {
   // attributes. False if it must go to the server: a mutation is in flight, or kMaxCreates wait.
   bool AnswerCreate(const posix::CreatePut& create, const posix::Attr& attr, int64_t now_ns)
       ARCHIL_EXCLUDES(mu_);
-  // Whether `ino` was created here and the server may not hold it yet (its create waits, or its
-  // carrier was not answered).
+  // Whether the server may not hold what was answered here of `ino`: written data of it waits
+  // here (not yet handed to a carrier), or it was created here and its create waits or its
+  // carrier was not answered. A read of `ino` sends what waits first.
   bool Unsent(posix::Ino ino) const ARCHIL_EXCLUDES(mu_);
   // Whether a create in directory `dir` was answered here and the server may not hold it yet.
   bool UnsentIn(posix::Ino dir) const ARCHIL_EXCLUDES(mu_);

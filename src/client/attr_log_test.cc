@@ -208,7 +208,7 @@ TEST(AttrLog, AppendsToAKnownFileAreAnsweredAndCarriedAsOneWrite) {
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->size, 5000u);
   EXPECT_EQ(a->blocks, 16u);
-  EXPECT_TRUE(log.HasData(Ino(5)));
+  EXPECT_TRUE(log.Unsent(Ino(5)));
   EXPECT_EQ(log.stats().pending_bytes, 5000u);
   EXPECT_EQ(log.stats().answered_writes, 2u);
   EXPECT_EQ(log.Get(Ino(5))->size, 5000u);
@@ -221,7 +221,7 @@ TEST(AttrLog, AppendsToAKnownFileAreAnsweredAndCarriedAsOneWrite) {
   EXPECT_EQ(carrier.puts.attrs[0].mtime, (Timespec{301, 0}));
   EXPECT_EQ(carrier.puts.attrs[0].ctime, (Timespec{301, 0}));
   EXPECT_FALSE(carrier.puts.attrs[0].mode.has_value());
-  EXPECT_FALSE(log.HasData(Ino(5))) << "carried: a read may go to the server after the carrier";
+  EXPECT_FALSE(log.Unsent(Ino(5))) << "carried: a read may go to the server after the carrier";
   EXPECT_EQ(log.stats().pending_bytes, 0u);
   log.End(std::move(carrier), true, std::nullopt);
 }

@@ -540,6 +540,11 @@ ClientStats DiskClient::stats() const {
   return stats_;
 }
 
+uint64_t DiskClient::SessionsRecreated() const {
+  MutexLock lock(&mu_);
+  return stats_.recreated;
+}
+
 void DiskClient::KeepAlive() {
   while (true) {
     std::shared_ptr<Channel> ch;

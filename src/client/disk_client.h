@@ -169,6 +169,8 @@ class DiskClient {
   const std::string& disk_id() const { return disk_id_; }
   uint64_t boot_verifier() const ARCHIL_EXCLUDES(mu_);
   ClientStats stats() const ARCHIL_EXCLUDES(mu_);
+  // stats().recreated alone (asked at every create the mount answers itself).
+  uint64_t SessionsRecreated() const ARCHIL_EXCLUDES(mu_);
   // The status of a reply as a Status: OK, or Errno(ErrnoForWire(status), its message).
   static Status StatusOf(const Reply& r);
 

@@ -273,7 +273,7 @@ Result<posix::Attr> RemoteFs::MknodNew(posix::Ino parent, std::string_view name,
   if (!inos_ || !dir_attrs_->Get(parent) || !posix::ValidateName(name).ok()) {
     return Mknod(parent, name, mode, rdev, owner);
   }
-  const uint64_t session = client_->stats().recreated;
+  const uint64_t session = client_->SessionsRecreated();
   if (inos_session_.exchange(session) != session) inos_->Reset();
   // A number left unused (the create goes to the server after all) is never needed again.
   const std::optional<posix::Ino> ino = inos_->Take();
@@ -482,7 +482,7 @@ Result<std::string> RemoteFs::Read(posix::Ino ino, uint64_t offset, size_t lengt
   // Data written here and not yet sent is not on the disk, nor a file created here: send them
   // first.
   if (attr_log_) {
-    ARCHIL_RETURN_IF_ERROR(SendCreatesIf(attr_log_->HasData(ino) || attr_log_->Unsent(ino)));
+    ARCHIL_RETURN_IF_ERROR(SendCreatesIf(attr_log_->Unsent(ino)));
   }
   std::string out;
   while (out.size() < length) {

@@ -180,11 +180,8 @@ Result<posix::Attr> DiskFs::Mknod(posix::Ino parent, std::string_view name, uint
 
 Result<posix::Attr> DiskFs::Mknod(posix::Ino parent, std::string_view name, uint32_t mode,
                                   uint32_t rdev, posix::Owner owner, const CommitHooks& hooks) {
-  uint32_t type = mode & S_IFMT;
-  if (type != S_IFREG && type != S_IFIFO && type != S_IFSOCK && type != S_IFCHR &&
-      type != S_IFBLK) {
-    return Status::Errno(EINVAL, "mknod of an unsupported file type");
-  }
+  const uint32_t type = mode & S_IFMT;
+  if (!MknodType(mode)) return Status::Errno(EINVAL, "mknod of an unsupported file type");
   return CreateNode(parent, name, type | (mode & 07777), owner, hooks, [&](Inode& n) {
     if (type == S_IFCHR || type == S_IFBLK) n.rec.rdev = rdev;
   });

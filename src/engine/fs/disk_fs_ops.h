@@ -139,4 +139,11 @@ class DiskFs::Ops {
 
 posix::Attr ToAttr(Ino ino, const InodeRecord& r);
 
+// A type MKNOD (and a client's create put) may make: a file, FIFO, socket or device.
+inline bool MknodType(uint32_t mode) {
+  const uint32_t type = mode & S_IFMT;
+  return type == S_IFREG || type == S_IFIFO || type == S_IFSOCK || type == S_IFCHR ||
+         type == S_IFBLK;
+}
+
 }  // namespace archil::engine

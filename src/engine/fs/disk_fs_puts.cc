@@ -33,12 +33,6 @@ bool TakeGranted(InoGrantRecord& g, posix::Ino ino) {
   return take(g.next, g.end) || take(g.prev_next, g.prev_end);
 }
 
-bool CreatableType(uint32_t mode) {
-  const uint32_t type = mode & S_IFMT;
-  return type == S_IFREG || type == S_IFIFO || type == S_IFSOCK || type == S_IFCHR ||
-         type == S_IFBLK;
-}
-
 }  // namespace
 
 Result<posix::Ino> DiskFs::GrantInos(const SessionIdBytes& session, uint32_t count,
@@ -84,7 +78,7 @@ Status DiskFs::ApplyPuts(const posix::Puts& puts, const CommitHooks& hooks, size
     return Status::Errno(EINVAL, "creates put without a session that was granted their numbers");
   }
   for (const posix::CreatePut& c : puts.creates) {
-    if (!CreatableType(c.mode) || (c.mode & ~(S_IFMT | 07777)) != 0) {
+    if (!MknodType(c.mode) || (c.mode & ~(S_IFMT | 07777)) != 0) {
       return Status::Errno(EINVAL, "a create put of an unsupported type or mode");
     }
     ARCHIL_RETURN_IF_ERROR(posix::ValidateName(c.name));
