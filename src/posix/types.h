@@ -126,13 +126,29 @@ struct CreatePut {
   bool operator==(const CreatePut&) const = default;
 };
 
+// An unlink a client answered itself (docs/protocol.md §5.3.2): removes `name` from `parent`,
+// where it names `ino`, a non-directory of which it is the only name (the inode goes with it,
+// unless it is open). `time` is the parent's mtime and ctime. Applying it again (the name is
+// gone) changes nothing.
+struct RemovePut {
+  Ino parent;
+  std::string name;
+  Ino ino;
+  Timespec time = {};
+  bool operator==(const RemovePut&) const = default;
+};
+
 // What a client answered itself and sends ahead of its next request: its creates, applied
-// first, then its writes, then its attribute puts (which hold the times those writes showed).
+// first, then its writes, then its attribute puts (which hold the times those writes showed),
+// then its removes.
 struct Puts {
   std::vector<CreatePut> creates = {};
   std::vector<WritePut> writes = {};
   std::vector<AttrPut> attrs = {};
-  bool empty() const { return creates.empty() && writes.empty() && attrs.empty(); }
+  std::vector<RemovePut> removes = {};
+  bool empty() const {
+    return creates.empty() && writes.empty() && attrs.empty() && removes.empty();
+  }
   bool operator==(const Puts&) const = default;
 };
 

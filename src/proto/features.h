@@ -19,5 +19,8 @@ inline constexpr uint64_t kFeatureWritePuts = uint64_t{1} << 6;
 // With kFeatureWritePuts, Mut.creates: creates a client answered itself with inode numbers
 // INO_GRANT gave its session, applied before the writes (protocol.md §5.3.2-5.3.3, ADR 0025).
 inline constexpr uint64_t kFeatureCreatePuts = uint64_t{1} << 10;
+// With kFeatureWritePuts, Mut.removes: unlinks a client answered itself, applied after the puts
+// (protocol.md §5.3.2, ADR 0025).
+inline constexpr uint64_t kFeatureRemovePuts = uint64_t{1} << 11;
 
 }  // namespace archil::proto

@@ -294,6 +294,11 @@ WireStatus CheckName(std::string_view name, std::string* why) {
   return WireStatus::kOk;
 }
 
+bool CarriesPuts(const v1::Mut& mut) {
+  return mut.puts_size() > 0 || mut.writes_size() > 0 || mut.creates_size() > 0 ||
+         mut.removes_size() > 0;
+}
+
 WireStatus ValidatePuts(const v1::Mut& mut, std::string* why) {
   // At most `max` puts of a kind in one request.
   auto count = [&](int n, size_t max, const char* kind) {
@@ -320,6 +325,13 @@ WireStatus ValidatePuts(const v1::Mut& mut, std::string* why) {
     if (!CreatableByPut(c.mode())) {
       return Fail(WireStatus::kInvalid, "a create put of an unsupported type or mode", why);
     }
+  }
+  if (WireStatus s = count(mut.removes_size(), kMaxRemovePuts, "remove"); s != WireStatus::kOk) {
+    return s;
+  }
+  for (const v1::RemovePut& r : mut.removes()) {
+    if (WireStatus s = CheckEntry(r.parent(), r.name(), why); s != WireStatus::kOk) return s;
+    if (WireStatus s = CheckIno(r.ino(), "remove put ino", why); s != WireStatus::kOk) return s;
   }
   if (WireStatus s = count(mut.writes_size(), kMaxWritePuts, "write"); s != WireStatus::kOk) {
     return s;
@@ -351,8 +363,7 @@ WireStatus ValidateRequest(const FrameHeader& h, const Message& m, std::string_v
   if (type->mutating && mut == nullptr) {
     return Fail(WireStatus::kInvalid, std::string(type->name) + " without its Mut", why);
   }
-  if (mut != nullptr &&
-      (mut->puts_size() > 0 || mut->writes_size() > 0 || mut->creates_size() > 0)) {
+  if (mut != nullptr && CarriesPuts(*mut)) {
     if (WireStatus s = ValidatePuts(*mut, why); s != WireStatus::kOk) return s;
   }
   if (WireStatus s = Namespace(h, m, why); s != WireStatus::kOk) return s;

@@ -26,6 +26,7 @@ inline constexpr size_t kMaxAttrPuts = 1024;                      // Mut.puts pe
 inline constexpr size_t kMaxWritePuts = 64;             // Mut.writes per request (§5.3.2)
 inline constexpr size_t kMaxWritePutBytes = 128 << 10;  // their data, in all
 inline constexpr size_t kMaxCreatePuts = 256;           // Mut.creates per request (§5.3.2)
+inline constexpr size_t kMaxRemovePuts = 256;           // Mut.removes per request (§5.3.2)
 inline constexpr uint32_t kMaxInoGrant = 1 << 16;       // INO_GRANT.count at most (§5.3.3)
 
 struct ValidationContext {
@@ -43,11 +44,14 @@ WireStatus ValidateRequest(const FrameHeader& h, const Message& m, std::string_v
 // naming an inode, with valid bits among MODE, UID, GID, ATIME, MTIME and a mode <= 07777; at most
 // kMaxWritePuts writes of kMaxWritePutBytes in all, each naming an inode, not empty, ending within
 // the maximum file size, its CRC-32C matching; at most kMaxCreatePuts creates, each naming a
-// parent and a number, with a valid name and a mode of a file, FIFO, socket or device.
+// parent and a number, with a valid name and a mode of a file, FIFO, socket or device; at most
+// kMaxRemovePuts removes, each naming a parent and an inode, with a valid name.
 // kInvalid (kChecksumMismatch for a CRC, kNameTooLong for a long name) otherwise.
 // ValidateRequest checks them too; this tells a request refused for its puts from one refused for
 // itself.
 WireStatus ValidatePuts(const v1::Mut& mut, std::string* why);
+// Whether `mut` carries puts of any kind (attributes, writes, creates, removes).
+bool CarriesPuts(const v1::Mut& mut);
 
 // One file name (§5.3): kInvalid if empty, "." or "..", or it holds '/' or NUL; kNameTooLong over
 // kNameMax bytes.

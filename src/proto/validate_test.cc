@@ -122,6 +122,41 @@ TEST(Validate, WritePutsAreBoundedAndCarryTheirChecksum) {
 
 // Create puts (§5.3.2): bounded in count, each naming a parent and a number, with a valid name
 // and the mode of a file, FIFO, socket or device; INO_GRANT asks for 1..kMaxInoGrant numbers.
+v1::RemovePut Remove(uint64_t parent, const std::string& name, uint64_t ino) {
+  v1::RemovePut r;
+  r.set_parent(parent);
+  r.set_name(name);
+  r.set_ino(ino);
+  r.set_time_ns(-1);
+  return r;
+}
+
+TEST(Validate, RemovePutsAreBoundedAndNameAnEntryAndItsInode) {
+  auto remove = [](v1::Mut* mut, uint64_t parent, const std::string& name) {
+    *mut->add_removes() = Remove(parent, name, 9);
+  };
+  v1::PutAttrs many;
+  for (size_t i = 0; i < kMaxRemovePuts; ++i) remove(many.mutable_mut(), 1, "f");
+  EXPECT_EQ(Check(kTypePutAttrs, many), WireStatus::kOk);
+  remove(many.mutable_mut(), 1, "f");
+  EXPECT_EQ(Check(kTypePutAttrs, many), WireStatus::kInvalid) << "over the count";
+  const std::vector<std::pair<v1::RemovePut, WireStatus>> bad = {
+      {Remove(0, "f", 9), WireStatus::kInvalid},
+      {Remove(1, "", 9), WireStatus::kInvalid},
+      {Remove(1, "f", 0), WireStatus::kInvalid},
+      {Remove(1, "a/b", 9), WireStatus::kInvalid},
+      {Remove(1, ".", 9), WireStatus::kInvalid},
+      {Remove(1, std::string(256, 'n'), 9), WireStatus::kNameTooLong},
+  };
+  for (const auto& [put, want] : bad) {
+    v1::Unlink m;  // carried by any mutation, not only PUT_ATTRS
+    m.set_parent(1);
+    m.set_name("x");
+    *m.mutable_mut()->add_removes() = put;
+    EXPECT_EQ(Check(kTypeUnlink, m), want) << put.ShortDebugString();
+  }
+}
+
 TEST(Validate, CreatePutsAreBoundedAndNameWhatMknodCouldMake) {
   auto create = [](v1::Mut* mut, uint64_t parent, const std::string& name, uint64_t ino,
                    uint32_t mode) {

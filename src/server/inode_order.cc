@@ -45,6 +45,7 @@ std::vector<uint64_t> MutationKeys(uint16_t type, const proto::Message& m) {
       for (const v1::AttrPut& p : mut.puts()) keys.push_back(p.ino());
       for (const v1::WritePut& w : mut.writes()) keys.push_back(w.ino());
       for (const v1::CreatePut& c : mut.creates()) keys.insert(keys.end(), {c.parent(), c.ino()});
+      for (const v1::RemovePut& r : mut.removes()) keys.push_back(r.parent());
       std::sort(keys.begin(), keys.end());
       keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
       return keys;

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "base/crc32c.h"
+#include "proto/validate.h"
 #include "server/attr_convert.h"
 
 namespace archil::server {
@@ -59,15 +60,16 @@ posix::Puts PutsOf(const v1::Mut& mut) {
   }
   puts.attrs.reserve(static_cast<size_t>(mut.puts_size()));
   for (const v1::AttrPut& p : mut.puts()) puts.attrs.push_back(FromProto(p));
+  puts.removes.reserve(static_cast<size_t>(mut.removes_size()));
+  for (const v1::RemovePut& r : mut.removes()) {
+    puts.removes.push_back(posix::RemovePut{posix::Ino(r.parent()), r.name(), posix::Ino(r.ino()),
+                                            posix::Timespec::FromNanos(r.time_ns())});
+  }
   return puts;
 }
 
-bool CarriesPuts(const v1::Mut& mut) {
-  return mut.puts_size() > 0 || mut.writes_size() > 0 || mut.creates_size() > 0;
-}
-
-// The creates, writes and attribute changes the client answered itself and sent ahead of this
-// request (§5.3.2), in one commit before it; not synced (the request's own sync, or the next
+// The creates, writes, attribute changes and removes the client answered itself and sent ahead of
+// this request (§5.3.2), in one commit before it; not synced (the request's own sync, or the next
 // COMMIT, covers them).
 Status ApplyPuts(Session& s, const v1::Mut& mut) {
   return s.fs().ApplyPuts(PutsOf(mut), engine::CommitHooks{.sync = false}, nullptr,
@@ -97,7 +99,7 @@ Response InSlot(Session& s, const v1::Mut& mut, const std::function<CachedReply(
       break;
   }
   CachedReply reply;
-  if (!CarriesPuts(mut) || puts != Puts::kFirst) {
+  if (!proto::CarriesPuts(mut) || puts != Puts::kFirst) {
     reply = body();
   } else if (Status st = ApplyPuts(s, mut); !st.ok()) {
     reply = CachedError(st);

@@ -185,9 +185,10 @@ Status DiskFs::Ops::PurgeInode(Txn& t, Ino ino) {
   return Status::Ok();
 }
 
-Status DiskFs::Ops::DropLink(Txn& t, Inode& n, bool whole_dir, bool* purged) {
+Status DiskFs::Ops::DropLink(Txn& t, Inode& n, bool whole_dir, bool* purged,
+                             std::optional<int64_t> ctime_ns) {
   n.rec.nlink = whole_dir ? 0 : n.rec.nlink - 1;
-  n.rec.ctime = NowNs();
+  n.rec.ctime = ctime_ns.value_or(NowNs());
   if (n.rec.nlink > 0) return PutInode(t, n);
   std::vector<uint64_t> holders = fs_->holders_.Of(n.ino);
   if (holders.empty()) {

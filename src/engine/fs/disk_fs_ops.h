@@ -82,7 +82,9 @@ class DiskFs::Ops {
   // whose every link goes with its name). The inode goes with its last name unless it is open:
   // then it becomes an orphan (ORPHAN record naming its holders) until its last Release.
   // `purged`, if given: set when the inode went with its last name (no holder kept it).
-  Status DropLink(Txn& t, Inode& n, bool whole_dir, bool* purged = nullptr);
+  // `ctime_ns`: the inode's new change time (default: now).
+  Status DropLink(Txn& t, Inode& n, bool whole_dir, bool* purged = nullptr,
+                  std::optional<int64_t> ctime_ns = std::nullopt);
 
   Result<CountersRecord> LoadCounters(Txn& t);
   void PutCounters(Txn& t, const CountersRecord& r) {

@@ -1,5 +1,5 @@
 // What a client answered itself (docs/protocol.md §5.3.2): inode numbers granted to its session,
-// and the creates, writes and attribute puts it sends ahead of its next request.
+// and the creates, writes, attribute puts and removes it sends ahead of its next request.
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -91,6 +91,8 @@ Status DiskFs::ApplyPuts(const posix::Puts& puts, const CommitHooks& hooks, size
     }
     bytes += kBlockSize + w.data.size();
   }
+  for (const posix::RemovePut& r : puts.removes)
+    ARCHIL_RETURN_IF_ERROR(posix::ValidateName(r.name));
   ARCHIL_RETURN_IF_ERROR(bytes == 0 ? Writable() : Admit(bytes));
   const std::string grant_key = session ? InoGrantKey(disk_, *session) : std::string();
   size_t gone = 0;
@@ -147,6 +149,25 @@ Status DiskFs::ApplyPuts(const posix::Puts& puts, const CommitHooks& hooks, size
       if (p.mtime) n->rec.mtime = p.mtime->nanos();
       n->rec.ctime = p.ctime.nanos();
       ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, *n));
+    }
+    for (const posix::RemovePut& r : puts.removes) {
+      ARCHIL_ASSIGN_OR_RETURN(Inode dir, ops.LoadDir(t, r.parent));
+      ARCHIL_ASSIGN_OR_RETURN(std::optional<DentryRecord> d, ops.LoadDentry(t, r.parent, r.name));
+      if (!d) {  // applied before: a retried request
+        ++gone;
+        continue;
+      }
+      ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, d->ino));
+      if (S_ISDIR(n.rec.mode)) return Status::Errno(EISDIR, "a remove put of a directory");
+      // The client answered the unlink as the end of the inode: it must be.
+      if (n.ino != r.ino || n.rec.nlink != 1) {
+        return Status::Errno(EINVAL, "a remove put of '" + r.name +
+                                         "', which names another inode or one with other names");
+      }
+      ARCHIL_RETURN_IF_ERROR(ops.DeleteDentry(t, r.parent, r.name));
+      dir.rec.mtime = dir.rec.ctime = r.time.nanos();
+      ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, dir));
+      ARCHIL_RETURN_IF_ERROR(ops.DropLink(t, n, false, nullptr, r.time.nanos()));
     }
     return Status::Ok();
   });
