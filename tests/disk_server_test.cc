@@ -725,6 +725,63 @@ TEST(DiskServer, AnUnpackedTreeIsCreatedByTheClientInBatches) {
   EXPECT_EQ(dir_held->ctime, dir_shown->ctime);
 }
 
+// What `rm -rf` of files a client knows it alone names asks of it: 600 unlinks answered with
+// UnlinkLast cost no request each; they ride in batches of at most 256 after everything else the
+// carrier holds, and a create of a removed name, a lookup of it and a listing of the directory
+// see them applied. After a sync the disk holds none of the files, the directory has the time
+// the client showed, and a removed inode is answered ENOENT without a request. A remove put of a
+// file with another name is refused at the disk (the client's error), with what rode with it.
+TEST(DiskServer, ATreeRemovedByTheClientIsRemovedInBatches) {
+  ExclusiveClient x;
+  ASSERT_TRUE(x.c && x.c->RemovePuts());
+  RemoteFs& fs = *x.fs;
+  posix::FileSystem* direct = x.direct;
+  Result<posix::Attr> d = fs.Mkdir(kRootIno, "d", 0755, {});
+  ASSERT_TRUE(d.ok());
+  constexpr int kFiles = 600;
+  std::vector<posix::Ino> inos;
+  for (int i = 0; i < kFiles; ++i) {
+    Result<posix::Attr> f = fs.Mknod(d->ino, "f" + std::to_string(i), S_IFREG | 0644, 0, {});
+    ASSERT_TRUE(f.ok());
+    inos.push_back(f->ino);
+  }
+  ASSERT_TRUE(fs.Sync().ok());
+  const int unlinks_before = x.Requests("UNLINK");
+  for (int i = 0; i < kFiles; ++i) {
+    x.clock.Advance(1000);
+    ASSERT_TRUE(fs.UnlinkLast(d->ino, "f" + std::to_string(i), inos[i]).ok()) << i;
+  }
+  const client::AttrLog::Stats st = fs.attr_log_stats();
+  EXPECT_GE(st.answered_removes, static_cast<uint64_t>(kFiles - 3)) << "past 256, one goes";
+  EXPECT_LE(x.Requests("UNLINK") - unlinks_before, kFiles / 256 + 2) << "one per batch at most";
+  EXPECT_EQ(Err(fs.GetAttr(inos[kFiles - 1])), ENOENT) << "gone, answered here";
+  Result<posix::Attr> dir_shown = fs.GetAttr(d->ino);
+  ASSERT_TRUE(dir_shown.ok());
+  // A create of a removed name goes to the server after the remove.
+  Result<posix::Attr> again = fs.MknodNew(d->ino, "f" + std::to_string(kFiles - 1), S_IFREG, 0, {});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_NE(again->ino, inos[kFiles - 1]);
+  ASSERT_TRUE(fs.Sync().ok());
+  EXPECT_EQ(fs.attr_log_stats().lost, 0u);
+  for (int i = 0; i < kFiles - 1; ++i) {
+    EXPECT_EQ(Err(direct->Lookup(d->ino, "f" + std::to_string(i))), ENOENT) << i;
+    EXPECT_EQ(Err(direct->GetAttr(inos[i])), ENOENT) << i;
+  }
+  Result<posix::DirPage> listed = fs.ReadDir(d->ino, 0, 100);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->entries.size(), 1u);
+  EXPECT_EQ(listed->entries[0].ino, again->ino);
+
+  // A file with two names: the disk refuses the put, and the create that rode with it.
+  Result<posix::Attr> two = fs.Mknod(d->ino, "two", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(two.ok());
+  ASSERT_TRUE(fs.Link(two->ino, kRootIno, "other").ok());
+  ASSERT_TRUE(fs.Mknod(d->ino, "learn", S_IFREG | 0644, 0, {}).ok());  // d's attributes kept
+  ASSERT_TRUE(fs.UnlinkLast(d->ino, "two", two->ino).ok());
+  EXPECT_EQ(Err(fs.Sync()), EIO) << "a write-back error";
+  EXPECT_TRUE(direct->Lookup(d->ino, "two").ok());
+}
+
 // A write that rode on a request the disk refused is lost with it: the request fails with the
 // disk's errno, the next sync with EIO, once; the disk holds none of the data.
 TEST(DiskServer, AWriteLostWithItsCarrierIsAWriteBackErrorAtTheNextSync) {

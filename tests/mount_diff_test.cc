@@ -122,7 +122,7 @@ class MountDiffTest : public MountTest {
     ASSERT_FALSE(HasFailure());
     const std::string seed_text = SeedText(seed);
     std::set<uint64_t> touched;
-    double local_creates = 0, local_writes = 0, local_setattrs = 0;
+    double local_creates = 0, local_writes = 0, local_setattrs = 0, local_removes = 0;
     auto trees = [&](const std::string& when) {
       std::printf("comparing trees %s\n", when.c_str());
       std::optional<std::string> d = CompareTrees(ta, tb, touched);
@@ -149,17 +149,21 @@ class MountDiffTest : public MountTest {
         local_creates += MetricValue(metrics, "archil_mount_local_creates_total");
         local_writes += MetricValue(metrics, "archil_mount_local_writes_total");
         local_setattrs += MetricValue(metrics, "archil_mount_local_setattrs_total");
+        local_removes += MetricValue(metrics, "archil_mount_local_removes_total");
         Remount("diff");
         ASSERT_FALSE(HasFatalFailure());
         trees(when + " and a remount");
         ASSERT_FALSE(HasFatalFailure());
       }
       std::printf("phase 1: %d ops, at %.1f s: %s\n", ops, elapsed(), run.Counts().c_str());
-      std::printf("phase 1: answered by the mount: %.0f creates, %.0f writes, %.0f setattrs\n",
-                  local_creates, local_writes, local_setattrs);
+      std::printf(
+          "phase 1: answered by the mount: %.0f creates, %.0f writes, %.0f setattrs, %.0f "
+          "unlinks\n",
+          local_creates, local_writes, local_setattrs, local_removes);
       // The answers the mount gives itself are what the comparison tests (ADR 0025, 0028, 0029).
       EXPECT_GT(local_creates, 0);
       EXPECT_GT(local_setattrs, 0);
+      EXPECT_GT(local_removes, 0);
     }
 
     // Phase 2: three processes at once, each on its own subtree with its own seed.

@@ -749,6 +749,67 @@ TEST_F(MountTest, AnUnpackedFileIsAnsweredByTheMountAndKeepsItsDataAndAttributes
   }
 }
 
+// Removing a tree (what `rm -rf` does: unlink each file, then rmdir) costs no request per file:
+// an unlink of the only name of a file the mount saw and does not have open is answered by the
+// mount and rides, in batches of at most 256, with the next request (ADR 0025); the kernel's
+// SETATTR of the removed file's change time is answered too. A file with another name, a file
+// open here and a name created again after its removal keep their meaning. After a remount the
+// disk holds what the kernel was told.
+TEST_F(MountTest, ARemovedTreeCostsARequestPerBatchAndKeepsWhatStays) {
+  StartServer();
+  CreateDisk("rm");
+  ASSERT_EQ(Mount("rm").exit_code, 0);
+  auto count = [&](const std::string& op) {
+    return std::max(0.0, MetricValue(Archil({"metrics", mnt_}).out,
+                                     R"(archil_client_requests_total{op=")" + op + R"("})"));
+  };
+  const std::string dir = mnt_ + "/d";
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  constexpr int kFiles = 300;
+  auto path = [&](int i) { return dir + "/f" + std::to_string(i); };
+  auto write = [](const std::string& p, const std::string& data) {
+    std::ofstream out(p);
+    out << data;
+    ASSERT_TRUE(out.good()) << p;
+  };
+  for (int i = 0; i < kFiles; ++i) write(path(i), "data" + std::to_string(i));
+  ASSERT_EQ(::link(path(0).c_str(), (mnt_ + "/other").c_str()), 0);
+  const int open_fd = ::open(path(1).c_str(), O_RDONLY);
+  ASSERT_GE(open_fd, 0);
+  SyncMount();
+  const double unlinks = count("UNLINK"), setattrs = count("SETATTR");
+  for (int i = 0; i < kFiles; ++i) ASSERT_EQ(::unlink(path(i).c_str()), 0) << i;
+  EXPECT_LE(count("UNLINK") - unlinks, 6) << "f0 (two names), f1 (open), one per batch";
+  EXPECT_LE(count("SETATTR") - setattrs, 2) << "the removed files' change times were sent";
+  EXPECT_GE(MetricValue(Archil({"metrics", mnt_}).out, "archil_mount_local_removes_total"),
+            kFiles - 6);
+  struct stat st {};
+  ASSERT_EQ(::stat((mnt_ + "/other").c_str(), &st), 0);
+  EXPECT_EQ(st.st_nlink, 1u) << "its other name went";
+  char buf[16] = {};
+  EXPECT_EQ(::pread(open_fd, buf, sizeof buf, 0), 5) << "open here: it outlives its name";
+  EXPECT_EQ(std::string(buf, 5), "data1");
+  ASSERT_EQ(::close(open_fd), 0);
+  write(path(7), "again");  // a name created again after its removal
+  ASSERT_EQ(::rmdir(dir.c_str()), -1);
+  EXPECT_EQ(errno, ENOTEMPTY);
+  ASSERT_EQ(::unlink(path(7).c_str()), 0);
+  write(path(8), "last");
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+  ASSERT_EQ(Mount("rm").exit_code, 0);
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    names.push_back(e.path().filename());
+  }
+  EXPECT_EQ(names, std::vector<std::string>{"f8"});
+  EXPECT_EQ(ReadFile(path(8)), "last");
+  EXPECT_EQ(ReadFile(mnt_ + "/other"), "data0");
+  ASSERT_EQ(::stat((mnt_ + "/other").c_str(), &st), 0);
+  EXPECT_EQ(st.st_nlink, 1u);
+  ASSERT_EQ(::unlink(path(8).c_str()), 0);
+  ASSERT_EQ(::rmdir(dir.c_str()), 0) << "every remove applied before the rmdir";
+}
+
 // What the mount answered itself follows the order of operations: a `kill -9` of the daemon
 // leaves the disk with an answered chmod whenever an operation after it survived, and an fsync
 // makes it durable (a server killed after it loses nothing either).
@@ -797,10 +858,10 @@ TEST_F(MountTest, AChmodTheMountAnsweredSurvivesWithEveryLaterOperationAndItsFsy
 
 // The prefix property under `kill -9` of the daemon, with random operations: creates, appends,
 // chmod, chown, utimensat, renames, unlinks and fsyncs on ten names, the creates, attribute
-// changes and appends among them answered by the mount (ADR 0025, ADR 0028, ADR 0029). After each
-// kill and remount the disk must hold the state after some prefix of the operations that contains
-// every operation but trailing creates, attribute changes and appends (everything else was
-// answered by the server). Seed: ARCHIL_TEST_SEED, else the clock; printed.
+// changes, appends and unlinks among them answered by the mount (ADR 0025, ADR 0028, ADR 0029).
+// After each kill and remount the disk must hold the state after some prefix of the operations
+// that contains every operation but trailing creates, attribute changes, appends and unlinks
+// (everything else was answered by the server). Seed: ARCHIL_TEST_SEED, else the clock; printed.
 TEST_F(MountTest, AKilledDaemonLeavesAPrefixOfItsOperations) {
   uint64_t seed =
       static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
@@ -851,7 +912,7 @@ TEST_F(MountTest, AKilledDaemonLeavesAPrefixOfItsOperations) {
   };
   const uint32_t modes[] = {0600, 0640, 0644, 0700, 0755};
   State model;
-  int total_local = 0, total_writes = 0, total_creates = 0;
+  int total_local = 0, total_writes = 0, total_creates = 0, total_removes = 0;
   for (int round = 0; round < 3; ++round) {
     std::vector<State> states = {model};  // states[k]: after the round's first k operations
     std::vector<std::string> done;        // the round's operations, printed if it fails
@@ -927,6 +988,7 @@ TEST_F(MountTest, AKilledDaemonLeavesAPrefixOfItsOperations) {
           if (!exists) continue;
           ASSERT_EQ(::unlink(path(i).c_str()), 0);
           model.erase(i);
+          maybe_local = true;  // the only name of a file not open: the mount may answer it
           break;
         case 7: {
           if (!exists) continue;
@@ -946,6 +1008,7 @@ TEST_F(MountTest, AKilledDaemonLeavesAPrefixOfItsOperations) {
     total_local += static_cast<int>(MetricValue(metrics, "archil_mount_local_setattrs_total"));
     total_writes += static_cast<int>(MetricValue(metrics, "archil_mount_local_writes_total"));
     total_creates += static_cast<int>(MetricValue(metrics, "archil_mount_local_creates_total"));
+    total_removes += static_cast<int>(MetricValue(metrics, "archil_mount_local_removes_total"));
     const pid_t daemon = DaemonPid(mnt_);
     ASSERT_GT(daemon, 0);
     ASSERT_EQ(kill(daemon, SIGKILL), 0);
@@ -984,10 +1047,11 @@ TEST_F(MountTest, AKilledDaemonLeavesAPrefixOfItsOperations) {
     model = seen;  // what the next round starts from (mtimes as seen: compared only if set)
     for (auto& [i, f] : model) f.mtime.reset();
   }
-  std::printf("%d attribute changes, %d writes and %d creates answered by the mount\n", total_local,
-              total_writes, total_creates);
+  std::printf("%d attribute changes, %d writes, %d creates and %d unlinks answered by the mount\n",
+              total_local, total_writes, total_creates, total_removes);
   EXPECT_GT(total_local, 0) << "no attribute change was answered by the mount";
   EXPECT_GT(total_creates, 0) << "no create was answered by the mount";
+  EXPECT_GT(total_removes, 0) << "no unlink was answered by the mount";
 }
 
 TEST_F(MountTest, FsyncCommitsWhatTheServerAnsweredBeforeItsSync) {

@@ -11,6 +11,14 @@ namespace {
 
 constexpr uint64_t kDataBlock = 4096;  // the engine's block (formats.md), for st_blocks
 
+// The key of a name in removing_: its directory's number, then the name.
+std::string NameKey(posix::Ino dir, std::string_view name) {
+  const uint64_t number = dir.value();
+  std::string key(reinterpret_cast<const char*>(&number), sizeof number);
+  key.append(name);
+  return key;
+}
+
 }  // namespace
 
 AttrLog::Ticket AttrLog::Begin() {
@@ -43,9 +51,11 @@ AttrLog::Ticket AttrLog::Begin() {
   // them out so, and the creates are of files, independent of one another.
   std::sort(t.puts.creates.begin(), t.puts.creates.end(),
             [](const posix::CreatePut& a, const posix::CreatePut& b) { return a.ino < b.ino; });
+  t.puts.removes = std::move(removes_);
+  removes_.clear();
   if (!t.puts.empty()) {
     carrier_in_flight_ = true;
-    counts_.carried += t.puts.attrs.size();
+    counts_.carried += t.puts.attrs.size() + t.puts.removes.size();
     pending_ = 0;
     pending_bytes_ = 0;
     pending_writes_ = 0;
@@ -85,7 +95,13 @@ void AttrLog::End(Ticket ticket, bool puts_applied, const std::optional<posix::A
         it = entries_.erase(it);
       }
     }
-    if (!puts_applied) counts_.lost += ticket.puts.attrs.size();
+    if (!puts_applied) counts_.lost += ticket.puts.attrs.size() + ticket.puts.removes.size();
+    // Every remove answered here was carried by this mutation: none is answered while one is in
+    // flight.
+    if (!ticket.puts.removes.empty()) {
+      removing_.clear();
+      removing_in_.clear();
+    }
     carrier_in_flight_ = false;
     carrier_done_.SignalAll();
   }
@@ -169,6 +185,8 @@ bool AttrLog::AnswerCreate(const posix::CreatePut& create, const posix::Attr& at
                            int64_t now_ns) {
   MutexLock lock(&mu_);
   if (in_flight_ != 0 || pending_creates_ >= kMaxCreates) return false;
+  // Its remove waits: applied after the create, it would remove the new file.
+  if (removing_.count(NameKey(create.parent, create.name)) > 0) return false;
   auto [it, inserted] = entries_.try_emplace(create.ino.value());
   if (!inserted) return false;  // a number the server granted twice: not ours to answer
   Entry& e = it->second;
@@ -183,15 +201,31 @@ bool AttrLog::AnswerCreate(const posix::CreatePut& create, const posix::Attr& at
   return true;
 }
 
+bool AttrLog::AnswerRemove(const posix::RemovePut& remove, int64_t now_ns) {
+  MutexLock lock(&mu_);
+  if (in_flight_ != 0 || removes_.size() >= kMaxRemoves) return false;
+  // Never carried with its own create: a retry of both could not tell the number it used from a
+  // misused one (protocol.md §5.3.2).
+  auto it = entries_.find(remove.ino.value());
+  if (it != entries_.end() && it->second.create) return false;
+  removing_.insert(NameKey(remove.parent, remove.name));
+  ++removing_in_[remove.parent.value()];
+  removes_.push_back(remove);
+  if (pending_++ == 0) oldest_pending_ns_ = now_ns;
+  ++counts_.answered_removes;
+  return true;
+}
+
 bool AttrLog::Unsent(posix::Ino ino) const {
   MutexLock lock(&mu_);
   auto it = entries_.find(ino.value());
   return it != entries_.end() && (it->second.unsent_in != 0 || !it->second.data.empty());
 }
 
-bool AttrLog::UnsentIn(posix::Ino dir) const {
+bool AttrLog::UnsentIn(posix::Ino dir, std::optional<std::string_view> name) const {
   MutexLock lock(&mu_);
-  return unsent_in_.count(dir.value()) > 0;
+  if (unsent_in_.count(dir.value()) > 0) return true;
+  return name ? removing_.count(NameKey(dir, *name)) > 0 : removing_in_.count(dir.value()) > 0;
 }
 
 void AttrLog::AwaitCarrier() const {
@@ -218,6 +252,7 @@ AttrLog::Stats AttrLog::stats() const {
   s.pending = pending_;
   s.pending_bytes = pending_bytes_;
   s.pending_creates = pending_creates_;
+  s.pending_removes = removes_.size();
   s.oldest_pending_ns = oldest_pending_ns_;
   return s;
 }

@@ -22,9 +22,17 @@
 // read that could see it (a LOOKUP or READDIR of its directory, a READ, GETXATTR or LISTXATTR of
 // it) must send it first (Unsent, UnsentIn, then AwaitCarrier).
 //
+// An unlink of the only name of a file the mount does not have open, in a directory whose
+// attributes it keeps, is answered here too (AnswerRemove): the remove rides after everything
+// else the next mutation carries (Mut.removes). That gives the same result as the order it was
+// answered in: the inode goes with the name, so nothing answered later can name it, and a create
+// of a name whose remove waits is not answered here (it goes to the server, carrying the remove
+// first). A LOOKUP of a removed name, or a READDIR of its directory, sends it first (UnsentIn).
+//
 // What waits is bounded by what one request may carry (protocol.md §5.3.2): at most kMaxCreates
-// creates, kMaxWrites files with written data and kMaxBytes bytes of it; past those an answer
-// here is refused, and the operation goes to the server, carrying what waits.
+// creates, kMaxRemoves removes, kMaxWrites files with written data and kMaxBytes bytes of it;
+// past those an answer here is refused, and the operation goes to the server, carrying what
+// waits.
 //
 // The order is the contract: the disk must hold a prefix of the client's operations.
 //   - A SETATTR is answered here only while no mutation is in flight: every operation answered
@@ -50,7 +58,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "base/mutex.h"
@@ -65,9 +76,11 @@ class AttrLog {
     uint64_t answered_writes = 0;   // WRITEs answered here
     uint64_t answered_creates = 0;  // creates answered here
     size_t pending_creates = 0;     // creates waiting now
-    uint64_t carried = 0;           // puts handed to a carrier
-    uint64_t lost = 0;              // puts a carrier's answer says were not applied (or never came)
-    size_t pending = 0;             // puts waiting now
+    uint64_t answered_removes = 0;  // unlinks answered here
+    size_t pending_removes = 0;     // unlinks waiting now
+    uint64_t carried = 0;           // puts and removes handed to a carrier
+    uint64_t lost = 0;              // ... that its answer says were not applied (or never came)
+    size_t pending = 0;             // puts and removes waiting now
     size_t pending_bytes = 0;       // bytes of written data waiting now
     int64_t oldest_pending_ns = 0;  // when the oldest of them was answered (0: none)
   };
@@ -76,7 +89,7 @@ class AttrLog {
   struct Ticket {
     uint64_t id = 0;
     bool alone_at_start = false;
-    posix::Puts puts;  // what this mutation carries (its Mut.writes and Mut.puts)
+    posix::Puts puts;  // what this mutation carries (its Mut.creates, writes, puts, removes)
   };
 
   // Before a mutation is sent: waits while another carries puts, then hands it every pending
@@ -106,22 +119,30 @@ class AttrLog {
                                          size_t max_bytes, posix::Timespec now, int64_t now_ns)
       ARCHIL_EXCLUDES(mu_);
 
-  // What one request may carry (protocol.md §5.3.2: proto::kMaxCreatePuts, kMaxWritePuts,
-  // kMaxWritePutBytes).
+  // What one request may carry (protocol.md §5.3.2: proto::kMaxCreatePuts, kMaxRemovePuts,
+  // kMaxWritePuts, kMaxWritePutBytes).
   static constexpr size_t kMaxCreates = 256;
+  static constexpr size_t kMaxRemoves = 256;
   static constexpr size_t kMaxWrites = 64;
   static constexpr size_t kMaxBytes = 128 << 10;
   // A create answered here: `create` (its number granted to the session, its name absent from
   // its parent, which the caller knows) becomes a pending create of `attr`, the new inode's
-  // attributes. False if it must go to the server: a mutation is in flight, or kMaxCreates wait.
+  // attributes. False if it must go to the server: a mutation is in flight, kMaxCreates wait, or
+  // a remove of its name waits.
   bool AnswerCreate(const posix::CreatePut& create, const posix::Attr& attr, int64_t now_ns)
       ARCHIL_EXCLUDES(mu_);
   // Whether the server may not hold what was answered here of `ino`: written data of it waits
   // here (not yet handed to a carrier), or it was created here and its create waits or its
   // carrier was not answered. A read of `ino` sends what waits first.
   bool Unsent(posix::Ino ino) const ARCHIL_EXCLUDES(mu_);
-  // Whether a create in directory `dir` was answered here and the server may not hold it yet.
-  bool UnsentIn(posix::Ino dir) const ARCHIL_EXCLUDES(mu_);
+  // An unlink answered here: `remove` (of the only name of a non-directory the caller does not
+  // have open, in a directory whose attributes it keeps) becomes a pending remove. False if it
+  // must go to the server: a mutation is in flight, kMaxRemoves wait, or the file's create waits.
+  bool AnswerRemove(const posix::RemovePut& remove, int64_t now_ns) ARCHIL_EXCLUDES(mu_);
+  // Whether a create in directory `dir`, or a remove from it (of `name` only, if given: what a
+  // LOOKUP of it could see), was answered here and the server may not hold it yet.
+  bool UnsentIn(posix::Ino dir, std::optional<std::string_view> name = std::nullopt) const
+      ARCHIL_EXCLUDES(mu_);
   // Waits until no carrier is in flight.
   void AwaitCarrier() const ARCHIL_EXCLUDES(mu_);
 
@@ -164,6 +185,13 @@ class AttrLog {
   size_t pending_creates_ ARCHIL_GUARDED_BY(mu_) = 0;  // entries with their create waiting
   // Directories with creates answered here that the server may not hold yet, and how many.
   std::unordered_map<uint64_t, uint32_t> unsent_in_ ARCHIL_GUARDED_BY(mu_);
+  // Removes answered here and not yet carried; and, until their carrier's answer, the names of
+  // those waiting or carried (their parent's 8 bytes, then the name) and their directories.
+  // (Every remove answered here is carried by the next mutation, and none is answered while one
+  // is in flight, so the carrier's answer clears the names.)
+  std::vector<posix::RemovePut> removes_ ARCHIL_GUARDED_BY(mu_);
+  std::unordered_set<std::string> removing_ ARCHIL_GUARDED_BY(mu_);
+  std::unordered_map<uint64_t, uint32_t> removing_in_ ARCHIL_GUARDED_BY(mu_);
   int64_t oldest_pending_ns_ ARCHIL_GUARDED_BY(mu_) = 0;
   Stats counts_ ARCHIL_GUARDED_BY(mu_);
 };

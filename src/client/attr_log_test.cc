@@ -368,5 +368,57 @@ TEST(AttrLog, WhatWaitsFitsInOneRequest) {
   EXPECT_FALSE(bytes.AnswerWrite(Ino(12), 0, "z", 64 << 10, t, 2)) << "128 KiB wait already";
 }
 
+// An unlink answered here rides after everything else its carrier holds; until the carrier is
+// answered, a lookup of its name and a listing of its directory send it first, and a create of
+// the same name goes to the server (carrying it).
+TEST(AttrLog, ARemoveAnsweredHereIsCarriedLastAndKeepsItsNameFromACreate) {
+  AttrLog log;
+  const Timespec t{500, 1};
+  const posix::RemovePut gone{Ino(3), "f30", Ino(30), t};
+  ASSERT_TRUE(log.AnswerRemove(gone, 5));
+  EXPECT_EQ(log.stats().pending, 1u) << "sent by the next pass or sync like any put";
+  EXPECT_EQ(log.stats().oldest_pending_ns, 5);
+  EXPECT_EQ(log.stats().pending_removes, 1u);
+  EXPECT_EQ(log.stats().answered_removes, 1u);
+  EXPECT_TRUE(log.UnsentIn(Ino(3)));
+  EXPECT_TRUE(log.UnsentIn(Ino(3), "f30"));
+  EXPECT_FALSE(log.UnsentIn(Ino(3), "f31")) << "a lookup of another name needs nothing sent";
+  EXPECT_FALSE(log.UnsentIn(Ino(4)));
+  EXPECT_FALSE(log.AnswerCreate(CreateOf(30, 3, t), CreatedAttr(30, t), 6))
+      << "a create of a name whose remove waits";
+  ASSERT_TRUE(log.AnswerCreate(CreateOf(31, 3, t), CreatedAttr(31, t), 6));
+  EXPECT_FALSE(log.AnswerRemove({Ino(3), "f31", Ino(31), t}, 7))
+      << "never carried with the file's own create";
+
+  AttrLog::Ticket carrier = log.Begin();
+  ASSERT_EQ(carrier.puts.removes.size(), 1u);
+  EXPECT_EQ(carrier.puts.removes[0], gone);
+  EXPECT_EQ(carrier.puts.creates.size(), 1u);
+  EXPECT_EQ(log.stats().pending, 0u);
+  EXPECT_EQ(log.stats().pending_removes, 0u);
+  EXPECT_TRUE(log.UnsentIn(Ino(3), "f30")) << "carried, not yet answered";
+  EXPECT_FALSE(log.AnswerRemove({Ino(3), "g", Ino(40), t}, 7)) << "a mutation is in flight";
+  log.End(std::move(carrier), true, std::nullopt, /*only_puts=*/true);
+  EXPECT_FALSE(log.UnsentIn(Ino(3), "f30"));
+  EXPECT_FALSE(log.UnsentIn(Ino(3)));
+  EXPECT_EQ(log.stats().lost, 0u);
+}
+
+// Removes are bounded by what one request may carry, and counted lost with their carrier.
+TEST(AttrLog, RemovesFitInOneRequestAndAreCountedLostWithTheirCarrier) {
+  AttrLog log;
+  const Timespec t{500, 1};
+  for (uint64_t i = 0; i < AttrLog::kMaxRemoves; ++i) {
+    ASSERT_TRUE(log.AnswerRemove({Ino(3), "f" + std::to_string(i), Ino(100 + i), t}, 1)) << i;
+  }
+  EXPECT_FALSE(log.AnswerRemove({Ino(3), "over", Ino(99), t}, 1));
+  AttrLog::Ticket carrier = log.Begin();
+  EXPECT_EQ(carrier.puts.removes.size(), AttrLog::kMaxRemoves);
+  log.End(std::move(carrier), false, std::nullopt);
+  EXPECT_EQ(log.stats().lost, AttrLog::kMaxRemoves);
+  EXPECT_EQ(log.stats().carried, AttrLog::kMaxRemoves);
+  EXPECT_TRUE(log.AnswerRemove({Ino(3), "over", Ino(99), t}, 2));
+}
+
 }  // namespace
 }  // namespace archil::client

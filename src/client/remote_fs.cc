@@ -80,6 +80,7 @@ RemoteFs::RemoteFs(DiskClient* client, bool exclusive, const Clock* clock)
                 ? std::make_unique<InoPool>([this](uint32_t n) { return GrantInos(n); }, kInoGrant)
                 : nullptr) {
   static_assert(AttrLog::kMaxCreates == proto::kMaxCreatePuts);
+  static_assert(AttrLog::kMaxRemoves == proto::kMaxRemovePuts);
   static_assert(AttrLog::kMaxWrites == proto::kMaxWritePuts);
   static_assert(AttrLog::kMaxBytes == proto::kMaxWritePutBytes);
   static_assert(kInoGrant <= proto::kMaxInoGrant);
@@ -117,13 +118,20 @@ Result<R> RemoteFs::Mutate(uint16_t type, proto::Message& request, v1::Mut* mut,
     out->set_crc32c(Crc32c(w.data));
   }
   for (const posix::AttrPut& p : ticket.puts.attrs) ToProto(p, mut->add_puts());
+  for (const posix::RemovePut& r : ticket.puts.removes) {
+    v1::RemovePut* out = mut->add_removes();
+    out->set_parent(r.parent.value());
+    out->set_name(r.name);
+    out->set_ino(r.ino.value());
+    out->set_time_ns(r.time.nanos());
+  }
   Result<Reply> reply = call();
   const bool applied = PutsApplied(reply);
   if (!applied && !ticket.puts.empty()) {
     ARCHIL_LOG(kError) << "disk client: " << ticket.puts.creates.size() << " creates, "
-                       << ticket.puts.attrs.size() << " attribute changes and "
-                       << ticket.puts.writes.size()
-                       << " writes this mount answered did not reach the disk: "
+                       << ticket.puts.attrs.size() << " attribute changes, "
+                       << ticket.puts.writes.size() << " writes and " << ticket.puts.removes.size()
+                       << " unlinks this mount answered did not reach the disk: "
                        << (reply.ok() ? DiskClient::StatusOf(*reply) : reply.status()).message();
   }
   Result<R> r = DiskClient::ParseAs<R>(std::move(reply));
@@ -140,29 +148,34 @@ Status RemoteFs::FlushAttrs(int budget_ms) {
 }
 
 Status RemoteFs::SyncWithin(int budget_ms) {
+  Status sent = Status::Ok();
   if (attr_log_ && client_->WritePuts()) {
     // One round trip: what waits here, and a commit of everything answered before it.
     if (attr_log_->stats().pending > 0 || client_->UnstablePending() > 0) {
-      ARCHIL_RETURN_IF_ERROR(client_->CommitVia([&] {
+      sent = client_->CommitVia([&] {
         v1::PutAttrs m;
         m.set_commit(true);
         return Mutate<v1::PutAttrsReply>(proto::kTypePutAttrs, m, m.mutable_mut(), {}, budget_ms)
             .status();
-      }));
+      });
     }
   } else {
-    ARCHIL_RETURN_IF_ERROR(FlushAttrs(budget_ms));
-    ARCHIL_RETURN_IF_ERROR(client_->Commit(budget_ms));
+    sent = FlushAttrs(budget_ms);
+    if (sent.ok()) sent = client_->Commit(budget_ms);
   }
-  if (!attr_log_) return Status::Ok();
+  if (!attr_log_) return sent;
+  // What this mount answered and the disk never got is a write-back error: ENOSPC or EDQUOT if the
+  // request that carried it was refused for that, EIO whatever else it was answered.
   const uint64_t lost = attr_log_->stats().lost;
   const uint64_t reported = lost_reported_.exchange(lost);
   if (lost > reported) {
+    if (!sent.ok() && (sent.sys_errno() == ENOSPC || sent.sys_errno() == EDQUOT)) return sent;
     return Status::Errno(EIO, std::to_string(lost - reported) +
-                                  " changes (attributes, and the writes they followed) answered by "
-                                  "this mount did not reach the disk (the journal says when)");
+                                  " changes (attributes, unlinks, and the writes they followed) "
+                                  "answered by this mount did not reach the disk (the journal says "
+                                  "when)");
   }
-  return Status::Ok();
+  return sent;
 }
 
 Result<v1::CheckpointCreateReply> RemoteFs::Checkpoint(std::string_view name) {
@@ -189,7 +202,7 @@ posix::Attr FromProto(const v1::Attr& a) {
 }
 
 Result<posix::Attr> RemoteFs::Lookup(posix::Ino parent, std::string_view name) {
-  if (attr_log_) ARCHIL_RETURN_IF_ERROR(SendCreatesIf(attr_log_->UnsentIn(parent)));
+  if (attr_log_) ARCHIL_RETURN_IF_ERROR(SendCreatesIf(attr_log_->UnsentIn(parent, name)));
   v1::Lookup m;
   m.set_parent(parent.value());
   m.set_name(std::string(name));
@@ -204,6 +217,12 @@ Result<posix::Attr> RemoteFs::Lookup(posix::Ino parent, std::string_view name) {
 bool RemoteFs::Gone(posix::Ino ino) {
   MutexLock lock(&mu_);
   return gone_.count(ino.value()) > 0;
+}
+
+void RemoteFs::MarkGone(posix::Ino ino) {
+  MutexLock lock(&mu_);
+  if (gone_.size() >= kMaxGone) gone_.clear();
+  gone_.insert(ino.value());
 }
 
 Result<posix::Attr> RemoteFs::GetAttr(posix::Ino ino) {
@@ -353,6 +372,23 @@ Result<posix::Attr> RemoteFs::Link(posix::Ino ino, posix::Ino new_parent,
   return AttrOf(std::move(r));
 }
 
+Status RemoteFs::UnlinkLast(posix::Ino parent, std::string_view name, posix::Ino ino) {
+  if (!attr_log_ || !client_->RemovePuts() || !posix::ValidateName(name).ok()) {
+    return Unlink(parent, name);
+  }
+  const posix::Timespec now = posix::Timespec::FromNanos(clock_->NowNanos());
+  // As for a create (MknodNew): the parent's kept attributes take the time first.
+  if (!dir_attrs_->Touch(parent, now)) return Unlink(parent, name);
+  if (!attr_log_->AnswerRemove(posix::RemovePut{parent, std::string(name), ino, now},
+                               clock_->MonotonicNanos())) {
+    dir_attrs_->Forget(parent);
+    return Unlink(parent, name);
+  }
+  // The kernel sets the removed file's change time next (a SETATTR): answered ENOENT here.
+  MarkGone(ino);
+  return Status::Ok();
+}
+
 Status RemoteFs::Unlink(posix::Ino parent, std::string_view name) {
   v1::Unlink m;
   m.set_parent(parent.value());
@@ -361,9 +397,7 @@ Status RemoteFs::Unlink(posix::Ino parent, std::string_view name) {
   auto r = Mutate<v1::UnlinkReply>(proto::kTypeUnlink, m, Unstable(m.mutable_mut()));
   change.Done(ParentAttrOf(r));
   if (r.ok() && r->has_target() && r->target().nlink() == 0 && !r->orphaned()) {
-    MutexLock lock(&mu_);
-    if (gone_.size() >= kMaxGone) gone_.clear();
-    gone_.insert(r->target().ino());
+    MarkGone(posix::Ino(r->target().ino()));
   }
   return r.status();
 }

@@ -70,6 +70,10 @@ class RemoteFs final : public posix::FileSystem {
   Result<posix::Attr> Link(posix::Ino ino, posix::Ino new_parent,
                            std::string_view new_name) override;
   Status Unlink(posix::Ino parent, std::string_view name) override;
+  // Answered here (AttrLog::AnswerRemove) when the server applies remove puts
+  // (DiskClient::RemovePuts) and the parent's attributes are kept (DirAttrs: they then take the
+  // unlink's time); else Unlink. `ino` is then gone (Gone).
+  Status UnlinkLast(posix::Ino parent, std::string_view name, posix::Ino ino) override;
   Status Rmdir(posix::Ino parent, std::string_view name) override;
   Status Rename(posix::Ino parent, std::string_view name, posix::Ino new_parent,
                 std::string_view new_name, uint32_t flags) override;
@@ -133,11 +137,12 @@ class RemoteFs final : public posix::FileSystem {
   Result<posix::DirPage> ReadDirPage(posix::Ino dir, uint64_t after_cookie, size_t max_entries,
                                      bool plus);
 
-  // Whether the server said `ino` went with its last name (an UNLINK's answer). Inode numbers
-  // are never reused, so a SETATTR or GETATTR of it is answered ENOENT without a request: the
-  // kernel writes back the times of a file it still caches after `rm` removed it. Bounded:
-  // forgotten past kMaxGone.
+  // Whether `ino` went with its last name (an UNLINK's answer said so, or an unlink of its only
+  // name was answered here). Inode numbers are never reused, so a SETATTR or GETATTR of it is
+  // answered ENOENT without a request: the kernel sets the change time of a file it still caches
+  // right after `rm` removed it. Bounded: forgotten past kMaxGone.
   bool Gone(posix::Ino ino) ARCHIL_EXCLUDES(mu_);
+  void MarkGone(posix::Ino ino) ARCHIL_EXCLUDES(mu_);
   static constexpr size_t kMaxGone = size_t{1} << 16;
 
   DiskClient* const client_;

@@ -82,7 +82,14 @@ Result<NodeAttr> MountCore::Lookup(NodeId parent, std::string_view name) {
     ++local_negative_lookups_;
     return Status::Errno(ENOENT, "no such name in a directory this mount created");
   }
-  return SeenOr(fs_->Lookup(p, name));
+  const uint64_t generation = last_.Generation();
+  return SeenOr(Named(p, name, generation, fs_->Lookup(p, name)));
+}
+
+Result<Attr> MountCore::Named(Ino dir, std::string_view name, uint64_t generation,
+                              Result<Attr> answer) {
+  if (answer.ok()) last_.Saw(dir, name, *answer, generation);
+  return answer;
 }
 
 Result<NodeAttr> MountCore::GetAttr(NodeId node) { return SeenOr(fs_->GetAttr(InoOf(node))); }
@@ -102,8 +109,10 @@ Result<NodeAttr> MountCore::Mknod(NodeId parent, std::string_view name, uint32_t
   Ino p = InoOf(parent);
   ARCHIL_ASSIGN_OR_RETURN(posix::Owner owner, OwnerFor(p, caller, &mode));
   AddingName adding(&known_, p, name);
-  Result<NodeAttr> made = SeenOr(adding.absent() ? fs_->MknodNew(p, name, mode, rdev, owner)
-                                                 : fs_->Mknod(p, name, mode, rdev, owner));
+  const uint64_t generation = last_.Generation();
+  Result<NodeAttr> made = SeenOr(Named(p, name, generation,
+                                       adding.absent() ? fs_->MknodNew(p, name, mode, rdev, owner)
+                                                       : fs_->Mknod(p, name, mode, rdev, owner)));
   // A new inode has no security.capability (nothing inherits one): the kernel's probe before
   // the first write(2) costs no request.
   if (made.ok()) NoCapabilities(InoOf(made->node));
@@ -129,30 +138,37 @@ Result<NodeAttr> MountCore::Symlink(NodeId parent, std::string_view name, std::s
   uint32_t mode = S_IFLNK | 0777;
   ARCHIL_ASSIGN_OR_RETURN(posix::Owner owner, OwnerFor(p, caller, &mode));
   AddingName adding(&known_, p, name);
-  return SeenOr(fs_->Symlink(p, name, target, owner));
+  const uint64_t generation = last_.Generation();
+  return SeenOr(Named(p, name, generation, fs_->Symlink(p, name, target, owner)));
 }
 
 Result<NodeAttr> MountCore::Link(NodeId node, NodeId new_parent, std::string_view new_name) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   AddingName adding(&known_, InoOf(new_parent), new_name);
-  return SeenOr(fs_->Link(InoOf(node), InoOf(new_parent), new_name));
+  // The inode gets another name: what was seen of it may say it had one (LastNames).
+  const Ino ino = InoOf(node);
+  last_.Linking(ino);
+  Result<NodeAttr> r = SeenOr(fs_->Link(ino, InoOf(new_parent), new_name));
+  last_.Linking(ino);
+  return r;
 }
 
-Status MountCore::HoldIfOpen(Ino parent, std::string_view name, Victim kind) {
+Result<bool> MountCore::HoldIfOpen(Ino parent, std::string_view name, Victim kind) {
   {
     MutexLock lock(&mu_);
     const uint64_t open_of_kind = kind == Victim::kDir      ? open_dirs_
                                   : kind == Victim::kNonDir ? open_.size() - open_dirs_
                                                             : open_.size();
-    if (open_of_kind == 0) return Status::Ok();
+    if (open_of_kind == 0) return true;
   }
   Result<Attr> victim = fs_->Lookup(parent, name);
-  if (!victim.ok()) return Status::Ok();  // the removal itself will say what is wrong
+  if (!victim.ok()) return false;  // the removal itself will say what is wrong
   const uint64_t ino = victim.value().ino.value();
   {
     MutexLock lock(&mu_);
     auto it = open_.find(ino);
-    if (it == open_.end() || it->second.held) return Status::Ok();
+    if (it == open_.end()) return true;
+    if (it->second.held) return false;
     it->second.held = true;
     ++held_;
   }
@@ -164,23 +180,30 @@ Status MountCore::HoldIfOpen(Ino parent, std::string_view name, Victim kind) {
       it->second.held = false;
       --held_;
     }
+    return s;
   }
-  return s;
+  return false;
 }
 
 Status MountCore::Unlink(NodeId parent, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   Ino p = InoOf(parent);
-  ARCHIL_RETURN_IF_ERROR(HoldIfOpen(p, name, Victim::kNonDir));
-  return Removing(p, name, fs_->Unlink(p, name));
+  ARCHIL_ASSIGN_OR_RETURN(const bool none_open, HoldIfOpen(p, name, Victim::kNonDir));
+  // The only name of an inode not open here: the inode goes with it.
+  const std::optional<Ino> last = none_open ? last_.Find(p, name) : std::nullopt;
+  Status answer = last ? fs_->UnlinkLast(p, name, *last) : fs_->Unlink(p, name);
+  last_.Forget(p, name);
+  return Removing(p, name, std::move(answer));
 }
 
 Status MountCore::Rmdir(NodeId parent, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   Ino p = InoOf(parent);
-  ARCHIL_RETURN_IF_ERROR(HoldIfOpen(p, name, Victim::kDir));
+  ARCHIL_RETURN_IF_ERROR(HoldIfOpen(p, name, Victim::kDir).status());
   // What is remembered of the directory stays: inode numbers are never reused.
-  return Removing(p, name, fs_->Rmdir(p, name));
+  Status answer = fs_->Rmdir(p, name);
+  last_.Forget(p, name);
+  return Removing(p, name, std::move(answer));
 }
 
 Status MountCore::Rename(NodeId parent, std::string_view name, NodeId new_parent,
@@ -189,11 +212,19 @@ Status MountCore::Rename(NodeId parent, std::string_view name, NodeId new_parent
   Ino np = InoOf(new_parent);
   // An exchange removes no name; a plain rename may replace (and so remove) the target.
   if (!(flags & posix::kRenameExchange))
-    ARCHIL_RETURN_IF_ERROR(HoldIfOpen(np, new_name, Victim::kAny));
+    ARCHIL_RETURN_IF_ERROR(HoldIfOpen(np, new_name, Victim::kAny).status());
   // The source name stays in the known names: a rename between two links of one inode leaves
   // both in place, and a name kept there only costs a lookup.
   AddingName adding(&known_, np, new_name);
-  return fs_->Rename(InoOf(parent), name, np, new_name, flags);
+  const Ino p = InoOf(parent);
+  Status answer = fs_->Rename(p, name, np, new_name, flags);
+  if (answer.ok() && !(flags & posix::kRenameExchange)) {
+    last_.Moved(p, name, np, new_name);
+  } else {
+    last_.Forget(p, name);
+    last_.Forget(np, new_name);
+  }
+  return answer;
 }
 
 Status MountCore::Removing(Ino dir, std::string_view name, Status answer) {
@@ -270,9 +301,11 @@ Result<std::vector<DirItem>> MountCore::ReadDir(NodeId dir, uint64_t offset, siz
   // Entry cookies start above 2 (docs/formats.md §4.3), so they serve as the kernel's offsets.
   uint64_t after = offset <= kDotDotOffset ? 0 : offset;
   const size_t left = max - items.size();
+  const uint64_t generation = last_.Generation();
   ARCHIL_ASSIGN_OR_RETURN(posix::DirPage page, plus ? fs_->ReadDirPlus(ino, after, left)
                                                     : fs_->ReadDir(ino, after, left));
   for (posix::DirEntry& e : page.entries) {
+    if (e.attr) last_.Saw(ino, e.name, *e.attr, generation);
     DirItem item{std::move(e.name), e.ino.value(), e.type, e.cookie, std::nullopt};
     if (e.attr) item.attr = Seen(*e.attr);
     items.push_back(std::move(item));

@@ -19,6 +19,9 @@
 //    writes, truncations and fallocates;
 //  - lookups of names that are not there, in directories this mount created (fs/known_names.h):
 //    answered ENOENT without a request;
+//  - the inode an unlink removes with its only name, from the answers that named it
+//    (fs/last_names.h), so that the file system may answer the unlink itself
+//    (FileSystem::UnlinkLast);
 //  - read-only mounts: every mutation is EROFS.
 //
 // Errors are the disk's errno (ErrnoFor), which the adapter returns to the kernel as they are.
@@ -39,6 +42,7 @@
 #include "base/mutex.h"
 #include "base/status.h"
 #include "fs/known_names.h"
+#include "fs/last_names.h"
 #include "fs/read_ahead.h"
 #include "posix/file_system.h"
 
@@ -173,8 +177,12 @@ class MountCore {
   Result<posix::Owner> OwnerFor(Ino parent, Caller caller, uint32_t* mode) ARCHIL_EXCLUDES(mu_);
   // Before a removal of (parent, name): if the victim is open here and not yet held, hold it.
   // Costs a LOOKUP only while something of the victim's kind is open (`rm -rf` keeps only
-  // directories open while it unlinks files).
-  Status HoldIfOpen(Ino parent, std::string_view name, Victim kind) ARCHIL_EXCLUDES(mu_);
+  // directories open while it unlinks files). Returns whether the victim is certainly not open
+  // here (then FileSystem::UnlinkClosed may answer an unlink before the disk has it).
+  Result<bool> HoldIfOpen(Ino parent, std::string_view name, Victim kind) ARCHIL_EXCLUDES(mu_);
+  // Returns `answer`, the disk's answer to a request about (dir, name) begun at `generation`
+  // (LastNames::Generation), after recording which inode it names.
+  Result<Attr> Named(Ino dir, std::string_view name, uint64_t generation, Result<Attr> answer);
   // Returns `answer`, the disk's answer to a removal of (dir, name), after recording it.
   Status Removing(Ino dir, std::string_view name, Status answer);
   // Runs `change` (a change of `ino`'s data or size) between two invalidations of its read-ahead:
@@ -192,6 +200,7 @@ class MountCore {
   const MountOptions options_;
   ReadAhead read_ahead_;
   KnownNames known_;
+  LastNames last_;
   std::atomic<uint64_t> local_negative_lookups_{0};
 
   // Remembers that `ino` has no security.capability.

@@ -117,6 +117,49 @@ TEST_F(MountCoreTest, UnopenedFilesAreRemovedWithoutAHold) {
   ASSERT_TRUE(core_.Release(open.value().node).ok());
 }
 
+// The model, recording which unlinks its caller said removed an inode's only name.
+class LastNameModel : public posix::ModelFs {
+ public:
+  using ModelFs::ModelFs;
+  Status UnlinkLast(posix::Ino parent, std::string_view name, posix::Ino ino) override {
+    last.push_back(std::string(name) + "=" + std::to_string(ino.value()));
+    return Unlink(parent, name);
+  }
+  std::vector<std::string> last;
+};
+
+// An unlink says which inode goes with the name when the mount saw it as the inode's only name
+// (a create, a lookup, a listing) and has nothing of it open; a link forgets what was seen.
+TEST(MountCoreLastNames, AnUnlinkNamesTheInodeOnlyWhenItIsItsLastNameAndNotOpen) {
+  LastNameModel model{&SystemClock::Instance(), 0755};
+  MountCore core{&model, posix::kRootIno, MountOptions{}};
+  auto make = [&](const char* name) {
+    Result<NodeAttr> a = core.Mknod(kRootNode, name, S_IFREG | 0644, 0, Caller{});
+    EXPECT_TRUE(a.ok());
+    return a.ok() ? a->attr.ino.value() : 0;
+  };
+  const uint64_t a = make("a"), b = make("b"), c = make("c"), d = make("d"), e = make("e");
+  ASSERT_TRUE(core.Link(b, kRootNode, "b2").ok());  // b has two names; what was seen is gone
+  ASSERT_TRUE(core.Unlink(kRootNode, "a").ok()) << "seen at its create";
+  ASSERT_TRUE(core.Unlink(kRootNode, "b").ok()) << "not seen since the link";
+  ASSERT_TRUE(core.Lookup(kRootNode, "c").ok());
+  ASSERT_TRUE(core.Link(c, kRootNode, "c2").ok());
+  ASSERT_TRUE(core.Lookup(kRootNode, "c").ok());
+  ASSERT_TRUE(core.Unlink(kRootNode, "c").ok()) << "seen with two names: no inode named";
+  ASSERT_TRUE(core.Lookup(kRootNode, "b2").ok());
+  ASSERT_TRUE(core.Unlink(kRootNode, "b2").ok()) << "its last name now";
+  ASSERT_TRUE(core.Rename(kRootNode, "d", kRootNode, "d2", 0).ok());
+  ASSERT_TRUE(core.Lookup(kRootNode, "d2").ok());
+  const uint64_t handle = core.Open(e);
+  (void)handle;
+  ASSERT_TRUE(core.Lookup(kRootNode, "e").ok());
+  ASSERT_TRUE(core.Unlink(kRootNode, "e").ok()) << "open here: held, not the end of it";
+  ASSERT_TRUE(core.Unlink(kRootNode, "d2").ok()) << "a file is open: asked, and this one is not";
+  EXPECT_EQ(model.last,
+            (std::vector<std::string>{"a=" + std::to_string(a), "b2=" + std::to_string(b),
+                                      "d2=" + std::to_string(d)}));
+}
+
 TEST_F(MountCoreTest, OpenDirectoryOutlivesRmdir) {
   Result<NodeAttr> d = core_.Mkdir(kRootNode, "d", 0755, Caller{});
   ASSERT_TRUE(d.ok());

@@ -55,6 +55,12 @@ void AddMountCollectors(metrics::Registry* registry, fuse::Adapter* adapter,
               {}, double(al.answered_creates));
     s.Gauge("archil_mount_create_puts_pending", "Creates answered by the mount and not yet sent.",
             {}, double(al.pending_creates));
+    s.Counter("archil_mount_local_removes_total",
+              "Unlinks answered by the mount and sent after the other changes its next request "
+              "carries (ADR 0025).",
+              {}, double(al.answered_removes));
+    s.Gauge("archil_mount_remove_puts_pending", "Unlinks answered by the mount and not yet sent.",
+            {}, double(al.pending_removes));
     s.Gauge("archil_mount_known_directories",
             "Directories this mount created whose every name it knows.", {}, double(c.known_dirs));
     s.Counter("archil_mount_read_ahead_hits_total", "READs answered from read-ahead chunks.", {},

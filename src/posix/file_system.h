@@ -61,6 +61,13 @@ class FileSystem {
   // EISDIR for a directory. An inode whose last name goes while it has holders stays readable and
   // writable through its number until the last Release (also across a restart).
   virtual Status Unlink(Ino parent, std::string_view name) = 0;
+  // Unlink of `name`, which its caller knows is the only name of `ino`, a non-directory it does
+  // not have open (so the inode goes with it): a file system may answer it before the disk has
+  // it, durable at the next Sync. The default is Unlink.
+  virtual Status UnlinkLast(Ino parent, std::string_view name, Ino ino) {
+    (void)ino;
+    return Unlink(parent, name);
+  }
   virtual Status Rmdir(Ino parent, std::string_view name) = 0;
   // Atomic. `flags`: 0, kRenameNoReplace or kRenameExchange.
   virtual Status Rename(Ino parent, std::string_view name, Ino new_parent,
