@@ -117,7 +117,8 @@ void Init(void* userdata, fuse_conn_info* conn) {
   conn->time_gran = 1;
   // The kernel clears set-ID bits itself (a SETATTR), and sends a SETATTR for O_TRUNC, as a
   // local file system would see it; data is invalidated only by us (there are no other writers).
-  conn->want &= ~(FUSE_CAP_HANDLE_KILLPRIV | FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_AUTO_INVAL_DATA);
+  conn->want &= ~(FUSE_CAP_HANDLE_KILLPRIV | FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_AUTO_INVAL_DATA |
+                  FUSE_CAP_READDIRPLUS_AUTO);
   auto want = [conn](unsigned cap) {
     if (conn->capable & cap) conn->want |= cap;
   };
@@ -125,7 +126,6 @@ void Init(void* userdata, fuse_conn_info* conn) {
   want(FUSE_CAP_ASYNC_DIO);
   want(FUSE_CAP_PARALLEL_DIROPS);
   want(FUSE_CAP_READDIRPLUS);
-  want(FUSE_CAP_READDIRPLUS_AUTO);  // the kernel asks for attributes when lookups follow
   want(FUSE_CAP_CACHE_SYMLINKS);
   want(FUSE_CAP_EXPLICIT_INVAL_DATA);
   if (o.writeback_cache && !self->core()->read_only()) want(FUSE_CAP_WRITEBACK_CACHE);
