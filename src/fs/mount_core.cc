@@ -106,6 +106,7 @@ Result<std::string> MountCore::Readlink(NodeId node) { return fs_->Readlink(InoO
 Result<NodeAttr> MountCore::Mknod(NodeId parent, std::string_view name, uint32_t mode,
                                   uint32_t rdev, Caller caller) {
   ARCHIL_RETURN_IF_ERROR(Writable());
+  ChangingNames changing(&ends_);
   Ino p = InoOf(parent);
   ARCHIL_ASSIGN_OR_RETURN(posix::Owner owner, OwnerFor(p, caller, &mode));
   AddingName adding(&known_, p, name);
@@ -122,6 +123,7 @@ Result<NodeAttr> MountCore::Mknod(NodeId parent, std::string_view name, uint32_t
 Result<NodeAttr> MountCore::Mkdir(NodeId parent, std::string_view name, uint32_t mode,
                                   Caller caller) {
   ARCHIL_RETURN_IF_ERROR(Writable());
+  ChangingNames changing(&ends_);
   Ino p = InoOf(parent);
   uint32_t full = S_IFDIR | (mode & 07777);
   ARCHIL_ASSIGN_OR_RETURN(posix::Owner owner, OwnerFor(p, caller, &full));
@@ -134,6 +136,7 @@ Result<NodeAttr> MountCore::Mkdir(NodeId parent, std::string_view name, uint32_t
 Result<NodeAttr> MountCore::Symlink(NodeId parent, std::string_view name, std::string_view target,
                                     Caller caller) {
   ARCHIL_RETURN_IF_ERROR(Writable());
+  ChangingNames changing(&ends_);
   Ino p = InoOf(parent);
   uint32_t mode = S_IFLNK | 0777;
   ARCHIL_ASSIGN_OR_RETURN(posix::Owner owner, OwnerFor(p, caller, &mode));
@@ -144,6 +147,7 @@ Result<NodeAttr> MountCore::Symlink(NodeId parent, std::string_view name, std::s
 
 Result<NodeAttr> MountCore::Link(NodeId node, NodeId new_parent, std::string_view new_name) {
   ARCHIL_RETURN_IF_ERROR(Writable());
+  ChangingNames changing(&ends_);
   AddingName adding(&known_, InoOf(new_parent), new_name);
   // The inode gets another name: what was seen of it may say it had one (LastNames).
   const Ino ino = InoOf(node);
@@ -187,6 +191,7 @@ Result<bool> MountCore::HoldIfOpen(Ino parent, std::string_view name, Victim kin
 
 Status MountCore::Unlink(NodeId parent, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(Writable());
+  ChangingNames changing(&ends_);
   Ino p = InoOf(parent);
   ARCHIL_ASSIGN_OR_RETURN(const bool none_open, HoldIfOpen(p, name, Victim::kNonDir));
   // The only name of an inode not open here: the inode goes with it.
@@ -198,6 +203,7 @@ Status MountCore::Unlink(NodeId parent, std::string_view name) {
 
 Status MountCore::Rmdir(NodeId parent, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(Writable());
+  ChangingNames changing(&ends_);
   Ino p = InoOf(parent);
   ARCHIL_RETURN_IF_ERROR(HoldIfOpen(p, name, Victim::kDir).status());
   // What is remembered of the directory stays: inode numbers are never reused.
@@ -209,6 +215,7 @@ Status MountCore::Rmdir(NodeId parent, std::string_view name) {
 Status MountCore::Rename(NodeId parent, std::string_view name, NodeId new_parent,
                          std::string_view new_name, uint32_t flags) {
   ARCHIL_RETURN_IF_ERROR(Writable());
+  ChangingNames changing(&ends_);
   Ino np = InoOf(new_parent);
   // An exchange removes no name; a plain rename may replace (and so remove) the target.
   if (!(flags & posix::kRenameExchange))
@@ -301,6 +308,13 @@ Result<std::vector<DirItem>> MountCore::ReadDir(NodeId dir, uint64_t offset, siz
   // Entry cookies start above 2 (docs/formats.md §4.3), so they serve as the kernel's offsets.
   uint64_t after = offset <= kDotDotOffset ? 0 : offset;
   const size_t left = max - items.size();
+  // The kernel reads on until a READDIR returns nothing: past the end the disk gave, no request.
+  if (!options_.read_only && ends_.TakeEnd(ino, offset)) {
+    ++local_listing_ends_;
+    *eof = true;
+    return items;
+  }
+  const uint64_t changes = ends_.Changes();
   const uint64_t generation = last_.Generation();
   ARCHIL_ASSIGN_OR_RETURN(posix::DirPage page, plus ? fs_->ReadDirPlus(ino, after, left)
                                                     : fs_->ReadDir(ino, after, left));
@@ -311,6 +325,9 @@ Result<std::vector<DirItem>> MountCore::ReadDir(NodeId dir, uint64_t offset, siz
     items.push_back(std::move(item));
   }
   *eof = page.eof;
+  if (page.eof && !items.empty() && !options_.read_only) {
+    ends_.Ended(ino, items.back().offset, changes);
+  }
   return items;
 }
 
@@ -365,6 +382,7 @@ CoreStats MountCore::stats() const {
   }
   s.known_dirs = known_.dirs();
   s.local_negative_lookups = local_negative_lookups_.load(std::memory_order_relaxed);
+  s.local_listing_ends = local_listing_ends_.load(std::memory_order_relaxed);
   s.read_ahead = read_ahead_.stats();
   return s;
 }

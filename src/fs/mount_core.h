@@ -22,6 +22,8 @@
 //  - the inode an unlink removes with its only name, from the answers that named it
 //    (fs/last_names.h), so that the file system may answer the unlink itself
 //    (FileSystem::UnlinkLast);
+//  - the READDIR past the end of a listing, answered empty without a request while no name
+//    changed since the disk said the listing ended there (fs/listing_ends.h; writable mounts);
 //  - read-only mounts: every mutation is EROFS.
 //
 // Errors are the disk's errno (ErrnoFor), which the adapter returns to the kernel as they are.
@@ -43,6 +45,7 @@
 #include "base/status.h"
 #include "fs/known_names.h"
 #include "fs/last_names.h"
+#include "fs/listing_ends.h"
 #include "fs/read_ahead.h"
 #include "posix/file_system.h"
 
@@ -87,6 +90,7 @@ struct CoreStats {
   uint64_t held_orphans = 0;            // inodes held on the server because their last name went
   uint64_t known_dirs = 0;              // directories whose names this mount knows (KnownNames)
   uint64_t local_negative_lookups = 0;  // lookups answered ENOENT without a request
+  uint64_t local_listing_ends = 0;      // READDIRs past a listing's end answered without one
   ReadAheadStats read_ahead;
 };
 
@@ -178,7 +182,7 @@ class MountCore {
   // Before a removal of (parent, name): if the victim is open here and not yet held, hold it.
   // Costs a LOOKUP only while something of the victim's kind is open (`rm -rf` keeps only
   // directories open while it unlinks files). Returns whether the victim is certainly not open
-  // here (then FileSystem::UnlinkClosed may answer an unlink before the disk has it).
+  // here (then FileSystem::UnlinkLast may answer an unlink before the disk has it).
   Result<bool> HoldIfOpen(Ino parent, std::string_view name, Victim kind) ARCHIL_EXCLUDES(mu_);
   // Returns `answer`, the disk's answer to a request about (dir, name) begun at `generation`
   // (LastNames::Generation), after recording which inode it names.
@@ -201,7 +205,9 @@ class MountCore {
   ReadAhead read_ahead_;
   KnownNames known_;
   LastNames last_;
+  ListingEnds ends_;
   std::atomic<uint64_t> local_negative_lookups_{0};
+  std::atomic<uint64_t> local_listing_ends_{0};
 
   // Remembers that `ino` has no security.capability.
   void NoCapabilities(Ino ino) ARCHIL_EXCLUDES(mu_);

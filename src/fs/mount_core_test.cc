@@ -160,6 +160,54 @@ TEST(MountCoreLastNames, AnUnlinkNamesTheInodeOnlyWhenItIsItsLastNameAndNotOpen)
                                       "d2=" + std::to_string(d)}));
 }
 
+// The model, counting the listings asked of it.
+class ListingModel : public posix::ModelFs {
+ public:
+  using ModelFs::ModelFs;
+  Result<posix::DirPage> ReadDir(posix::Ino dir, uint64_t after, size_t max) override {
+    ++listings;
+    return ModelFs::ReadDir(dir, after, max);
+  }
+  int listings = 0;
+};
+
+// The kernel's READDIR past the end the disk gave is answered empty without a request, once, and
+// only while no name changed since; a read-only mount (whose disk others may change) always asks.
+TEST(MountCoreListingEnds, TheReadPastTheEndCostsNoRequestWhileNoNameChanged) {
+  ListingModel model{&SystemClock::Instance(), 0755};
+  MountCore core{&model, posix::kRootIno, MountOptions{}};
+  for (const char* n : {"a", "b"}) ASSERT_TRUE(core.Mknod(kRootNode, n, S_IFREG, 0, {}).ok());
+  auto read = [&](uint64_t offset, bool* eof) {
+    Result<std::vector<DirItem>> r = core.ReadDir(kRootNode, offset, 100, eof);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : std::vector<DirItem>{};
+  };
+  bool eof = false;
+  std::vector<DirItem> page = read(0, &eof);
+  ASSERT_EQ(page.size(), 4u);  // ".", "..", a, b
+  ASSERT_TRUE(eof);
+  EXPECT_EQ(model.listings, 1);
+  EXPECT_TRUE(read(page.back().offset, &eof).empty());
+  EXPECT_TRUE(eof);
+  EXPECT_EQ(model.listings, 1) << "the end was known";
+  EXPECT_EQ(core.stats().local_listing_ends, 1u);
+  EXPECT_TRUE(read(page.back().offset, &eof).empty());
+  EXPECT_EQ(model.listings, 2) << "used once";
+
+  page = read(0, &eof);
+  ASSERT_TRUE(core.Mknod(kRootNode, "c", S_IFREG, 0, {}).ok());  // between two reads
+  std::vector<DirItem> rest = read(page.back().offset, &eof);
+  ASSERT_EQ(rest.size(), 1u) << "a name changed: asked, and the new one listed";
+  EXPECT_EQ(rest[0].name, "c");
+
+  ListingModel ro_model{&SystemClock::Instance(), 0755};
+  MountCore ro{&ro_model, posix::kRootIno, MountOptions{.read_only = true}};
+  Result<std::vector<DirItem>> all = ro.ReadDir(kRootNode, 0, 100, &eof);
+  ASSERT_TRUE(all.ok() && eof);
+  ASSERT_TRUE(ro.ReadDir(kRootNode, all->back().offset, 100, &eof).ok());
+  EXPECT_EQ(ro_model.listings, 2);
+}
+
 TEST_F(MountCoreTest, OpenDirectoryOutlivesRmdir) {
   Result<NodeAttr> d = core_.Mkdir(kRootNode, "d", 0755, Caller{});
   ASSERT_TRUE(d.ok());

@@ -29,6 +29,9 @@ void AddMountCollectors(metrics::Registry* registry, fuse::Adapter* adapter,
               "Lookups answered ENOENT without a request: the name is not in a directory this "
               "mount created.",
               {}, double(c.local_negative_lookups));
+    s.Counter("archil_mount_local_listing_ends_total",
+              "READDIRs past the end of a listing answered without a request.", {},
+              double(c.local_listing_ends));
     s.Counter("archil_mount_local_getattrs_total",
               "GETATTRs answered without a request: a directory's from the answer to the last "
               "change of its names, an inode's whose attributes the mount knows exactly.",
@@ -41,7 +44,8 @@ void AddMountCollectors(metrics::Registry* registry, fuse::Adapter* adapter,
               "Attribute changes the mount answered that did not reach the disk (write-back "
               "errors).",
               {}, double(al.lost));
-    s.Gauge("archil_mount_attr_puts_pending", "Attribute changes answered and not yet sent.", {},
+    s.Gauge("archil_mount_attr_puts_pending",
+            "Attribute changes and unlinks answered by the mount and not yet sent.", {},
             double(al.pending));
     s.Counter("archil_mount_local_writes_total",
               "Small WRITEs answered by the mount and sent ahead of its next request (ADR 0029).",
