@@ -19,7 +19,7 @@ uint64_t LastNames::Generation() const {
 void LastNames::Erase(const std::string& key) {
   auto it = names_.find(key);
   if (it == names_.end()) return;
-  keys_.erase(it->second);
+  keys_.erase(it->second.ino.value());
   names_.erase(it);
 }
 
@@ -29,7 +29,8 @@ void LastNames::Saw(posix::Ino dir, std::string_view name, const posix::Attr& at
   if (generation != generation_) return;
   std::string key = Key(dir, name);
   Erase(key);
-  if (S_ISDIR(attr.mode) || attr.nlink != 1) return;
+  const bool is_dir = S_ISDIR(attr.mode);
+  if (!is_dir && attr.nlink != 1) return;
   // Its one name: an entry under another name is out of date.
   if (auto old = keys_.find(attr.ino.value()); old != keys_.end()) Erase(std::string(old->second));
   if (names_.size() >= max_names_) {
@@ -37,7 +38,7 @@ void LastNames::Saw(posix::Ino dir, std::string_view name, const posix::Attr& at
     keys_.clear();
   }
   keys_[attr.ino.value()] = key;
-  names_[std::move(key)] = attr.ino.value();
+  names_[std::move(key)] = Named{attr.ino, is_dir};
 }
 
 void LastNames::Forget(posix::Ino dir, std::string_view name) {
@@ -52,10 +53,10 @@ void LastNames::Moved(posix::Ino dir, std::string_view name, posix::Ino new_dir,
   Erase(target);
   auto it = names_.find(Key(dir, name));
   if (it == names_.end()) return;
-  const uint64_t ino = it->second;
+  const Named named = it->second;
   names_.erase(it);
-  keys_[ino] = target;
-  names_[std::move(target)] = ino;
+  keys_[named.ino.value()] = target;
+  names_[std::move(target)] = named;
 }
 
 void LastNames::Linking(posix::Ino ino) {
@@ -63,11 +64,11 @@ void LastNames::Linking(posix::Ino ino) {
   ++generation_;
   if (auto it = keys_.find(ino.value()); it != keys_.end()) Erase(std::string(it->second));
 }
-std::optional<posix::Ino> LastNames::Find(posix::Ino dir, std::string_view name) const {
+std::optional<LastNames::Named> LastNames::Find(posix::Ino dir, std::string_view name) const {
   MutexLock lock(&mu_);
   auto it = names_.find(Key(dir, name));
   if (it == names_.end()) return std::nullopt;
-  return posix::Ino(it->second);
+  return it->second;
 }
 
 size_t LastNames::size() const {

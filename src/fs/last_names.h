@@ -1,7 +1,8 @@
 // LastNames: which inode a name of a directory names, as this mount last saw it, for names that
-// are the only name of their inode: so that an unlink can say which inode goes with the name
-// (FileSystem::UnlinkLast), and a file system may answer it before the disk has it (docs/
-// semantics.md §0).
+// are the only name of their inode (every directory's, a file's with one link): so that an unlink
+// can say which inode goes with the name (FileSystem::UnlinkLast), and a file system may answer
+// it before the disk has it (docs/semantics.md §0); and so that a removal can tell whether its
+// victim is open here without asking the disk.
 //
 // The kernel's UNLINK names a directory and a name, not the inode. The mount saw the inode in the
 // answer that gave the kernel its entry (a LOOKUP, a create, a READDIRPLUS), with its link count.
@@ -41,7 +42,8 @@ class LastNames {
   // Read before sending a request whose answer may be recorded.
   uint64_t Generation() const ARCHIL_EXCLUDES(mu_);
   // `name` in `dir` names `attr.ino`, as an answer to a request begun at `generation` said: kept
-  // if it is the inode's only name and it is not a directory; else what was kept is forgotten.
+  // if it is the inode's only name (a directory, or a link count of one); else what was kept is
+  // forgotten.
   void Saw(posix::Ino dir, std::string_view name, const posix::Attr& attr, uint64_t generation)
       ARCHIL_EXCLUDES(mu_);
   // `name` was (or may have been) removed from `dir`, or replaced.
@@ -52,8 +54,13 @@ class LastNames {
   // `ino` gains a name: its entry is forgotten, and so is every answer begun before.
   void Linking(posix::Ino ino) ARCHIL_EXCLUDES(mu_);
 
-  // The inode `name` of `dir` names, if it is kept: a non-directory whose only name it is.
-  std::optional<posix::Ino> Find(posix::Ino dir, std::string_view name) const ARCHIL_EXCLUDES(mu_);
+  struct Named {
+    posix::Ino ino;
+    bool dir = false;
+    bool operator==(const Named&) const = default;
+  };
+  // The inode `name` of `dir` names, if it is kept (its only name).
+  std::optional<Named> Find(posix::Ino dir, std::string_view name) const ARCHIL_EXCLUDES(mu_);
 
   size_t size() const ARCHIL_EXCLUDES(mu_);
 
@@ -65,8 +72,8 @@ class LastNames {
   // Removes the entry of `key`, if any, from both maps.
   void Erase(const std::string& key) ARCHIL_REQUIRES(mu_);
 
-  std::unordered_map<std::string, uint64_t> names_ ARCHIL_GUARDED_BY(mu_);  // Key -> inode
-  std::unordered_map<uint64_t, std::string> keys_ ARCHIL_GUARDED_BY(mu_);   // inode -> Key
+  std::unordered_map<std::string, Named> names_ ARCHIL_GUARDED_BY(mu_);    // Key -> inode
+  std::unordered_map<uint64_t, std::string> keys_ ARCHIL_GUARDED_BY(mu_);  // inode -> Key
   uint64_t generation_ ARCHIL_GUARDED_BY(mu_) = 0;
 };
 

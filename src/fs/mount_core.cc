@@ -128,7 +128,9 @@ Result<NodeAttr> MountCore::Mkdir(NodeId parent, std::string_view name, uint32_t
   uint32_t full = S_IFDIR | (mode & 07777);
   ARCHIL_ASSIGN_OR_RETURN(posix::Owner owner, OwnerFor(p, caller, &full));
   AddingName adding(&known_, p, name);
-  Result<NodeAttr> made = SeenOr(fs_->Mkdir(p, name, full & 07777, owner));
+  const uint64_t generation = last_.Generation();
+  Result<NodeAttr> made =
+      SeenOr(Named(p, name, generation, fs_->Mkdir(p, name, full & 07777, owner)));
   if (made.ok()) known_.Created(InoOf(made->node));
   return made;
 }
@@ -165,9 +167,16 @@ Result<bool> MountCore::HoldIfOpen(Ino parent, std::string_view name, Victim kin
                                                             : open_.size();
     if (open_of_kind == 0) return true;
   }
-  Result<Attr> victim = fs_->Lookup(parent, name);
-  if (!victim.ok()) return false;  // the removal itself will say what is wrong
-  const uint64_t ino = victim.value().ino.value();
+  // The victim's number: as the mount saw it (the only name of its inode), else from the disk.
+  Ino victim;
+  if (std::optional<LastNames::Named> seen = last_.Find(parent, name)) {
+    victim = seen->ino;
+  } else {
+    Result<Attr> asked = fs_->Lookup(parent, name);
+    if (!asked.ok()) return false;  // the removal itself will say what is wrong
+    victim = asked->ino;
+  }
+  const uint64_t ino = victim.value();
   {
     MutexLock lock(&mu_);
     auto it = open_.find(ino);
@@ -176,7 +185,7 @@ Result<bool> MountCore::HoldIfOpen(Ino parent, std::string_view name, Victim kin
     it->second.held = true;
     ++held_;
   }
-  Status s = fs_->Open(victim.value().ino, posix::HolderId(0));
+  Status s = fs_->Open(victim, posix::HolderId(0));
   if (!s.ok()) {
     MutexLock lock(&mu_);
     auto it = open_.find(ino);
@@ -195,8 +204,8 @@ Status MountCore::Unlink(NodeId parent, std::string_view name) {
   Ino p = InoOf(parent);
   ARCHIL_ASSIGN_OR_RETURN(const bool none_open, HoldIfOpen(p, name, Victim::kNonDir));
   // The only name of an inode not open here: the inode goes with it.
-  const std::optional<Ino> last = none_open ? last_.Find(p, name) : std::nullopt;
-  Status answer = last ? fs_->UnlinkLast(p, name, *last) : fs_->Unlink(p, name);
+  const std::optional<LastNames::Named> last = none_open ? last_.Find(p, name) : std::nullopt;
+  Status answer = last && !last->dir ? fs_->UnlinkLast(p, name, last->ino) : fs_->Unlink(p, name);
   last_.Forget(p, name);
   return Removing(p, name, std::move(answer));
 }

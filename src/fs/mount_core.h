@@ -181,8 +181,9 @@ class MountCore {
   Result<posix::Owner> OwnerFor(Ino parent, Caller caller, uint32_t* mode) ARCHIL_EXCLUDES(mu_);
   // Before a removal of (parent, name): if the victim is open here and not yet held, hold it.
   // Costs a LOOKUP only while something of the victim's kind is open (`rm -rf` keeps only
-  // directories open while it unlinks files). Returns whether the victim is certainly not open
-  // here (then FileSystem::UnlinkLast may answer an unlink before the disk has it).
+  // directories open while it unlinks files) and the mount has not seen the name as its inode's
+  // only one (LastNames). Returns whether the victim is certainly not open here (then
+  // FileSystem::UnlinkLast may answer an unlink before the disk has it).
   Result<bool> HoldIfOpen(Ino parent, std::string_view name, Victim kind) ARCHIL_EXCLUDES(mu_);
   // Returns `answer`, the disk's answer to a request about (dir, name) begun at `generation`
   // (LastNames::Generation), after recording which inode it names.

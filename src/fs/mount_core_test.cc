@@ -383,7 +383,7 @@ TEST(MountCoreKnownNames, ANameNotInADirectoryThisMountCreatedCostsNoRequest) {
   EXPECT_TRUE(core.Lookup(dir, "h").ok());  // d; the root was not created by this mount
 }
 
-TEST(MountCoreHolds, AnUnlinkAsksWhoItRemovesOnlyWhileAFileIsOpen) {
+TEST(MountCoreHolds, ARemovalAsksWhoItRemovesOnlyWhileSomethingIsOpenAndTheNameIsUnseen) {
   CountingFs model(&SystemClock::Instance(), 0755);
   MountCore core(&model, posix::kRootIno, MountOptions{});
   for (const char* n : {"a", "b", "c"}) {
@@ -394,15 +394,22 @@ TEST(MountCoreHolds, AnUnlinkAsksWhoItRemovesOnlyWhileAFileIsOpen) {
   int asked = model.lookups;
   ASSERT_TRUE(core.Unlink(kRootNode, "a").ok());
   EXPECT_EQ(model.lookups, asked);
-  // An rmdir while a directory is open asks (the victim may be the open one).
+  // An rmdir while a directory is open needs the victim's number (it may be the open one): the
+  // mount made d, so it knows it without asking.
   ASSERT_TRUE(core.Rmdir(kRootNode, "d").ok());
-  EXPECT_EQ(model.lookups, asked + 1);
-  // A file open: the next unlink asks, and holds the victim if it is that file.
+  EXPECT_EQ(model.lookups, asked);
+  ASSERT_TRUE(model.Mkdir(posix::kRootIno, "unseen", 0755, {}).ok());
+  ASSERT_TRUE(core.Rmdir(kRootNode, "unseen").ok());
+  EXPECT_EQ(model.lookups, asked + 1) << "a name the mount never saw is asked";
+  // A file open: the next unlink checks the victim, and holds it if it is that file.
   uint64_t handle = 0;
   Result<NodeAttr> f = core.Create(kRootNode, "f", 0644, Caller{}, &handle);
   ASSERT_TRUE(f.ok());
   asked = model.lookups;
   ASSERT_TRUE(core.Unlink(kRootNode, "b").ok());
+  EXPECT_EQ(model.lookups, asked) << "b's number was seen";
+  ASSERT_TRUE(model.Mknod(posix::kRootIno, "e", S_IFREG | 0644, 0, {}).ok());
+  ASSERT_TRUE(core.Unlink(kRootNode, "e").ok());
   EXPECT_EQ(model.lookups, asked + 1);
   EXPECT_EQ(core.stats().held_orphans, 0u);
   ASSERT_TRUE(core.Unlink(kRootNode, "f").ok());
