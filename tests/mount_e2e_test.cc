@@ -641,13 +641,9 @@ TEST_F(MountTest, FilesInANewDirectoryCostNoLookupAndNoGetattrOfTheDirectory) {
   StartServer();
   CreateDisk("names");
   ASSERT_EQ(Mount("names").exit_code, 0);
-  auto count = [&](const std::string& op) {
-    return std::max(0.0, MetricValue(Archil({"metrics", mnt_}).out,
-                                     R"(archil_client_requests_total{op=")" + op + R"("})"));
-  };
   const std::string dir = mnt_ + "/d";
   ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
-  const double lookups = count("LOOKUP"), getattrs = count("GETATTR");
+  const double lookups = Requests("LOOKUP"), getattrs = Requests("GETATTR");
   constexpr int kFiles = 40;
   for (int i = 0; i < kFiles; ++i) {
     const std::string f = dir + "/f" + std::to_string(i);
@@ -660,8 +656,8 @@ TEST_F(MountTest, FilesInANewDirectoryCostNoLookupAndNoGetattrOfTheDirectory) {
     ASSERT_EQ(::unlink((dir + "/f" + std::to_string(i)).c_str()), 0);
   }
   ASSERT_EQ(::mkdir((dir + "/sub").c_str(), 0700), 0);
-  EXPECT_LE(count("LOOKUP") - lookups, 2) << "a lookup of a name known absent was sent";
-  EXPECT_LE(count("GETATTR") - getattrs, 4) << "the directory's attributes were asked for";
+  EXPECT_LE(Requests("LOOKUP") - lookups, 2) << "a lookup of a name known absent was sent";
+  EXPECT_LE(Requests("GETATTR") - getattrs, 4) << "the directory's attributes were asked for";
   struct stat before {};
   ASSERT_EQ(::stat(dir.c_str(), &before), 0);
   ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
@@ -688,16 +684,12 @@ TEST_F(MountTest, AnUnpackedFileIsAnsweredByTheMountAndKeepsItsDataAndAttributes
   StartServer();
   CreateDisk("attrs");
   ASSERT_EQ(Mount("attrs").exit_code, 0);
-  auto count = [&](const std::string& op) {
-    return std::max(0.0, MetricValue(Archil({"metrics", mnt_}).out,
-                                     R"(archil_client_requests_total{op=")" + op + R"("})"));
-  };
   const std::string dir = mnt_ + "/d";
   ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
   const std::vector<std::string> ops = {"SETATTR", "GETATTR", "LOOKUP",  "PUT_ATTRS",
                                         "WRITE",   "MKNOD",   "SETXATTR"};
   std::map<std::string, double> before;
-  for (const std::string& op : ops) before[op] = count(op);
+  for (const std::string& op : ops) before[op] = Requests(op);
   constexpr int kFiles = 40;
   std::vector<struct stat> shown(kFiles);
   for (int i = 0; i < kFiles; ++i) {
@@ -713,14 +705,14 @@ TEST_F(MountTest, AnUnpackedFileIsAnsweredByTheMountAndKeepsItsDataAndAttributes
     ASSERT_NE(::fsetxattr(fd, "system.posix_acl_access", "\2\0\0\0", 4, 0), 0);
     ASSERT_EQ(::close(fd), 0);
   }
-  EXPECT_LE(count("SETATTR") - before["SETATTR"], 2) << "SETATTRs were sent, not answered";
-  EXPECT_LE(count("GETATTR") - before["GETATTR"], 2);
-  EXPECT_LE(count("LOOKUP") - before["LOOKUP"], 2);
-  EXPECT_LE(count("PUT_ATTRS") - before["PUT_ATTRS"], 2);
-  EXPECT_LE(count("WRITE") - before["WRITE"], 2) << "WRITEs were sent, not answered";
-  EXPECT_LE(count("MKNOD") - before["MKNOD"], 1)
+  EXPECT_LE(Requests("SETATTR") - before["SETATTR"], 2) << "SETATTRs were sent, not answered";
+  EXPECT_LE(Requests("GETATTR") - before["GETATTR"], 2);
+  EXPECT_LE(Requests("LOOKUP") - before["LOOKUP"], 2);
+  EXPECT_LE(Requests("PUT_ATTRS") - before["PUT_ATTRS"], 2);
+  EXPECT_LE(Requests("WRITE") - before["WRITE"], 2) << "WRITEs were sent, not answered";
+  EXPECT_LE(Requests("MKNOD") - before["MKNOD"], 1)
       << "the first, which taught the mount d's attributes";
-  EXPECT_EQ(count("SETXATTR") - before["SETXATTR"], 0) << "refused by the mount";
+  EXPECT_EQ(Requests("SETXATTR") - before["SETXATTR"], 0) << "refused by the mount";
   const std::string metrics = Archil({"metrics", mnt_}).out;
   EXPECT_GE(MetricValue(metrics, "archil_mount_local_creates_total"), kFiles - 1);
   EXPECT_GE(MetricValue(metrics, "archil_mount_local_setattrs_total"), 3 * kFiles);
@@ -759,10 +751,6 @@ TEST_F(MountTest, ARemovedTreeCostsARequestPerBatchAndKeepsWhatStays) {
   StartServer();
   CreateDisk("rm");
   ASSERT_EQ(Mount("rm").exit_code, 0);
-  auto count = [&](const std::string& op) {
-    return std::max(0.0, MetricValue(Archil({"metrics", mnt_}).out,
-                                     R"(archil_client_requests_total{op=")" + op + R"("})"));
-  };
   const std::string dir = mnt_ + "/d";
   ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
   constexpr int kFiles = 300;
@@ -777,10 +765,10 @@ TEST_F(MountTest, ARemovedTreeCostsARequestPerBatchAndKeepsWhatStays) {
   const int open_fd = ::open(path(1).c_str(), O_RDONLY);
   ASSERT_GE(open_fd, 0);
   SyncMount();
-  const double unlinks = count("UNLINK"), setattrs = count("SETATTR");
+  const double unlinks = Requests("UNLINK"), setattrs = Requests("SETATTR");
   for (int i = 0; i < kFiles; ++i) ASSERT_EQ(::unlink(path(i).c_str()), 0) << i;
-  EXPECT_LE(count("UNLINK") - unlinks, 6) << "f0 (two names), f1 (open), one per batch";
-  EXPECT_LE(count("SETATTR") - setattrs, 2) << "the removed files' change times were sent";
+  EXPECT_LE(Requests("UNLINK") - unlinks, 6) << "f0 (two names), f1 (open), one per batch";
+  EXPECT_LE(Requests("SETATTR") - setattrs, 2) << "the removed files' change times were sent";
   EXPECT_GE(MetricValue(Archil({"metrics", mnt_}).out, "archil_mount_local_removes_total"),
             kFiles - 6);
   struct stat st {};

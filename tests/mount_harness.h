@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -30,6 +31,7 @@
 #include "api/mount_table.h"
 #include "cli_harness.h"
 #include "http/http_client.h"
+#include "metrics_scrape.h"
 #include "scoped_tmpfs.h"
 
 namespace archil::testing {
@@ -117,6 +119,13 @@ class MountTest : public CliTest {
     if (!d.is_object()) return "";
     env_["ARCHIL_MOUNT_TOKEN"] = d["authorizedUsers"][0].value("token", "");
     return d.value("diskId", "");
+  }
+
+  // How many requests of type `op` (PING, UNLINK, ...) the mount at mnt_ sent and had answered,
+  // from `archil metrics` (0 before its first).
+  double Requests(const std::string& op) {
+    return std::max(0.0, MetricValue(Archil({"metrics", mnt_}).out,
+                                     R"(archil_client_requests_total{op=")" + op + R"("})"));
   }
 
   // syncfs, then fsync of the mount's root: every write through it has reached the server and is
