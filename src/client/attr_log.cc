@@ -11,14 +11,6 @@ namespace {
 
 constexpr uint64_t kDataBlock = 4096;  // the engine's block (formats.md), for st_blocks
 
-// The key of a name in removing_: its directory's number, then the name.
-std::string NameKey(posix::Ino dir, std::string_view name) {
-  const uint64_t number = dir.value();
-  std::string key(reinterpret_cast<const char*>(&number), sizeof number);
-  key.append(name);
-  return key;
-}
-
 }  // namespace
 
 AttrLog::Ticket AttrLog::Begin() {
@@ -186,7 +178,7 @@ bool AttrLog::AnswerCreate(const posix::CreatePut& create, const posix::Attr& at
   MutexLock lock(&mu_);
   if (in_flight_ != 0 || pending_creates_ >= kMaxCreates) return false;
   // Its remove waits: applied after the create, it would remove the new file.
-  if (removing_.count(NameKey(create.parent, create.name)) > 0) return false;
+  if (removing_.count(posix::NameKey(create.parent, create.name)) > 0) return false;
   auto [it, inserted] = entries_.try_emplace(create.ino.value());
   if (!inserted) return false;  // a number the server granted twice: not ours to answer
   Entry& e = it->second;
@@ -208,7 +200,7 @@ bool AttrLog::AnswerRemove(const posix::RemovePut& remove, int64_t now_ns) {
   // misused one (protocol.md §5.3.2).
   auto it = entries_.find(remove.ino.value());
   if (it != entries_.end() && it->second.create) return false;
-  removing_.insert(NameKey(remove.parent, remove.name));
+  removing_.insert(posix::NameKey(remove.parent, remove.name));
   ++removing_in_[remove.parent.value()];
   removes_.push_back(remove);
   if (pending_++ == 0) oldest_pending_ns_ = now_ns;
@@ -225,7 +217,8 @@ bool AttrLog::Unsent(posix::Ino ino) const {
 bool AttrLog::UnsentIn(posix::Ino dir, std::optional<std::string_view> name) const {
   MutexLock lock(&mu_);
   if (unsent_in_.count(dir.value()) > 0) return true;
-  return name ? removing_.count(NameKey(dir, *name)) > 0 : removing_in_.count(dir.value()) > 0;
+  return name ? removing_.count(posix::NameKey(dir, *name)) > 0
+              : removing_in_.count(dir.value()) > 0;
 }
 
 void AttrLog::AwaitCarrier() const {

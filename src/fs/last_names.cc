@@ -4,13 +4,6 @@
 
 namespace archil::fs {
 
-std::string LastNames::Key(posix::Ino dir, std::string_view name) {
-  const uint64_t number = dir.value();
-  std::string key(reinterpret_cast<const char*>(&number), sizeof number);
-  key.append(name);
-  return key;
-}
-
 uint64_t LastNames::Generation() const {
   MutexLock lock(&mu_);
   return generation_;
@@ -27,7 +20,7 @@ void LastNames::Saw(posix::Ino dir, std::string_view name, const posix::Attr& at
                     uint64_t generation) {
   MutexLock lock(&mu_);
   if (generation != generation_) return;
-  std::string key = Key(dir, name);
+  std::string key = posix::NameKey(dir, name);
   Erase(key);
   const bool is_dir = S_ISDIR(attr.mode);
   if (!is_dir && attr.nlink != 1) return;
@@ -43,15 +36,15 @@ void LastNames::Saw(posix::Ino dir, std::string_view name, const posix::Attr& at
 
 void LastNames::Forget(posix::Ino dir, std::string_view name) {
   MutexLock lock(&mu_);
-  Erase(Key(dir, name));
+  Erase(posix::NameKey(dir, name));
 }
 
 void LastNames::Moved(posix::Ino dir, std::string_view name, posix::Ino new_dir,
                       std::string_view new_name) {
   MutexLock lock(&mu_);
-  std::string target = Key(new_dir, new_name);
+  std::string target = posix::NameKey(new_dir, new_name);
   Erase(target);
-  auto it = names_.find(Key(dir, name));
+  auto it = names_.find(posix::NameKey(dir, name));
   if (it == names_.end()) return;
   const Named named = it->second;
   names_.erase(it);
@@ -64,9 +57,10 @@ void LastNames::Linking(posix::Ino ino) {
   ++generation_;
   if (auto it = keys_.find(ino.value()); it != keys_.end()) Erase(std::string(it->second));
 }
+
 std::optional<LastNames::Named> LastNames::Find(posix::Ino dir, std::string_view name) const {
   MutexLock lock(&mu_);
-  auto it = names_.find(Key(dir, name));
+  auto it = names_.find(posix::NameKey(dir, name));
   if (it == names_.end()) return std::nullopt;
   return it->second;
 }

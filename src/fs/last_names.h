@@ -65,15 +65,14 @@ class LastNames {
   size_t size() const ARCHIL_EXCLUDES(mu_);
 
  private:
-  static std::string Key(posix::Ino dir, std::string_view name);
-
   const size_t max_names_;
   mutable Mutex mu_;
   // Removes the entry of `key`, if any, from both maps.
   void Erase(const std::string& key) ARCHIL_REQUIRES(mu_);
 
-  std::unordered_map<std::string, Named> names_ ARCHIL_GUARDED_BY(mu_);    // Key -> inode
-  std::unordered_map<uint64_t, std::string> keys_ ARCHIL_GUARDED_BY(mu_);  // inode -> Key
+  std::unordered_map<std::string, Named> names_ ARCHIL_GUARDED_BY(mu_);  // posix::NameKey -> inode
+  std::unordered_map<uint64_t, std::string> keys_
+      ARCHIL_GUARDED_BY(mu_);  // inode -> posix::NameKey
   uint64_t generation_ ARCHIL_GUARDED_BY(mu_) = 0;
 };
 

@@ -23,6 +23,13 @@ Timespec Timespec::FromMicros(int64_t micros) {
   return {sec, static_cast<uint32_t>(rem * 1000)};
 }
 
+std::string NameKey(Ino dir, std::string_view name) {
+  const uint64_t number = dir.value();
+  std::string key(reinterpret_cast<const char*>(&number), sizeof number);
+  key.append(name);
+  return key;
+}
+
 Status ValidateName(std::string_view name) {
   if (name.empty() || name == "." || name == "..") {
     return Status::Errno(EINVAL, "invalid file name '" + std::string(name) + "'");

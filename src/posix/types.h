@@ -184,6 +184,8 @@ struct StatFs {
 
 // EINVAL for "", ".", "..", a '/' or a NUL; ENAMETOOLONG over kNameMax bytes.
 Status ValidateName(std::string_view name);
+// A key for `name` in directory `dir` (its number's 8 bytes, then the name), for maps of names.
+std::string NameKey(Ino dir, std::string_view name);
 // EOPNOTSUPP outside the namespaces we store (user., trusted., security.,
 // system.posix_acl_access, system.posix_acl_default); ERANGE over kXattrNameMax; EINVAL if empty.
 Status ValidateXattrName(std::string_view name);
