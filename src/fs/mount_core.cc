@@ -14,6 +14,9 @@ constexpr size_t kMaxRememberedDirs = 1 << 16;
 constexpr std::string_view kCapabilityXattr = "security.capability";
 constexpr uint64_t kDotOffset = 1;
 constexpr uint64_t kDotDotOffset = 2;
+
+// The read-ahead's chunk for a window: a quarter of it, 4 KiB to 1 MiB.
+size_t ChunkFor(size_t window) { return std::clamp<size_t>(window / 4, 4096, 1 << 20); }
 }  // namespace
 
 MountCore::MountCore(posix::FileSystem* fs, Ino root, MountOptions options)
@@ -21,8 +24,9 @@ MountCore::MountCore(posix::FileSystem* fs, Ino root, MountOptions options)
       root_(root),
       options_(options),
       read_ahead_(fs, ReadAheadOptions{.window = options.read_ahead_bytes,
-                                       .chunk = std::clamp<size_t>(options.read_ahead_bytes / 4,
-                                                                   4096, 1 << 20)}) {}
+                                       .chunk = ChunkFor(options.read_ahead_bytes)}),
+      order_(ListingOrderLimits{.bytes_ahead = options.read_ahead_bytes,
+                                .max_file_bytes = ChunkFor(options.read_ahead_bytes)}) {}
 
 NodeId MountCore::NodeOf(Ino ino) const {
   if (ino == root_) return kRootNode;
@@ -285,7 +289,12 @@ Status MountCore::Release(NodeId node) {
 }
 
 Result<std::string> MountCore::Read(NodeId node, uint64_t offset, size_t length) {
-  return read_ahead_.Read(InoOf(node), offset, length);
+  const Ino ino = InoOf(node);
+  // A file begun in the order its directory was listed: the files after it are read ahead.
+  if (offset == 0 && options_.read_ahead_bytes != 0) {
+    for (const ListingOrder::File& f : order_.Began(ino)) read_ahead_.Prefetch(f.ino, f.size);
+  }
+  return read_ahead_.Read(ino, offset, length);
 }
 
 Result<NodeAttr> MountCore::Write(NodeId node, uint64_t offset, std::string_view data, bool sync) {
@@ -327,12 +336,18 @@ Result<std::vector<DirItem>> MountCore::ReadDir(NodeId dir, uint64_t offset, siz
   const uint64_t generation = last_.Generation();
   ARCHIL_ASSIGN_OR_RETURN(posix::DirPage page, plus ? fs_->ReadDirPlus(ino, after, left)
                                                     : fs_->ReadDir(ino, after, left));
+  std::vector<ListingOrder::Entry> order;
   for (posix::DirEntry& e : page.entries) {
     if (e.attr) last_.Saw(ino, e.name, *e.attr, generation);
+    if (plus && options_.read_ahead_bytes != 0) {
+      const bool file = e.attr && S_ISREG(e.attr->mode);
+      order.push_back({e.cookie, file, {e.ino, file ? e.attr->size : 0}});
+    }
     DirItem item{std::move(e.name), e.ino.value(), e.type, e.cookie, std::nullopt};
     if (e.attr) item.attr = Seen(*e.attr);
     items.push_back(std::move(item));
   }
+  if (!order.empty()) order_.Listed(ino, after, order);
   *eof = page.eof;
   if (page.eof && !items.empty() && !options_.read_only) {
     ends_.Ended(ino, items.back().offset, changes);

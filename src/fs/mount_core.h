@@ -16,7 +16,8 @@
 //    (to clear it), so the answer is remembered per inode once the server gave it, and kept up to
 //    date by this mount's own setxattr/removexattr of that name;
 //  - read-ahead of files read in order (fs/read_ahead.h), kept coherent with this mount's own
-//    writes, truncations and fallocates;
+//    writes, truncations and fallocates, and of small files read one after another in the order
+//    their directory was listed (fs/listing_order.h);
 //  - lookups of names that are not there, in directories this mount created (fs/known_names.h):
 //    answered ENOENT without a request;
 //  - the inode an unlink removes with its only name, from the answers that named it
@@ -46,6 +47,7 @@
 #include "fs/known_names.h"
 #include "fs/last_names.h"
 #include "fs/listing_ends.h"
+#include "fs/listing_order.h"
 #include "fs/read_ahead.h"
 #include "posix/file_system.h"
 
@@ -204,6 +206,7 @@ class MountCore {
   const Ino root_;
   const MountOptions options_;
   ReadAhead read_ahead_;
+  ListingOrder order_;
   KnownNames known_;
   LastNames last_;
   ListingEnds ends_;

@@ -44,9 +44,12 @@ Result<std::string> ReadAhead::Read(posix::Ino ino, uint64_t offset, size_t leng
     Stream& s = streams_[ino.value()];
     const uint64_t end = offset + length;
     // In order: this READ starts near where the others ended (the kernel sends a window's READs
-    // in parallel, so they may arrive a little out of order).
-    const bool in_order = s.frontier != 0 && offset + 2 * options_.chunk >= s.frontier &&
-                          offset <= s.frontier + options_.chunk;
+    // in parallel, so they may arrive a little out of order), or within a file read ahead of it.
+    const bool prefetched = s.frontier == 0 && !s.chunks.empty();
+    const bool in_order = prefetched
+                              ? offset < s.ahead
+                              : s.frontier != 0 && offset + 2 * options_.chunk >= s.frontier &&
+                                    offset <= s.frontier + options_.chunk;
     if (!in_order) {
       DropAll(&s);
       s.at_eof = false;
@@ -87,12 +90,15 @@ Result<std::string> ReadAhead::Read(posix::Ino ino, uint64_t offset, size_t leng
       out.append(c->data, from, n);
       if (c->data.size() < c->length) break;  // the file ends in this chunk
     }
-    // Chunks whose end this READ consumed are done with (the kernel caches what it read).
+    // Chunks whose end this READ consumed, or the end of the file in them, are done with (the
+    // kernel caches what it read).
     auto it = streams_.find(ino.value());
     if (it != streams_.end()) {
       Stream& s = it->second;
       for (const std::shared_ptr<Chunk>& c : parts) {
-        if (c->attached && c->offset + c->length <= offset + length) {
+        const bool short_read = c->status.ok() && c->data.size() < c->length;
+        const uint64_t used = c->offset + (short_read ? c->data.size() : c->length);
+        if (c->attached && used <= offset + length) {
           auto at = s.chunks.find(c->offset);
           if (at != s.chunks.end() && at->second == c) Drop(&s, at);
         }
@@ -108,6 +114,40 @@ Result<std::string> ReadAhead::Read(posix::Ino ino, uint64_t offset, size_t leng
   }
   // A background read failed: ask again, so that the error (or a success) is this READ's own.
   return fs_->Read(ino, offset, length);
+}
+
+void ReadAhead::Prefetch(posix::Ino ino, uint64_t size) {
+  if (options_.window == 0 || size == 0) return;
+  // One chunk a page longer than the file's pages (what the kernel asks for): it comes back short,
+  // and so covers every READ up to the file's end.
+  constexpr uint64_t kPage = 4096;
+  const uint64_t length = (size + kPage - 1) / kPage * kPage + kPage;
+  MutexLock lock(&mu_);
+  if (streams_.contains(ino.value())) return;  // being read, or read ahead already
+  while (prefetched_.size() >= kMaxPrefetched) {
+    auto it = streams_.find(prefetched_.front());
+    prefetched_.pop_front();
+    if (it != streams_.end() && it->second.frontier == 0 && !it->second.chunks.empty()) {
+      DropAll(&it->second);  // still unread: the reader went elsewhere
+      streams_.erase(it);
+    }
+  }
+  if (bytes_ + length > options_.max_bytes) return;
+  Stream& s = streams_[ino.value()];
+  // The file's end is taken from its size: no chunk starts past it (a file that grew since is
+  // read from the disk past the chunk, as a file never read ahead).
+  s.at_eof = true;
+  auto c = std::make_shared<Chunk>();
+  c->ino = ino.value();
+  c->offset = 0;
+  c->length = length;
+  s.chunks.emplace(0, c);
+  s.ahead = length;
+  bytes_ += length;
+  queue_.push_back(std::move(c));
+  prefetched_.push_back(ino.value());
+  ++stats_.files_ahead;
+  work_cv_.Signal();
 }
 
 void ReadAhead::Invalidate(posix::Ino ino) {

@@ -54,11 +54,14 @@ struct ReadAheadStats {
   uint64_t chunks_read = 0;     // background reads that completed
   uint64_t chunks_failed = 0;   // background reads that failed
   uint64_t chunks_dropped = 0;  // chunks dropped before any READ used all of them
+  uint64_t files_ahead = 0;     // files read ahead of their first READ (Prefetch)
   uint64_t bytes_cached = 0;    // now, in flight included
 };
 
 class ReadAhead {
  public:
+  static constexpr size_t kMaxPrefetched = 128;
+
   // REQUIRES: `fs` outlives this; options.chunk > 0.
   ReadAhead(posix::FileSystem* fs, ReadAheadOptions options);
   ~ReadAhead();
@@ -67,6 +70,9 @@ class ReadAhead {
 
   // What fs->Read(ino, offset, length) would return now (see Coherence above).
   Result<std::string> Read(posix::Ino ino, uint64_t offset, size_t length) ARCHIL_EXCLUDES(mu_);
+  // Starts reading all of `ino`, a file of `size` bytes expected to be read next from its start,
+  // unless something of it is held already or the memory bound is reached.
+  void Prefetch(posix::Ino ino, uint64_t size) ARCHIL_EXCLUDES(mu_);
   // The inode's data or size is about to change, or has changed: drop what was read of it.
   void Invalidate(posix::Ino ino) ARCHIL_EXCLUDES(mu_);
   // The inode is no longer open here: drop everything kept for it.
@@ -85,6 +91,7 @@ class ReadAhead {
     Status status;         // not ok: the read failed, or the chunk was dropped before it began
     std::string data;      // what the disk returned (shorter than `length` at the end of the file)
   };
+  // A stream no READ has reached yet (frontier 0) holds chunks only if Prefetch started them.
   struct Stream {
     uint64_t frontier = 0;  // where the READs seen so far end
     uint64_t ahead = 0;     // where the chunks end (0: none started)
@@ -111,6 +118,7 @@ class ReadAhead {
   CondVar done_cv_{&mu_};  // a chunk completed
   std::unordered_map<uint64_t, Stream> streams_ ARCHIL_GUARDED_BY(mu_);
   std::deque<std::shared_ptr<Chunk>> queue_ ARCHIL_GUARDED_BY(mu_);
+  std::deque<uint64_t> prefetched_ ARCHIL_GUARDED_BY(mu_);  // in the order Prefetch started them
   size_t bytes_ ARCHIL_GUARDED_BY(mu_) = 0;
   bool stopping_ ARCHIL_GUARDED_BY(mu_) = false;
   ReadAheadStats stats_ ARCHIL_GUARDED_BY(mu_);

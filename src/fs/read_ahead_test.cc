@@ -24,9 +24,9 @@ namespace {
 constexpr size_t kChunk = 64 << 10;
 
 // The model, counting reads by offset; reads can be held at a gate, and made to fail.
-class CountingFs : public posix::ModelFs {
+class GatedReadFs : public posix::ModelFs {
  public:
-  CountingFs() : posix::ModelFs(&SystemClock::Instance(), 0755) {}
+  GatedReadFs() : posix::ModelFs(&SystemClock::Instance(), 0755) {}
 
   // Reads the model first, then waits at the gate: what a held read returns is what the file
   // held when it was read.
@@ -107,7 +107,7 @@ class ReadAheadTest : public ::testing::Test {
     }
     ADD_FAILURE() << "background reads did not complete";
   }
-  CountingFs fs_;
+  GatedReadFs fs_;
 };
 
 TEST_F(ReadAheadTest, InOrderReadsAreAnsweredFromChunksReadAhead) {
@@ -227,6 +227,64 @@ TEST_F(ReadAheadTest, ChunksAReaderSkipsAreDropped) {
   EXPECT_GT(ra.stats().hits, 10u);
 }
 
+TEST_F(ReadAheadTest, AFilePrefetchedAnswersItsReadsAndGoesAtItsEnd) {
+  const std::string data = Pattern(10000, 13);
+  Ino f = MakeFile("f", data);
+  ReadAhead ra(&fs_, ReadAheadOptions{.window = 4 * kChunk, .chunk = kChunk});
+  ra.Prefetch(f, data.size());
+  ra.Prefetch(f, data.size());  // held already: nothing more
+  AwaitChunks(&ra, 1);
+  EXPECT_EQ(fs_.reads(), 1);
+  // The kernel's READs: a page, then the rest of the file's pages.
+  Result<std::string> head = ra.Read(f, 0, 4096);
+  ASSERT_TRUE(head.ok());
+  EXPECT_EQ(head.value(), data.substr(0, 4096));
+  EXPECT_GT(ra.stats().bytes_cached, 0u);
+  Result<std::string> rest = ra.Read(f, 4096, 8192);
+  ASSERT_TRUE(rest.ok());
+  EXPECT_EQ(rest.value(), data.substr(4096));
+  EXPECT_EQ(fs_.reads(), 1);  // both from the one background read, nothing past the file's end
+  ReadAheadStats s = ra.stats();
+  EXPECT_EQ(s.files_ahead, 1u);
+  EXPECT_EQ(s.hits, 2u);
+  EXPECT_EQ(s.misses, 0u);
+  EXPECT_EQ(s.bytes_cached, 0u);  // the READ reached the file's end: dropped
+}
+
+TEST_F(ReadAheadTest, AReadAwayFromAPrefetchedFilesStartGoesToTheDisk) {
+  const std::string data = Pattern(3 * kChunk, 14);
+  Ino f = MakeFile("f", data);
+  ReadAhead ra(&fs_, ReadAheadOptions{.window = 4 * kChunk, .chunk = kChunk});
+  ra.Prefetch(f, 1000);  // the size the listing gave; the file is bigger now
+  AwaitChunks(&ra, 1);
+  Result<std::string> far = ra.Read(f, 2 * kChunk, 4096);
+  ASSERT_TRUE(far.ok());
+  EXPECT_EQ(far.value(), data.substr(2 * kChunk, 4096));
+  EXPECT_EQ(ra.stats().hits, 0u);
+  EXPECT_EQ(ra.stats().bytes_cached, 0u);
+}
+
+TEST_F(ReadAheadTest, FilesPrefetchedAndNeverReadAreBounded) {
+  const size_t n = ReadAhead::kMaxPrefetched + 8;
+  std::vector<Ino> files;
+  for (size_t i = 0; i < n; ++i) files.push_back(MakeFile("f" + std::to_string(i), "x"));
+  ReadAhead ra(&fs_, ReadAheadOptions{.window = 4 * kChunk, .chunk = kChunk});
+  for (size_t i = 0; i < n; ++i) {
+    ra.Prefetch(files[i], 1);
+    AwaitChunks(&ra, i + 1);  // each one read before the next: the drops below are of read ones
+  }
+  ReadAheadStats s = ra.stats();
+  EXPECT_EQ(s.files_ahead, n);
+  EXPECT_EQ(s.chunks_dropped, 8u);  // the oldest unread ones
+  EXPECT_EQ(s.bytes_cached, ReadAhead::kMaxPrefetched * 8192);
+  // The newest is still answered from memory; the oldest goes to the disk.
+  const int before = fs_.reads();
+  ASSERT_TRUE(ra.Read(files.back(), 0, 4096).ok());
+  EXPECT_EQ(fs_.reads(), before);
+  ASSERT_TRUE(ra.Read(files.front(), 0, 4096).ok());
+  EXPECT_EQ(fs_.reads(), before + 1);
+}
+
 // Through MountCore: a chunk in flight while this mount writes, truncates or punches the range
 // never answers a READ after the change.
 class ReadAheadCoherenceTest : public ReadAheadTest {
@@ -295,6 +353,84 @@ TEST_F(ReadAheadCoherenceTest, ATruncateEndsTheFileForReadsAfterIt) {
   Result<std::string> r = core_.Read(n, 2 * kChunk, kChunk);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.value(), data.substr(2 * kChunk, 10));
+}
+
+// Small files in a directory, listed with their attributes and read one after another.
+class ListingReadAheadTest : public ReadAheadCoherenceTest {
+ protected:
+  // `n` files of `size` bytes in a new directory, listed by the core; returns their node ids.
+  std::vector<NodeId> ListedFiles(int n, size_t size) {
+    Result<posix::Attr> d = fs_.Mkdir(posix::kRootIno, "d", 0755, {});
+    EXPECT_TRUE(d.ok());
+    std::vector<NodeId> nodes;
+    for (int i = 0; i < n; ++i) {
+      Result<posix::Attr> a = fs_.Mknod(d->ino, "f" + std::to_string(i), S_IFREG | 0644, 0, {});
+      EXPECT_TRUE(a.ok());
+      EXPECT_TRUE(fs_.Write(a->ino, 0, Pattern(size, static_cast<char>(i))).ok());
+    }
+    bool eof = false;
+    uint64_t offset = 0;
+    while (!eof) {
+      Result<std::vector<DirItem>> page =
+          core_.ReadDir(core_.NodeOf(d->ino), offset, 7, &eof, true);
+      EXPECT_TRUE(page.ok());
+      if (!page.ok() || page->empty()) break;
+      for (const DirItem& item : *page) {
+        if (item.attr) nodes.push_back(item.attr->node);
+      }
+      offset = page->back().offset;
+    }
+    return nodes;
+  }
+};
+
+TEST_F(ListingReadAheadTest, FilesReadInTheirListingsOrderAreReadAheadOfTheReader) {
+  const std::vector<NodeId> nodes = ListedFiles(30, 3000);
+  ASSERT_EQ(nodes.size(), 30u);
+  std::vector<std::string> expected;
+  for (NodeId n : nodes) expected.push_back(fs_.Read(core_.InoOf(n), 0, 3000).value());
+  const int before = fs_.reads();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    core_.Open(nodes[i]);
+    Result<std::string> r = core_.Read(nodes[i], 0, 4096);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r.value(), expected[i]) << i;
+    ASSERT_TRUE(core_.Release(nodes[i]).ok());
+  }
+  ReadAheadStats s = core_.stats().read_ahead;
+  EXPECT_EQ(s.files_ahead, 29u);  // every file after the first, each once
+  EXPECT_EQ(fs_.reads() - before, 30);
+  // A READ that comes before its file's background read is done waits for it: a hit too.
+  EXPECT_EQ(s.hits, 29u);
+  EXPECT_EQ(s.misses, 1u);
+  EXPECT_EQ(s.bytes_cached, 0u);
+}
+
+TEST_F(ListingReadAheadTest, FilesReadOutOfOrderReadNothingAhead) {
+  const std::vector<NodeId> nodes = ListedFiles(12, 3000);
+  ASSERT_EQ(nodes.size(), 12u);
+  for (size_t i = nodes.size(); i-- > 0;) {
+    core_.Open(nodes[i]);
+    ASSERT_TRUE(core_.Read(nodes[i], 0, 4096).ok());
+    ASSERT_TRUE(core_.Release(nodes[i]).ok());
+  }
+  EXPECT_EQ(core_.stats().read_ahead.files_ahead, 0u);
+}
+
+TEST_F(ListingReadAheadTest, AFileReadAheadBeforeAWriteIsReadAsWritten) {
+  const std::vector<NodeId> nodes = ListedFiles(3, 3000);
+  ASSERT_EQ(nodes.size(), 3u);
+  fs_.CloseGate();
+  std::thread first([&] { (void)core_.Read(nodes[0], 0, 4096); });
+  fs_.AwaitWaiting(3);  // the READ and the read ahead of the two files after it, held
+  const std::string patch(100, 'w');
+  ASSERT_TRUE(core_.Write(nodes[1], 0, patch).ok());
+  fs_.OpenGate();
+  first.join();
+  Result<std::string> r = core_.Read(nodes[1], 0, 4096);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().substr(0, 100), patch);
+  EXPECT_EQ(r.value().size(), 3000u);
 }
 
 TEST_F(ReadAheadCoherenceTest, APunchedHoleReadsAsZeros) {

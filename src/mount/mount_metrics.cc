@@ -73,6 +73,12 @@ void AddMountCollectors(metrics::Registry* registry, fuse::Adapter* adapter,
               double(c.read_ahead.misses));
     s.Gauge("archil_mount_read_ahead_bytes", "Bytes read ahead and held, in flight included.", {},
             double(c.read_ahead.bytes_cached));
+    s.Counter("archil_mount_read_ahead_files_total",
+              "Small files read ahead of their reader, in the order their directory was listed.",
+              {}, double(c.read_ahead.files_ahead));
+    s.Counter("archil_mount_read_ahead_dropped_total",
+              "Read-ahead chunks dropped before a READ used all of them.", {},
+              double(c.read_ahead.chunks_dropped));
 
     const client::ClientStats d = disk->stats();
     s.Counter("archil_client_reconnects_total",
