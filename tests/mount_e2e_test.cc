@@ -798,6 +798,56 @@ TEST_F(MountTest, ARemovedTreeCostsARequestPerBatchAndKeepsWhatStays) {
   ASSERT_EQ(::rmdir(dir.c_str()), 0) << "every remove applied before the rmdir";
 }
 
+// A tree read file by file in the order its directories list it (as `cat $(find ...)`, `grep -r`
+// or `tar c` read one) after a fresh mount: every file after the first of its directory is read
+// ahead of the reader, each file costs one READ (none read twice, none for nothing), and every
+// byte is the file's.
+TEST_F(MountTest, ATreeReadInItsListingOrderIsReadAheadOneReadPerFile) {
+  StartServer();
+  CreateDisk("tree");
+  ASSERT_EQ(Mount("tree").exit_code, 0);
+  std::map<std::string, std::string> files;  // path under the mount -> content
+  int nonempty = 0;
+  auto write = [&](const std::string& rel, size_t size) {
+    std::string data(size, '\0');
+    for (size_t i = 0; i < size; ++i) data[i] = static_cast<char>((i * 7 + rel.size() * 13) & 0xff);
+    std::ofstream out(mnt_ + "/" + rel, std::ios::binary);
+    out << data;
+    ASSERT_TRUE(out.good()) << rel;
+    files[rel] = data;
+    if (size != 0) ++nonempty;
+  };
+  ASSERT_EQ(::mkdir((mnt_ + "/d").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((mnt_ + "/d/sub").c_str(), 0755), 0);
+  // At most 16 KiB each: the kernel reads each in one READ.
+  for (int i = 0; i < 40; ++i) write("d/f" + std::to_string(i), i == 5 ? 0 : 1 + i * 401);
+  for (int i = 0; i < 10; ++i) write("d/sub/g" + std::to_string(i), 100 + i);
+  SyncMount();
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+  ASSERT_EQ(Mount("tree").exit_code, 0);  // nothing cached in the kernel or the daemon
+
+  const double reads = Requests("READ");
+  int seen = 0;
+  std::function<void(const std::string&)> walk = [&](const std::string& rel) {
+    for (const auto& e : std::filesystem::directory_iterator(mnt_ + "/" + rel)) {
+      const std::string child = rel + "/" + e.path().filename().string();
+      if (e.is_directory()) {
+        walk(child);
+        continue;
+      }
+      EXPECT_EQ(ReadFile(mnt_ + "/" + child), files[child]) << child;
+      ++seen;
+    }
+  };
+  walk("d");
+  EXPECT_EQ(seen, 50);
+  const std::string m = Archil({"metrics", mnt_}).out;
+  EXPECT_EQ(Requests("READ") - reads, nonempty) << "one READ per file with data";
+  // The first file begun in each of the two directories is read by its own READ.
+  EXPECT_EQ(MetricValue(m, "archil_mount_read_ahead_files_total"), nonempty - 2);
+  EXPECT_EQ(MetricValue(m, "archil_mount_read_ahead_dropped_total"), 0);
+}
+
 // What the mount answered itself follows the order of operations: a `kill -9` of the daemon
 // leaves the disk with an answered chmod whenever an operation after it survived, and an fsync
 // makes it durable (a server killed after it loses nothing either).

@@ -38,7 +38,9 @@ std::vector<ListingOrder::File> ListingOrder::Began(posix::Ino ino) {
   Listing& l = it->second;
   const size_t i = at->second.index;
   if (i >= l.files.size() || l.files[i].ino != ino) return {};
-  const bool in_order = i == l.next;
+  // Empty files between the last one begun and this one were read without a READ.
+  bool in_order = i >= l.next && i - l.next <= limits_.files_ahead;
+  for (size_t k = l.next; in_order && k < i; ++k) in_order = l.files[k].size == 0;
   l.next = i + 1;
   if (!in_order) return {};
 

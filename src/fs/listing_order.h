@@ -8,10 +8,11 @@
 //
 // Began(ino) is told of every file whose reading begins (a READ at offset 0). The file is read in
 // order when it is the first file its directory listed, or the file listed after the one begun
-// before it there. For a file read in order, Began returns the files listed after it that no
-// earlier call returned: at most `files_ahead` entries past it, whose sizes add up to at most
-// `bytes_ahead`, skipping empty files (nothing to read) and files over `max_file_bytes` (they get
-// the read-ahead of a file read in order once their reader begins them).
+// before it there, empty files between them aside (reading one sends no READ). For a file read in
+// order, Began returns the files listed after it that no earlier call returned: at most
+// `files_ahead` entries past it, whose sizes add up to at most `bytes_ahead`, skipping empty files
+// (nothing to read) and files over `max_file_bytes` (they get the read-ahead of a file read in
+// order once their reader begins them).
 //
 // Nothing here is a promise about data: a record out of date (a name changed since) only makes a
 // read ahead useless, never wrong (ReadAhead keeps what it reads coherent with this mount's

@@ -57,11 +57,18 @@ TEST(ListingOrder, EmptyLargeFilesAndDirectoriesAreSkippedAndBytesBoundTheWindow
   // pass the byte bound.
   order.Listed(kDir, 0, Page(0, {10, 0, -1, 600, 400, 500, 200, 10}));
   EXPECT_EQ(Inos(order.Began(Ino(100))), (std::vector<uint64_t>{104, 105}));
-  // The next file in order is 101 (listed after 100), though nothing of it is read ahead.
-  EXPECT_TRUE(order.Began(Ino(101)).empty());
-  // In order (directories are not recorded), and the window ahead of it is full.
+  // In order: 101 is empty (read without a READ) and directories are not recorded. The window
+  // ahead of it is full.
   EXPECT_TRUE(order.Began(Ino(103)).empty());
   EXPECT_EQ(Inos(order.Began(Ino(104))), (std::vector<uint64_t>{106, 107}));
+}
+
+TEST(ListingOrder, EmptyFilesBetweenTwoBegunKeepTheOrder) {
+  ListingOrder order(ListingOrderLimits{.files_ahead = 2});
+  order.Listed(kDir, 0, Page(0, {10, 0, 0, 10, 10, 10, 10, 10}));
+  EXPECT_TRUE(order.Began(Ino(100)).empty());  // the two files after it are empty
+  // 101 and 102 were read without a READ: 103 follows 100.
+  EXPECT_EQ(Inos(order.Began(Ino(103))), (std::vector<uint64_t>{104, 105}));
 }
 
 TEST(ListingOrder, OnlyPagesThatContinueTheRecordedListingExtendIt) {

@@ -46,6 +46,7 @@ Status MountCore::Writable() const {
 }
 
 NodeAttr MountCore::Seen(const Attr& attr) {
+  if (S_ISREG(attr.mode)) read_ahead_.Sized(attr.ino, attr.size);
   if (S_ISDIR(attr.mode)) {
     MutexLock lock(&mu_);
     if (dirs_.size() >= kMaxRememberedDirs) dirs_.clear();

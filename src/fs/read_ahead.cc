@@ -11,6 +11,8 @@ namespace archil::fs {
 namespace {
 // A bound on the inodes followed at once; past it the idle ones (no chunk) are forgotten.
 constexpr size_t kMaxStreams = 4096;
+// A bound on the file sizes kept; past it all are forgotten.
+constexpr size_t kMaxSizes = size_t{1} << 16;
 }  // namespace
 
 ReadAhead::ReadAhead(posix::FileSystem* fs, ReadAheadOptions options) : fs_(fs), options_(options) {
@@ -63,9 +65,12 @@ Result<std::string> ReadAhead::Read(posix::Ino ino, uint64_t offset, size_t leng
       Drop(&s, first);
     }
     parts = Covering(&s, offset, length);
-    if (in_order && !s.at_eof) {
+    // Nothing is read past the file's end, when this mount knows where it is.
+    auto size = sizes_.find(ino.value());
+    const uint64_t known_end = size != sizes_.end() ? size->second : UINT64_MAX;
+    if (in_order && !s.at_eof && end < known_end) {
       if (s.ahead < end) s.ahead = end;
-      StartChunks(ino.value(), &s, end + options_.window);
+      StartChunks(ino.value(), &s, std::min(end + options_.window, known_end));
     }
     if (parts.empty()) ++stats_.misses;
   }
@@ -148,6 +153,13 @@ void ReadAhead::Prefetch(posix::Ino ino, uint64_t size) {
   prefetched_.push_back(ino.value());
   ++stats_.files_ahead;
   work_cv_.Signal();
+}
+
+void ReadAhead::Sized(posix::Ino ino, uint64_t size) {
+  if (options_.window == 0) return;
+  MutexLock lock(&mu_);
+  if (sizes_.size() >= kMaxSizes && !sizes_.contains(ino.value())) sizes_.clear();
+  sizes_[ino.value()] = size;
 }
 
 void ReadAhead::Invalidate(posix::Ino ino) {

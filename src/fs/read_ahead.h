@@ -73,6 +73,9 @@ class ReadAhead {
   // Starts reading all of `ino`, a file of `size` bytes expected to be read next from its start,
   // unless something of it is held already or the memory bound is reached.
   void Prefetch(posix::Ino ino, uint64_t size) ARCHIL_EXCLUDES(mu_);
+  // The file's size, as this mount last saw it: no chunk starts past it. A size out of date only
+  // reads too little ahead (the kernel's READs past it go to the disk) or too much.
+  void Sized(posix::Ino ino, uint64_t size) ARCHIL_EXCLUDES(mu_);
   // The inode's data or size is about to change, or has changed: drop what was read of it.
   void Invalidate(posix::Ino ino) ARCHIL_EXCLUDES(mu_);
   // The inode is no longer open here: drop everything kept for it.
@@ -119,6 +122,7 @@ class ReadAhead {
   std::unordered_map<uint64_t, Stream> streams_ ARCHIL_GUARDED_BY(mu_);
   std::deque<std::shared_ptr<Chunk>> queue_ ARCHIL_GUARDED_BY(mu_);
   std::deque<uint64_t> prefetched_ ARCHIL_GUARDED_BY(mu_);  // in the order Prefetch started them
+  std::unordered_map<uint64_t, uint64_t> sizes_ ARCHIL_GUARDED_BY(mu_);  // Sized, by inode
   size_t bytes_ ARCHIL_GUARDED_BY(mu_) = 0;
   bool stopping_ ARCHIL_GUARDED_BY(mu_) = false;
   ReadAheadStats stats_ ARCHIL_GUARDED_BY(mu_);

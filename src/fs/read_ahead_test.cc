@@ -130,6 +130,27 @@ TEST_F(ReadAheadTest, InOrderReadsAreAnsweredFromChunksReadAhead) {
   for (uint64_t c = 20; c < 24; ++c) EXPECT_FALSE(fs_.ReadAt(c * kChunk)) << c;
 }
 
+TEST_F(ReadAheadTest, NothingIsReadPastTheEndOfAFileOfAKnownSize) {
+  const std::string data = Pattern(2 * kChunk + 100, 15);
+  Ino f = MakeFile("f", data);
+  ReadAhead ra(&fs_, ReadAheadOptions{.window = 4 * kChunk, .chunk = kChunk});
+  ra.Sized(f, data.size());
+  ASSERT_TRUE(ra.Read(f, 0, kChunk).ok());
+  ASSERT_TRUE(ra.Read(f, kChunk, kChunk).ok());  // in order: reads ahead up to the end only
+  AwaitChunks(&ra, 1);
+  Result<std::string> last = ra.Read(f, 2 * kChunk, kChunk);
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(last.value(), data.substr(2 * kChunk));
+  EXPECT_EQ(fs_.reads(), 3);  // two READs, one chunk: none past the end
+  EXPECT_EQ(ra.stats().hits, 1u);
+  // A file whose reader reaches its known end reads nothing ahead.
+  Ino g = MakeFile("g", data.substr(0, kChunk + 10));
+  ra.Sized(g, kChunk + 10);
+  ASSERT_TRUE(ra.Read(g, 0, kChunk).ok());
+  ASSERT_TRUE(ra.Read(g, kChunk, kChunk).ok());
+  EXPECT_EQ(fs_.reads(), 5);
+}
+
 TEST_F(ReadAheadTest, RandomReadsStartNothing) {
   const std::string data = Pattern(64 * kChunk, 2);
   Ino f = MakeFile("f", data);
