@@ -843,8 +843,11 @@ TEST_F(MountTest, ATreeReadInItsListingOrderIsReadAheadOneReadPerFile) {
   EXPECT_EQ(seen, 50);
   const std::string m = Archil({"metrics", mnt_}).out;
   EXPECT_EQ(Requests("READ") - reads, nonempty) << "one READ per file with data";
-  // The first file begun in each of the two directories is read by its own READ.
-  EXPECT_EQ(MetricValue(m, "archil_mount_read_ahead_files_total"), nonempty - 2);
+  // Read by its own READ: the first file begun, and the first in the subdirectory (listed after
+  // the walk of its parent passed it) unless the walk came to the parent's files from it.
+  const double ahead = MetricValue(m, "archil_mount_read_ahead_files_total");
+  EXPECT_GE(ahead, nonempty - 2);
+  EXPECT_LE(ahead, nonempty - 1);
   EXPECT_EQ(MetricValue(m, "archil_mount_read_ahead_dropped_total"), 0);
 }
 

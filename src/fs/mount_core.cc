@@ -341,14 +341,18 @@ Result<std::vector<DirItem>> MountCore::ReadDir(NodeId dir, uint64_t offset, siz
   for (posix::DirEntry& e : page.entries) {
     if (e.attr) last_.Saw(ino, e.name, *e.attr, generation);
     if (plus && options_.read_ahead_bytes != 0) {
-      const bool file = e.attr && S_ISREG(e.attr->mode);
-      order.push_back({e.cookie, file, {e.ino, file ? e.attr->size : 0}});
+      using Kind = ListingOrder::Kind;
+      const Kind kind = !e.attr                 ? Kind::kOther
+                        : S_ISREG(e.attr->mode) ? Kind::kFile
+                        : S_ISDIR(e.attr->mode) ? Kind::kDir
+                                                : Kind::kOther;
+      order.push_back({e.cookie, kind, e.ino, kind == Kind::kFile ? e.attr->size : 0});
     }
     DirItem item{std::move(e.name), e.ino.value(), e.type, e.cookie, std::nullopt};
     if (e.attr) item.attr = Seen(*e.attr);
     items.push_back(std::move(item));
   }
-  if (!order.empty()) order_.Listed(ino, after, order);
+  if (plus && options_.read_ahead_bytes != 0) order_.Listed(ino, after, order, page.eof);
   *eof = page.eof;
   if (page.eof && !items.empty() && !options_.read_only) {
     ends_.Ended(ino, items.back().offset, changes);
