@@ -91,7 +91,10 @@ std::vector<ListingOrder::File> ListingOrder::Began(posix::Ino ino) {
     dir = parent->second.dir;
     from = parent->second.index + 1;
   }
-  if (ahead_.size() + out.size() > kMaxAhead) ahead_.clear();  // readers that went elsewhere
+  if (ahead_.size() + out.size() > kMaxAhead) {  // readers that went elsewhere
+    ahead_.clear();
+    NewWindow();
+  }
   for (const File& f : out) {
     ahead_[f.ino.value()] = Ahead{f.size, window_};
     ++window_files_;
