@@ -337,10 +337,12 @@ Result<std::vector<DirItem>> MountCore::ReadDir(NodeId dir, uint64_t offset, siz
   const uint64_t generation = last_.Generation();
   ARCHIL_ASSIGN_OR_RETURN(posix::DirPage page, plus ? fs_->ReadDirPlus(ino, after, left)
                                                     : fs_->ReadDir(ino, after, left));
+  // The order of the listing, for the reading ahead of files read in it (ListingOrder).
+  const bool record_order = plus && options_.read_ahead_bytes != 0;
   std::vector<ListingOrder::Entry> order;
   for (posix::DirEntry& e : page.entries) {
     if (e.attr) last_.Saw(ino, e.name, *e.attr, generation);
-    if (plus && options_.read_ahead_bytes != 0) {
+    if (record_order) {
       using Kind = ListingOrder::Kind;
       const Kind kind = !e.attr                 ? Kind::kOther
                         : S_ISREG(e.attr->mode) ? Kind::kFile
@@ -352,7 +354,7 @@ Result<std::vector<DirItem>> MountCore::ReadDir(NodeId dir, uint64_t offset, siz
     if (e.attr) item.attr = Seen(*e.attr);
     items.push_back(std::move(item));
   }
-  if (plus && options_.read_ahead_bytes != 0) order_.Listed(ino, after, order, page.eof);
+  if (record_order) order_.Listed(ino, after, order, page.eof);
   *eof = page.eof;
   if (page.eof && !items.empty() && !options_.read_only) {
     ends_.Ended(ino, items.back().offset, changes);
