@@ -427,6 +427,21 @@ TEST_F(ListingReadAheadTest, FilesReadInTheirListingsOrderAreReadAheadOfTheReade
   EXPECT_EQ(s.bytes_cached, 0u);
 }
 
+TEST_F(ListingReadAheadTest, AListedFileReadInTwoReadsReadsNothingPastItsEnd) {
+  const std::vector<NodeId> nodes = ListedFiles(1, 2 * kChunk + 100);
+  ASSERT_EQ(nodes.size(), 1u);
+  core_.Open(nodes[0]);
+  const int before = fs_.reads();
+  ASSERT_TRUE(core_.Read(nodes[0], 0, kChunk).ok());
+  // In order, and ends where the listing said the file ends: no chunk starts (one would be in
+  // flight, and counted, right now).
+  Result<std::string> rest = core_.Read(nodes[0], kChunk, kChunk + 4096);
+  ASSERT_TRUE(rest.ok());
+  EXPECT_EQ(rest->size(), kChunk + 100);
+  EXPECT_EQ(core_.stats().read_ahead.bytes_cached, 0u);
+  EXPECT_EQ(fs_.reads() - before, 2);
+}
+
 TEST_F(ListingReadAheadTest, FilesReadOutOfOrderReadNothingAhead) {
   const std::vector<NodeId> nodes = ListedFiles(12, 3000);
   ASSERT_EQ(nodes.size(), 12u);
