@@ -1,5 +1,7 @@
 #include "base/strings.h"
 
+#include <algorithm>
+
 namespace archil {
 
 std::string HexEncode(std::string_view bytes) {
@@ -9,6 +11,24 @@ std::string HexEncode(std::string_view bytes) {
   for (unsigned char c : bytes) {
     out.push_back(kDigits[c >> 4]);
     out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+std::string Base64Encode(std::string_view bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const size_t n = std::min<size_t>(3, bytes.size() - i);
+    uint32_t v = 0;
+    for (size_t k = 0; k < 3; ++k) {
+      v = (v << 8) | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
+    }
+    for (size_t k = 0; k < 4; ++k) {
+      out.push_back(k <= n ? kAlphabet[(v >> (18 - 6 * k)) & 63] : '=');
+    }
   }
   return out;
 }

@@ -11,6 +11,8 @@ namespace archil {
 
 // Lower-case hex of every byte.
 std::string HexEncode(std::string_view bytes);
+// RFC 4648 §4 base64, with '=' padding (what HTTP headers such as S3's checksums carry).
+std::string Base64Encode(std::string_view bytes);
 // True if `s` is exactly `n` lower-case hex digits.
 bool IsLowerHex(std::string_view s, size_t n);
 // Parses exactly `n` (at most 16) lower-case hex digits, as zero-padded object names hold them.

@@ -7,6 +7,18 @@
 namespace archil {
 namespace {
 
+// RFC 4648 §10's test vectors, and every byte value.
+TEST(StringsTest, Base64) {
+  EXPECT_EQ(Base64Encode(""), "");
+  EXPECT_EQ(Base64Encode("f"), "Zg==");
+  EXPECT_EQ(Base64Encode("fo"), "Zm8=");
+  EXPECT_EQ(Base64Encode("foo"), "Zm9v");
+  EXPECT_EQ(Base64Encode("foob"), "Zm9vYg==");
+  EXPECT_EQ(Base64Encode("fooba"), "Zm9vYmE=");
+  EXPECT_EQ(Base64Encode("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(Base64Encode(std::string("\xfb\xff\x00", 3)), "+/8A");
+}
+
 TEST(StringsTest, Hex) {
   EXPECT_EQ(HexEncode(std::string("\x00\xff\x1a", 3)), "00ff1a");
   EXPECT_TRUE(IsLowerHex("0123456789abcdef", 16));

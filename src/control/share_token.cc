@@ -4,11 +4,12 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "base/strings.h"
+
 namespace archil {
 namespace {
 
 constexpr size_t kMacBytes = 32;
-constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 int Base64UrlValue(char c) {
   if (c >= 'A' && c <= 'Z') return c - 'A';
@@ -59,27 +60,9 @@ Status NoSuchLink() { return Status::NotFound("no such share link"); }
 }  // namespace
 
 std::string Base64UrlEncode(std::string_view bytes) {
-  std::string out;
-  out.reserve((bytes.size() * 4 + 2) / 3);
-  size_t i = 0;
-  for (; i + 3 <= bytes.size(); i += 3) {
-    uint32_t v = (static_cast<unsigned char>(bytes[i]) << 16) |
-                 (static_cast<unsigned char>(bytes[i + 1]) << 8) |
-                 static_cast<unsigned char>(bytes[i + 2]);
-    for (int s = 18; s >= 0; s -= 6) out.push_back(kAlphabet[(v >> s) & 63]);
-  }
-  const size_t rest = bytes.size() - i;
-  if (rest == 1) {
-    uint32_t v = static_cast<unsigned char>(bytes[i]) << 16;
-    out.push_back(kAlphabet[(v >> 18) & 63]);
-    out.push_back(kAlphabet[(v >> 12) & 63]);
-  } else if (rest == 2) {
-    uint32_t v = (static_cast<unsigned char>(bytes[i]) << 16) |
-                 (static_cast<unsigned char>(bytes[i + 1]) << 8);
-    out.push_back(kAlphabet[(v >> 18) & 63]);
-    out.push_back(kAlphabet[(v >> 12) & 63]);
-    out.push_back(kAlphabet[(v >> 6) & 63]);
-  }
+  std::string out = Base64Encode(bytes);
+  while (!out.empty() && out.back() == '=') out.pop_back();
+  for (char& c : out) c = c == '+' ? '-' : c == '/' ? '_' : c;
   return out;
 }
 
