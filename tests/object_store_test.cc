@@ -34,13 +34,15 @@ class StoreContract : public ::testing::TestWithParam<std::string> {
     c.multipart_threshold = 6ull << 20;
     c.part_size = 5ull << 20;
     c.retry.max_attempts = 3;
+    c.payload =
+        Unsigned() ? store::S3Config::Payload::kUnsigned : store::S3Config::Payload::kSigned;
     if (GetParam() == "dir") {
       auto s = store::DirStore::Open(dir_ + "/objects");
       ASSERT_TRUE(s.ok()) << s.status().ToString();
       store_ = std::move(*s);
       return;
     }
-    if (GetParam() == "fake") {
+    if (GetParam().rfind("fake", 0) == 0) {
       auto f = S3Fake::Start({});
       ASSERT_TRUE(f.ok()) << f.status().ToString();
       fake_ = std::move(*f);
@@ -66,7 +68,9 @@ class StoreContract : public ::testing::TestWithParam<std::string> {
     s3rver_.reset();
     std::filesystem::remove_all(dir_);
   }
-  bool Conditions() const { return GetParam() != "s3rver"; }
+  bool Conditions() const { return GetParam().rfind("s3rver", 0) != 0; }
+  // The "-unsigned" stores get PUT bodies as UNSIGNED-PAYLOAD with a CRC32C.
+  bool Unsigned() const { return GetParam().find("-unsigned") != std::string::npos; }
 
   std::string dir_;
   std::unique_ptr<S3Fake> fake_;
@@ -166,8 +170,49 @@ TEST_P(StoreContract, PutFileSmallAndMultipart) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Stores, StoreContract, ::testing::Values("dir", "fake", "s3rver"),
-                         [](const auto& info) { return info.param; });
+// The default: unsigned over https (TLS protects the bytes), signed over http.
+TEST(S3Payload, AutoIsUnsignedOverHttpsOnly) {
+  store::S3Config c;
+  c.bucket = "archil";
+  c.probe = false;
+  auto open = [&](const char* endpoint, store::S3Config::Payload payload) {
+    c.endpoint = endpoint;
+    c.payload = payload;
+    Result<std::unique_ptr<store::S3Store>> s = store::S3Store::Open(c);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() && (*s)->UnsignedPayload();
+  };
+  using P = store::S3Config::Payload;
+  EXPECT_TRUE(open("https://s3.eu-west-1.amazonaws.com", P::kAuto));
+  EXPECT_FALSE(open("http://127.0.0.1:9000", P::kAuto));
+  EXPECT_TRUE(open("http://127.0.0.1:9000", P::kUnsigned));
+  EXPECT_FALSE(open("https://s3.eu-west-1.amazonaws.com", P::kSigned));
+}
+
+// The fake counts what came signed, unsigned and with a checksum it verified.
+TEST_P(StoreContract, PutBodiesAreSignedOrCarryTheirChecksumAsConfigured) {
+  if (!fake_) GTEST_SKIP() << "only the fake counts this";
+  const std::string path = dir_ + "/seg";
+  std::ofstream(path, std::ios::binary) << std::string(11 << 20, 'x');
+  const S3Fake::Counters before = fake_->counters();           // after the probe's writes
+  ASSERT_TRUE(store_->PutFile("multi", path, 11 << 20).ok());  // parts of 5 MiB
+  ASSERT_TRUE(store_->Put("single", "data", {}).ok());
+  const S3Fake::Counters n = fake_->counters();
+  EXPECT_EQ(n.parts - before.parts, 3u);
+  EXPECT_EQ(n.unsigned_payloads - before.unsigned_payloads, Unsigned() ? 4u : 0u);
+  EXPECT_EQ(n.checksums_verified - before.checksums_verified, Unsigned() ? 4u : 0u);
+  EXPECT_EQ(n.bad_signatures, 0u);
+  EXPECT_EQ(store_->Get("multi")->size(), 11u << 20);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, StoreContract,
+                         ::testing::Values("dir", "fake", "fake-unsigned", "s3rver",
+                                           "s3rver-unsigned"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name) c = c == '-' ? '_' : c;
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace archil::testing

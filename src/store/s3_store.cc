@@ -5,6 +5,7 @@
 #include <openssl/md5.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 #include <mutex>
 #include <thread>
@@ -43,6 +44,8 @@ Status FromReply(const HttpResponse& r, const std::string& what, Condition condi
 
 bool Success(int status) { return status >= 200 && status < 300; }
 
+constexpr char kChecksumHeader[] = "x-amz-checksum-crc32c";
+
 // The raw MD5 of the pieces, one after the other.
 std::string Md5(std::initializer_list<std::string_view> pieces) {
   std::string out(MD5_DIGEST_LENGTH, '\0');
@@ -56,10 +59,10 @@ std::string Md5(std::initializer_list<std::string_view> pieces) {
 
 // S3's ETag of a multipart object: the MD5 of the parts' raw MD5s, then "-" and the part count.
 // Empty if a part's ETag is not an MD5 in hex (another store's).
-std::string MultipartEtag(const std::vector<std::pair<int, std::string>>& parts) {
+std::string MultipartEtag(const std::vector<CompletedPart>& parts) {
   std::string md5s;
-  for (const auto& part : parts) {
-    const std::string& hex = part.second;
+  for (const CompletedPart& part : parts) {
+    const std::string& hex = part.etag;
     if (hex.size() != 2 * MD5_DIGEST_LENGTH) return "";
     for (size_t i = 0; i < hex.size(); i += 2) {
       const std::optional<uint64_t> byte = ParseLowerHex(std::string_view(hex).substr(i, 2), 2);
@@ -98,6 +101,8 @@ Status ReadRange(int fd, uint64_t offset, size_t n, std::string* out) {
 S3Store::S3Store(S3Config config) : config_(std::move(config)), transport_(config_.transport) {
   SplitEndpoint(config_.endpoint, &scheme_, &host_);
   if (config_.virtual_hosted) host_ = config_.bucket + "." + host_;
+  unsigned_payload_ = config_.payload == S3Config::Payload::kUnsigned ||
+                      (config_.payload == S3Config::Payload::kAuto && scheme_ == "https");
   uint64_t seed = 0;
   (void)SecureRandomBytes(&seed, sizeof(seed));
   seed_ = seed;
@@ -143,9 +148,18 @@ HttpRequest S3Store::Build(const Call& call) {
   in.method = call.method;
   in.canonical_path = path;
   in.query = call.query;
-  in.payload_hash = call.body.empty() ? std::string(kEmptySha256) : Sha256Hex(call.body);
-  const std::string date = AmzDate(std::time(nullptr));
   in.headers = call.headers;
+  if (call.body.empty()) {
+    in.payload_hash = std::string(kEmptySha256);
+  } else if (unsigned_payload_ && call.method == "PUT") {
+    in.payload_hash = "UNSIGNED-PAYLOAD";
+    const bool given = std::any_of(in.headers.begin(), in.headers.end(),
+                                   [](const auto& h) { return h.first == kChecksumHeader; });
+    if (!given) in.headers.emplace_back(kChecksumHeader, ChecksumCrc32c(call.body));
+  } else {
+    in.payload_hash = Sha256Hex(call.body);
+  }
+  const std::string date = AmzDate(std::time(nullptr));
   in.headers.emplace_back("host", host_);
   in.headers.emplace_back("x-amz-date", date);
   in.headers.emplace_back("x-amz-content-sha256", in.payload_hash);
@@ -255,14 +269,16 @@ Result<ObjectStore::FileUpload> S3Store::PutMultipart(const std::string& key,
     ~Closer() { close(fd); }
   } closer{fd};
 
-  ARCHIL_ASSIGN_OR_RETURN(HttpResponse created, Send({"POST", key, {{"uploads", ""}}, {}, {}}));
+  Call create{"POST", key, {{"uploads", ""}}, {}, {}};
+  if (unsigned_payload_) create.headers.emplace_back("x-amz-checksum-algorithm", "CRC32C");
+  ARCHIL_ASSIGN_OR_RETURN(HttpResponse created, Send(create));
   if (!Success(created.status)) {
     return FromReply(created, "CreateMultipartUpload " + key, Condition::kNone);
   }
   ARCHIL_ASSIGN_OR_RETURN(std::string upload_id, ParseInitiateMultipart(created.body));
 
   const uint64_t nparts = (size + config_.part_size - 1) / config_.part_size;
-  std::vector<std::pair<int, std::string>> parts(nparts);
+  std::vector<CompletedPart> parts(nparts);
   std::atomic<uint64_t> next{0};
   std::mutex mu;
   Status failure;
@@ -278,16 +294,21 @@ Result<ObjectStore::FileUpload> S3Store::PutMultipart(const std::string& key,
       Status s = ReadRange(fd, off, std::min(config_.part_size, size - off), &buf);
       if (s.ok()) {
         const std::string number = std::to_string(i + 1);
+        Call put{"PUT", key, {{"partNumber", number}, {"uploadId", upload_id}}, {}, buf};
+        std::string crc32c;
+        if (unsigned_payload_) {
+          crc32c = ChecksumCrc32c(buf);
+          put.headers.emplace_back(kChecksumHeader, crc32c);
+        }
         SendInfo info;
-        Result<HttpResponse> r =
-            Send({"PUT", key, {{"partNumber", number}, {"uploadId", upload_id}}, {}, buf}, &info);
+        Result<HttpResponse> r = Send(put, &info);
         if (info.abandoned > 0) abandoned = true;
         if (!r.ok()) {
           s = r.status();
         } else if (!Success(r->status)) {
           s = FromReply(*r, "UploadPart " + number + " of " + key, Condition::kNone);
         } else {
-          parts[i] = {static_cast<int>(i + 1), UnquoteEtag(r->Header("etag"))};
+          parts[i] = {static_cast<int>(i + 1), UnquoteEtag(r->Header("etag")), crc32c};
         }
       }
       if (!s.ok()) {

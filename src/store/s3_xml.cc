@@ -64,14 +64,15 @@ Result<std::string> ParseInitiateMultipart(std::string_view body) {
   return id;
 }
 
-std::string CompleteMultipartBody(const std::vector<std::pair<int, std::string>>& parts) {
+std::string CompleteMultipartBody(const std::vector<CompletedPart>& parts) {
   pugi::xml_document doc;
   pugi::xml_node root = doc.append_child("CompleteMultipartUpload");
   root.append_attribute("xmlns") = "http://s3.amazonaws.com/doc/2006-03-01/";
-  for (const auto& [number, etag] : parts) {
+  for (const CompletedPart& p : parts) {
     pugi::xml_node part = root.append_child("Part");
-    part.append_child("PartNumber").text() = number;
-    part.append_child("ETag").text() = ("\"" + etag + "\"").c_str();
+    part.append_child("PartNumber").text() = p.number;
+    part.append_child("ETag").text() = ("\"" + p.etag + "\"").c_str();
+    if (!p.crc32c.empty()) part.append_child("ChecksumCRC32C").text() = p.crc32c.c_str();
   }
   struct Writer : pugi::xml_writer {
     std::string out;

@@ -29,8 +29,15 @@ struct ListResult {
 Result<ListResult> ParseListObjectsV2(std::string_view body);
 
 Result<std::string> ParseInitiateMultipart(std::string_view body);  // the UploadId
-// (part number, ETag) in order -> CompleteMultipartUpload's body.
-std::string CompleteMultipartBody(const std::vector<std::pair<int, std::string>>& parts);
+// One uploaded part, as CompleteMultipartUpload lists it.
+struct CompletedPart {
+  int number = 0;
+  std::string etag;    // unquoted
+  std::string crc32c;  // its x-amz-checksum-crc32c, or "" if the upload has no checksums
+};
+// The parts in order -> CompleteMultipartUpload's body (a <ChecksumCRC32C> for each part that
+// has one: S3 requires them when the upload was created with that checksum algorithm).
+std::string CompleteMultipartBody(const std::vector<CompletedPart>& parts);
 // CompleteMultipartUpload can answer 200 with an <Error> body: returns the object's ETag, or
 // the error (kUnavailable for InternalError/SlowDown, which the caller retries).
 Result<std::string> ParseCompleteMultipart(std::string_view body);

@@ -54,10 +54,15 @@ TEST(S3Xml, Multipart) {
   EXPECT_EQ(*id, "u-1");
   EXPECT_EQ(ParseInitiateMultipart("<InitiateMultipartUploadResult/>").status().code(),
             Status::Code::kCorruption);
-  EXPECT_EQ(CompleteMultipartBody({{1, "a"}, {2, "b"}}),
+  EXPECT_EQ(CompleteMultipartBody({{1, "a", ""}, {2, "b", ""}}),
             "<?xml version=\"1.0\"?><CompleteMultipartUpload "
             "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Part><PartNumber>1</PartNumber>"
             "<ETag>\"a\"</ETag></Part><Part><PartNumber>2</PartNumber><ETag>\"b\"</ETag></Part>"
+            "</CompleteMultipartUpload>");
+  EXPECT_EQ(CompleteMultipartBody({{1, "a", "yZRlqg=="}}),
+            "<?xml version=\"1.0\"?><CompleteMultipartUpload "
+            "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Part><PartNumber>1</PartNumber>"
+            "<ETag>\"a\"</ETag><ChecksumCRC32C>yZRlqg==</ChecksumCRC32C></Part>"
             "</CompleteMultipartUpload>");
   Result<std::string> done = ParseCompleteMultipart(
       "<CompleteMultipartUploadResult><ETag>\"x-2\"</ETag></CompleteMultipartUploadResult>");

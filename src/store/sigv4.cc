@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/crc32c.h"
 #include "base/strings.h"
 
 namespace archil::store {
@@ -40,6 +41,13 @@ std::string Sha256Hex(std::string_view data) {
   unsigned char md[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), md);
   return HexEncode(std::string_view(reinterpret_cast<const char*>(md), sizeof(md)));
+}
+
+std::string ChecksumCrc32c(std::string_view body) {
+  const uint32_t crc = Crc32c(body);
+  const char be[4] = {static_cast<char>(crc >> 24), static_cast<char>(crc >> 16),
+                      static_cast<char>(crc >> 8), static_cast<char>(crc)};
+  return Base64Encode(std::string_view(be, 4));
 }
 
 std::string HmacSha256(std::string_view key, std::string_view data) {

@@ -57,6 +57,9 @@ std::string UriEncode(std::string_view s, bool encode_slash);
 bool UriDecode(std::string_view s, std::string* out);
 
 std::string Sha256Hex(std::string_view data);
+// The value of S3's x-amz-checksum-crc32c header for `body`: the base64 of its CRC32C,
+// big-endian ("AAAAAA==" for an empty body).
+std::string ChecksumCrc32c(std::string_view body);
 std::string HmacSha256(std::string_view key, std::string_view data);  // 32 raw bytes
 // "YYYYMMDDTHHMMSSZ" for a time in seconds since the epoch (UTC).
 std::string AmzDate(std::time_t t);

@@ -102,6 +102,12 @@ TEST(SigV4, S3PutObjectWithEncodedKeyAndBody) {
   EXPECT_EQ(s.signature, "98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd");
 }
 
+// x-amz-checksum-crc32c: the big-endian CRC32C in base64 (CRC32C("123456789") is 0xE3069283).
+TEST(SigV4, ChecksumCrc32cIsTheBigEndianCrcInBase64) {
+  EXPECT_EQ(ChecksumCrc32c("123456789"), "4waSgw==");
+  EXPECT_EQ(ChecksumCrc32c(""), "AAAAAA==");
+}
+
 TEST(SigV4, S3GetBucketLifecycleHasAnEmptyQueryValue) {
   SigningInput in = S3("GET", "/");
   in.query = {{"lifecycle", ""}};

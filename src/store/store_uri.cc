@@ -74,6 +74,12 @@ Result<StoreUri> ParseStoreUri(std::string_view uri, const GetEnv& env) {
       out.s3.endpoint = value;
     } else if (name == "region") {
       out.s3.region = value;
+    } else if (name == "payload") {
+      if (value != "signed" && value != "unsigned") {
+        return Status::InvalidArgument("--object-store: payload is signed or unsigned");
+      }
+      out.s3.payload =
+          value == "signed" ? S3Config::Payload::kSigned : S3Config::Payload::kUnsigned;
     } else if (name == "addressing") {
       if (value != "path" && value != "virtual") {
         return Status::InvalidArgument("--object-store: addressing is path or virtual");
@@ -81,7 +87,7 @@ Result<StoreUri> ParseStoreUri(std::string_view uri, const GetEnv& env) {
       addressing = value;
     } else {
       return Status::InvalidArgument("--object-store: unknown parameter '" + name +
-                                     "' (endpoint, region, addressing)");
+                                     "' (endpoint, region, addressing, payload)");
     }
   }
   if (out.s3.endpoint.empty()) {

@@ -1,12 +1,13 @@
 // The --object-store URI, and opening the store it names:
 //
 //   dir://PATH                                      a local directory (DirStore)
-//   s3://BUCKET[/PREFIX][?endpoint=URL&region=R&addressing=path|virtual]
+//   s3://BUCKET[/PREFIX][?endpoint=URL&region=R&addressing=path|virtual&payload=signed|unsigned]
 //
 // For s3://, the endpoint defaults to https://s3.REGION.amazonaws.com with virtual-hosted
 // addressing; with an endpoint, addressing defaults to path (what MinIO, s3rver and most
 // S3-compatible stores want). The region defaults to AWS_REGION, then AWS_DEFAULT_REGION, then
-// us-east-1. Credentials come from aws_credentials.h. Any other parameter is an error.
+// us-east-1. `payload` is S3Config::payload (default: unsigned over https, signed over http).
+// Credentials come from aws_credentials.h. Any other parameter is an error.
 //
 // Thread-safety: pure functions; the store returned is safe for concurrent use.
 #pragma once

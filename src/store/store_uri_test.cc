@@ -40,11 +40,21 @@ TEST(StoreUri, S3DefaultsToAwsVirtualHosted) {
             "ap-south-1");
 }
 
+TEST(StoreUri, PayloadSigningIsChosenByTheEndpointsSchemeUnlessGiven) {
+  using Payload = S3Config::Payload;
+  EXPECT_EQ(ParseStoreUri("s3://bucket", MapEnv({}))->s3.payload, Payload::kAuto);
+  EXPECT_EQ(ParseStoreUri("s3://bucket?payload=signed", MapEnv({}))->s3.payload, Payload::kSigned);
+  EXPECT_EQ(
+      ParseStoreUri("s3://bucket?endpoint=http://h:9000&payload=unsigned", MapEnv({}))->s3.payload,
+      Payload::kUnsigned);
+}
+
 TEST(StoreUri, BadUrisSayWhy) {
   for (const char* bad :
        {"s3://", "s3://UPPER", "s3://ab", "s3://-bucket", "s3://b_ucket", "s3://bucket?x=1",
         "s3://bucket?endpoint=", "s3://bucket?endpoint", "s3://bucket?endpoint=ftp://h",
         "s3://bucket?endpoint=http://h/path", "s3://bucket?addressing=sideways", "s3://bucket/a//b",
+        "s3://bucket?payload=", "s3://bucket?payload=none", "s3://bucket?payload=UNSIGNED",
         "s3://bucket/../x", "gs://bucket", "", "/plain/path"}) {
     Result<StoreUri> u = ParseStoreUri(bad, MapEnv({}));
     EXPECT_EQ(u.status().code(), Status::Code::kInvalidArgument) << bad;

@@ -75,13 +75,15 @@ struct StoredObject {
 
 struct Part {
   std::string data;
-  std::string md5;   // raw
-  std::string etag;  // with quotes
+  std::string md5;     // raw
+  std::string etag;    // with quotes
+  std::string crc32c;  // its x-amz-checksum-crc32c, if it came with one
 };
 
 struct Upload {
   std::string bucket, key;
   std::map<int, Part> parts;
+  bool crc32c = false;  // created with x-amz-checksum-algorithm: CRC32C
 };
 
 // One answer to a request.
@@ -591,8 +593,22 @@ class S3Fake::Impl {
                  "At least one of the pre-conditions you specified did not hold");
   }
 
+  // As S3: a body sent with x-amz-checksum-crc32c must have that CRC32C (else 400 BadDigest);
+  // counts the checks and the bodies sent as UNSIGNED-PAYLOAD.
+  std::optional<Reply> ChecksumFails(const Request& req) {
+    if (req.Header("x-amz-content-sha256") == "UNSIGNED-PAYLOAD") counters_.unsigned_payloads++;
+    if (req.msg.find("x-amz-checksum-crc32c") == req.msg.end()) return std::nullopt;
+    if (req.Header("x-amz-checksum-crc32c") != store::ChecksumCrc32c(req.msg.body())) {
+      return Error(req, 400, "BadDigest",
+                   "The CRC32C you specified did not match the calculated checksum.");
+    }
+    counters_.checksums_verified++;
+    return std::nullopt;
+  }
+
   Reply Put(Request& req, std::map<std::string, StoredObject>& objects) {
     counters_.puts++;
+    if (std::optional<Reply> bad = ChecksumFails(req)) return *bad;
     if (!ConditionsHold(req, objects)) return PreconditionFailed(req);
     StoredObject o;
     o.etag = "\"" + HexEncode(Md5Raw(req.msg.body())) + "\"";
@@ -729,7 +745,11 @@ class S3Fake::Impl {
     std::string id =
         HexEncode(Md5Raw(req.bucket + "/" + req.key + "/" + std::to_string(++upload_seq_) + "/" +
                          std::to_string(Clock::now().time_since_epoch().count())));
-    uploads_[id] = Upload{req.bucket, req.key, {}};
+    const bool crc32c = req.msg.find("x-amz-checksum-algorithm") != req.msg.end();
+    if (crc32c && req.Header("x-amz-checksum-algorithm") != "CRC32C") {
+      return Error(req, 400, "InvalidRequest", "This fake knows only the CRC32C algorithm.");
+    }
+    uploads_[id] = Upload{req.bucket, req.key, {}, crc32c};
     Reply r;
     r.headers.emplace_back("Content-Type", "application/xml");
     r.body =
@@ -754,7 +774,16 @@ class S3Fake::Impl {
       return Error(req, 400, "InvalidArgument",
                    "Part number must be an integer between 1 and 10000");
     }
+    const bool has_crc = req.msg.find("x-amz-checksum-crc32c") != req.msg.end();
+    if (has_crc != ui->second.crc32c) {
+      return Error(req, 400, "InvalidRequest",
+                   std::string("Checksum Type mismatch occurred, expected checksum Type: ") +
+                       (ui->second.crc32c ? "crc32c" : "null") +
+                       ", actual checksum Type: " + (has_crc ? "crc32c" : "null"));
+    }
+    if (std::optional<Reply> bad = ChecksumFails(req)) return *bad;
     Part p;
+    if (has_crc) p.crc32c = req.Header("x-amz-checksum-crc32c");
     p.data = std::move(req.msg.body());
     p.md5 = Md5Raw(p.data);
     p.etag = "\"" + HexEncode(p.md5) + "\"";
@@ -777,6 +806,7 @@ class S3Fake::Impl {
     pugi::xml_node root = doc.child("CompleteMultipartUpload");
     if (!root) return Error(req, 400, "MalformedXML", "The XML you provided was not well-formed");
     std::vector<std::pair<int, std::string>> listed;
+    std::vector<std::string> listed_crcs;
     for (pugi::xml_node part : root.children("Part")) {
       std::string num = part.child_value("PartNumber");
       if (num.empty() || num.size() > 5 ||
@@ -784,6 +814,7 @@ class S3Fake::Impl {
         return Error(req, 400, "MalformedXML", "bad PartNumber");
       }
       listed.emplace_back(std::stoi(num), part.child_value("ETag"));
+      listed_crcs.emplace_back(part.child_value("ChecksumCRC32C"));
     }
     if (listed.empty()) {
       return Error(req, 400, "MalformedXML", "You must specify at least one part");
@@ -794,9 +825,12 @@ class S3Fake::Impl {
         return Error(req, 400, "InvalidPartOrder", "The list of parts was not in ascending order.");
       }
     }
-    for (const auto& [n, etag] : listed) {
+    for (size_t i = 0; i < listed.size(); ++i) {
+      const auto& [n, etag] = listed[i];
       auto pi = parts.find(n);
-      if (pi == parts.end() || Unquote(etag) != Unquote(pi->second.etag)) {
+      // An upload created with a checksum algorithm is completed with each part's checksum.
+      if (pi == parts.end() || Unquote(etag) != Unquote(pi->second.etag) ||
+          (ui->second.crc32c && listed_crcs[i] != pi->second.crc32c)) {
         return Error(req, 400, "InvalidPart",
                      "One or more of the specified parts could not be found.");
       }

@@ -69,6 +69,9 @@ class S3Fake {
     uint64_t multipart_creates = 0, parts = 0, completes = 0, aborts = 0;
     uint64_t bytes_in = 0, bytes_out = 0;  // request / response body bytes
     uint64_t bad_signatures = 0, precondition_failed = 0, injected_errors = 0;
+    // PUT bodies (objects and parts) sent as UNSIGNED-PAYLOAD; x-amz-checksum-crc32c values that
+    // matched their body (a mismatch is answered 400 BadDigest and not counted).
+    uint64_t unsigned_payloads = 0, checksums_verified = 0;
   };
   Counters counters() const;
 

@@ -362,6 +362,50 @@ TEST_F(S3FakeMultipartTest, EntityTooSmallInvalidPartAndOrder) {
   EXPECT_FALSE(fake_->Object("archil", "m").has_value());
 }
 
+TEST_F(S3FakeTest, AChecksumThatIsNotTheBodysIsBadDigestAndStoresNothing) {
+  Response bad = Put("c", "hello", {{"x-amz-checksum-crc32c", store::ChecksumCrc32c("hellO")}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.Code(), "BadDigest");
+  EXPECT_FALSE(fake_->Object("archil", "c").has_value());
+  EXPECT_EQ(fake_->counters().checksums_verified, 0u);
+  Response good = Put("c", "hello", {{"x-amz-checksum-crc32c", store::ChecksumCrc32c("hello")}});
+  EXPECT_EQ(good.status, 200) << good.body;
+  EXPECT_EQ(fake_->Object("archil", "c"), "hello");
+  EXPECT_EQ(fake_->counters().checksums_verified, 1u);
+}
+
+// S3's rules for an upload created with x-amz-checksum-algorithm: every part carries its
+// checksum, and the completion lists it; an upload created without one takes no part checksum.
+TEST_F(S3FakeMultipartTest, AnUploadWithAChecksumAlgorithmNeedsEveryPartsChecksum) {
+  const Headers algorithm{{"x-amz-checksum-algorithm", "CRC32C"}};
+  Response created = Do("POST", "/archil/m", {{"uploads", ""}}, "", algorithm);
+  ASSERT_EQ(created.status, 200) << created.body;
+  const std::string id = Between(created.body, "UploadId");
+  const Query part1{{"partNumber", "1"}, {"uploadId", id}};
+  EXPECT_EQ(Do("PUT", "/archil/m", part1, "data").Code(), "InvalidRequest");
+  // The same part, with its checksum:
+  Response up = Do("PUT", "/archil/m", part1, "data",
+                   {{"x-amz-checksum-crc32c", store::ChecksumCrc32c("data")}});
+  ASSERT_EQ(up.status, 200) << up.body;
+  const std::string etag = up.headers["etag"];
+  EXPECT_EQ(Complete("m", id, {{1, etag}}).Code(), "InvalidPart");  // no <ChecksumCRC32C>
+  const std::string xml = "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>" + etag +
+                          "</ETag><ChecksumCRC32C>" + store::ChecksumCrc32c("data") +
+                          "</ChecksumCRC32C></Part></CompleteMultipartUpload>";
+  Response done = Do("POST", "/archil/m", {{"uploadId", id}}, xml);
+  EXPECT_EQ(done.status, 200) << done.body;
+  EXPECT_EQ(fake_->Object("archil", "m"), "data");
+
+  const std::string plain = Create("n");
+  EXPECT_EQ(Do("PUT", "/archil/n", {{"partNumber", "1"}, {"uploadId", plain}}, "data",
+               {{"x-amz-checksum-crc32c", store::ChecksumCrc32c("data")}})
+                .Code(),
+            "InvalidRequest");
+  EXPECT_EQ(
+      Do("POST", "/archil/o", {{"uploads", ""}}, "", {{"x-amz-checksum-algorithm", "MD5"}}).Code(),
+      "InvalidRequest");
+}
+
 TEST_F(S3FakeTest, TamperedRequestsAreRefusedAndStoreNothing) {
   Response body = Do("PUT", "/archil/t", {}, "hello", {}, With(&Tamper::sign_body, "hellp"));
   EXPECT_EQ(body.status, 400);
