@@ -82,6 +82,8 @@ int Run(int argc, char** argv) {
       in_flight = std::stoi(v);
     else if (a == "--reads")
       reads = std::stoi(v);
+    else if (a == "--payload" && (v == "signed" || v == "unsigned"))
+      c.payload = v == "signed" ? S3Config::Payload::kSigned : S3Config::Payload::kUnsigned;
     else
       Die("unknown flag " + a);
   }

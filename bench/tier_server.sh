@@ -32,16 +32,19 @@
 #                                     a new one started on the bucket: the time it reports
 #
 # Usage: bench/tier_server.sh [--latency-ms N] [--mbps N] [--size MiB] [--sustain S] [--runtime S]
-#                             [--rounds N] [--dir DIR] [--pin]
+#                             [--rounds N] [--dir DIR] [--pin] [--payload signed|unsigned]
 #   --pin: the fake on the last CPU alone, the server, the mount and fio on the others (the store
 #   stands for a service on other machines; without it, the fake's CPU competes with the server's)
+#   --payload: how the server and the store client send PUT bodies (S3Config::payload: signed,
+#   SHA-256 in the signature; unsigned, UNSIGNED-PAYLOAD and a CRC32C). The fake speaks http, where
+#   the default is signed; unsigned is what a store reached over https gets by default.
 #   defaults: 20 ms first byte, 200 MB/s, 1024 MiB, 20 s of sustained writes, 5 s per latency row,
 #   3 rounds of the idle/uploading lines,
 #   /var/tmp (a fresh subdirectory, removed on every exit unless ARCHIL_BENCH_KEEP=1). The fake
 #   keeps objects in memory: --size 10240 needs over 10 GiB of it.
 set -euo pipefail
 
-LATENCY=20 MBPS=200 SIZE=1024 SUSTAIN=20 RUNTIME=5 ROUNDS=3 DIR=/var/tmp PIN=0
+LATENCY=20 MBPS=200 SIZE=1024 SUSTAIN=20 RUNTIME=5 ROUNDS=3 DIR=/var/tmp PIN=0 PAYLOAD=signed
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --latency-ms) LATENCY="$2"; shift 2 ;;
@@ -52,10 +55,12 @@ while [[ $# -gt 0 ]]; do
     --rounds) ROUNDS="$2"; shift 2 ;;
     --dir) DIR="$2"; shift 2 ;;
     --pin) PIN=1; shift ;;
+    --payload) PAYLOAD="$2"; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "tier_server.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
+[[ $PAYLOAD == signed || $PAYLOAD == unsigned ]] || { echo "tier_server.sh: --payload is signed or unsigned" >&2; exit 2; }
 for n in "$LATENCY" "$MBPS" "$SIZE" "$SUSTAIN" "$RUNTIME" "$ROUNDS"; do
   [[ $n =~ ^[0-9]+$ && $n -gt 0 ]] || { echo "tier_server.sh: numbers must be whole and positive" >&2; exit 2; }
 done
@@ -102,12 +107,13 @@ STORE_BENCH=$B/bench/store_bench
 FLOOR_MBS=unmeasured
 if [[ -x $STORE_BENCH ]]; then
   start_fake --first-byte-latency-ms "$LATENCY" --bandwidth-mbps "$MBPS"
-  FLOOR_MBS=$("$STORE_BENCH" --endpoint "$EP" --dir "$W" --segments 12 --in-flight 4 --reads 1 |
+  FLOOR_MBS=$("$STORE_BENCH" --endpoint "$EP" --dir "$W" --segments 12 --in-flight 4 --reads 1 \
+    --payload "$PAYLOAD" |
     sed -n 's/^upload.*: \([0-9.]*\) MB\/s$/\1/p')
   stop "$FAKE_PID"
 fi
 start_fake --first-byte-latency-ms "$LATENCY" --bandwidth-mbps "$MBPS"
-STORE="s3://archil/bench?endpoint=$EP&region=us-east-1"
+STORE="s3://archil/bench?endpoint=$EP&region=us-east-1&payload=$PAYLOAD"
 
 start_server() {
   "$ARCHIL" server --data-dir "$W/data" --api-listen 127.0.0.1:0 --mount-listen 127.0.0.1:0 \
