@@ -1,5 +1,7 @@
 #include "client/dir_attrs.h"
 
+#include <sys/stat.h>
+
 namespace archil::client {
 
 uint64_t DirAttrs::Changing(posix::Ino ino) {
@@ -26,6 +28,16 @@ void DirAttrs::Changed(posix::Ino ino, uint64_t ticket, const std::optional<posi
     e.attr = after;
   }
   if (e.in_flight == 0 && !e.attr) entries_.erase(it);
+}
+
+void DirAttrs::Created(const posix::Attr& attr) {
+  if (!S_ISDIR(attr.mode)) return;
+  MutexLock lock(&mu_);
+  if (entries_.size() >= max_inodes_) DropIdle();
+  auto [it, inserted] = entries_.try_emplace(attr.ino.value());
+  if (!inserted) return;
+  it->second.ticket = ++next_ticket_;
+  it->second.attr = attr;
 }
 
 void DirAttrs::Forget(posix::Ino ino) {

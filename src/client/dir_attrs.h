@@ -41,6 +41,10 @@ class DirAttrs {
   // inode).
   void Changed(posix::Ino ino, uint64_t ticket, const std::optional<posix::Attr>& after)
       ARCHIL_EXCLUDES(mu_);
+  // `attr` is a directory the answer to its MKDIR just gave: kept, since no change of it can have
+  // been sent before its number was known. Ignored if `attr` is not a directory or something is
+  // already kept or in flight for its inode (inode numbers are never reused, so neither happens).
+  void Created(const posix::Attr& attr) ARCHIL_EXCLUDES(mu_);
   // `ino` was removed, or moved to another directory (its ".." and ctime changed).
   void Forget(posix::Ino ino) ARCHIL_EXCLUDES(mu_);
 

@@ -32,6 +32,29 @@ TEST(DirAttrs, TheAnswerToALoneChangeIsKeptUntilTheNextChangeIsSent) {
   EXPECT_EQ(d.size(), 0u);
 }
 
+// A directory made by MKDIR is known from its answer, until its first change is sent; a file's
+// attributes, or an inode already kept or changing, are not taken from a creation.
+TEST(DirAttrs, ANewDirectoryIsKnownFromItsMkdirUntilItsFirstChange) {
+  DirAttrs d;
+  d.Created(DirAttr(9, 2));
+  ASSERT_TRUE(d.Get(Ino(9)));
+  EXPECT_EQ(d.Get(Ino(9))->nlink, 2u);
+  uint64_t t = d.Changing(Ino(9));
+  EXPECT_FALSE(d.Get(Ino(9)));
+  d.Changed(Ino(9), t, DirAttr(9, 3));
+  EXPECT_EQ(d.Get(Ino(9))->nlink, 3u);
+  d.Created(DirAttr(9, 2));  // what is kept stays
+  EXPECT_EQ(d.Get(Ino(9))->nlink, 3u);
+  const uint64_t changing = d.Changing(Ino(5));
+  d.Created(DirAttr(5, 2));  // a change in flight: nothing is kept
+  EXPECT_FALSE(d.Get(Ino(5)));
+  d.Changed(Ino(5), changing, std::nullopt);
+  posix::Attr file = DirAttr(6, 1);
+  file.mode = 0100644;
+  d.Created(file);
+  EXPECT_FALSE(d.Get(Ino(6)));
+}
+
 TEST(DirAttrs, OverlappingChangesKeepNothingWhateverOrderTheyAreAnsweredIn) {
   for (bool first_answered_first : {true, false}) {
     DirAttrs d;

@@ -225,12 +225,26 @@ void RemoteFs::MarkGone(posix::Ino ino) {
   gone_.insert(ino.value());
 }
 
-Result<posix::Attr> RemoteFs::GetAttr(posix::Ino ino) {
-  if (Gone(ino)) return NoInode(ino);
+std::optional<posix::Attr> RemoteFs::Known(posix::Ino ino) {
   std::optional<posix::Attr> known;
   if (attr_log_) known = attr_log_->Get(ino);
   if (!known && dir_attrs_) known = dir_attrs_->Get(ino);
-  if (known) {
+  return known;
+}
+
+Result<posix::Attr> RemoteFs::LookupSeen(posix::Ino parent, std::string_view name, posix::Ino ino) {
+  if (!Gone(ino)) {
+    if (std::optional<posix::Attr> known = Known(ino)) {
+      local_lookups_.fetch_add(1, std::memory_order_relaxed);
+      return *known;
+    }
+  }
+  return Lookup(parent, name);
+}
+
+Result<posix::Attr> RemoteFs::GetAttr(posix::Ino ino) {
+  if (Gone(ino)) return NoInode(ino);
+  if (std::optional<posix::Attr> known = Known(ino)) {
     local_getattrs_.fetch_add(1, std::memory_order_relaxed);
     return *known;
   }
@@ -344,7 +358,10 @@ Result<posix::Attr> RemoteFs::Mkdir(posix::Ino parent, std::string_view name, ui
   DirChange change(dir_attrs_.get(), parent);
   auto r = Mutate<v1::MkdirReply>(proto::kTypeMkdir, m, Unstable(m.mutable_mut()));
   change.Done(ParentAttrOf(r));
-  return AttrOf(std::move(r));
+  Result<posix::Attr> made = AttrOf(std::move(r));
+  // Its first create, and the kernel's lookups of it, need not ask what the answer just said.
+  if (dir_attrs_ && made.ok()) dir_attrs_->Created(*made);
+  return made;
 }
 
 Result<posix::Attr> RemoteFs::Symlink(posix::Ino parent, std::string_view name,

@@ -44,6 +44,8 @@ class RemoteFs final : public posix::FileSystem {
 
   // GetAttrs answered without a request (DirAttrs, AttrLog).
   uint64_t local_getattrs() const { return local_getattrs_.load(std::memory_order_relaxed); }
+  // LookupSeens answered without a request (the same attributes GetAttr answers from).
+  uint64_t local_lookups() const { return local_lookups_.load(std::memory_order_relaxed); }
   // The attribute log's figures (all zero without one).
   AttrLog::Stats attr_log_stats() const;
 
@@ -54,6 +56,8 @@ class RemoteFs final : public posix::FileSystem {
   Result<v1::CheckpointCreateReply> Checkpoint(std::string_view name);
 
   Result<posix::Attr> Lookup(posix::Ino parent, std::string_view name) override;
+  // Answered without a request when `ino`'s attributes are known here (as GetAttr).
+  Result<posix::Attr> LookupSeen(posix::Ino parent, std::string_view name, posix::Ino ino) override;
   Result<posix::Attr> GetAttr(posix::Ino ino) override;
   Result<posix::Attr> SetAttr(posix::Ino ino, const posix::SetAttrRequest& request) override;
   Result<posix::Attr> Mknod(posix::Ino parent, std::string_view name, uint32_t mode, uint32_t rdev,
@@ -142,6 +146,8 @@ class RemoteFs final : public posix::FileSystem {
   // answered ENOENT without a request: the kernel sets the change time of a file it still caches
   // right after `rm` removed it. Bounded: forgotten past kMaxGone.
   bool Gone(posix::Ino ino) ARCHIL_EXCLUDES(mu_);
+  // `ino`'s attributes if this client knows them exactly (AttrLog, then DirAttrs), else nullopt.
+  std::optional<posix::Attr> Known(posix::Ino ino);
   void MarkGone(posix::Ino ino) ARCHIL_EXCLUDES(mu_);
   static constexpr size_t kMaxGone = size_t{1} << 16;
 
@@ -153,6 +159,7 @@ class RemoteFs final : public posix::FileSystem {
   std::atomic<uint64_t> inos_session_{0};      // DiskClient's recreated count inos_ was granted in
   std::atomic<uint64_t> lost_reported_{0};     // AttrLog's lost puts a Sync has reported
   std::atomic<uint64_t> local_getattrs_{0};
+  std::atomic<uint64_t> local_lookups_{0};
   Mutex mu_;
   std::optional<posix::StatFs> last_statfs_ ARCHIL_GUARDED_BY(mu_);
   std::unordered_set<uint64_t> gone_ ARCHIL_GUARDED_BY(mu_);

@@ -88,6 +88,12 @@ Result<NodeAttr> MountCore::Lookup(NodeId parent, std::string_view name) {
     return Status::Errno(ENOENT, "no such name in a directory this mount created");
   }
   const uint64_t generation = last_.Generation();
+  // A name this mount saw naming an inode (the kernel asks again before every exclusive create:
+  // `mkdir -p`, tar's mkdir of each directory it meets again). "." and ".." are never kept.
+  const bool dots = name == "." || name == "..";  // a ".." kept would not follow a move
+  if (std::optional<LastNames::Named> seen = dots ? std::nullopt : last_.Find(p, name)) {
+    return SeenOr(Named(p, name, generation, fs_->LookupSeen(p, name, seen->ino)));
+  }
   return SeenOr(Named(p, name, generation, fs_->Lookup(p, name)));
 }
 

@@ -22,7 +22,8 @@
 //    answered ENOENT without a request;
 //  - the inode an unlink removes with its only name, from the answers that named it
 //    (fs/last_names.h), so that the file system may answer the unlink itself
-//    (FileSystem::UnlinkLast);
+//    (FileSystem::UnlinkLast), and a lookup of such a name (FileSystem::LookupSeen: the kernel
+//    asks again before every exclusive create, `mkdir -p` of a path that exists);
 //  - the READDIR past the end of a listing, answered empty without a request while no name
 //    changed since the disk said the listing ended there (fs/listing_ends.h; writable mounts);
 //  - read-only mounts: every mutation is EROFS.

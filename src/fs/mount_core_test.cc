@@ -319,8 +319,14 @@ class CountingFs : public posix::ModelFs {
     ++lookups;
     return ModelFs::Lookup(parent, name);
   }
+  Result<posix::Attr> LookupSeen(posix::Ino parent, std::string_view name,
+                                 posix::Ino ino) override {
+    seen.push_back(ino);
+    return ModelFs::LookupSeen(parent, name, ino);
+  }
   int getxattrs = 0;
   int lookups = 0;
+  std::vector<posix::Ino> seen;  // the inodes LookupSeen was told
 };
 
 TEST(MountCoreCaps, CapabilityProbeAsksTheDiskOncePerInode) {
@@ -381,6 +387,37 @@ TEST(MountCoreKnownNames, ANameNotInADirectoryThisMountCreatedCostsNoRequest) {
   ASSERT_TRUE(core.Rename(dir, "g", dir, "h", 0).ok());
   EXPECT_TRUE(core.Lookup(dir, "g").ok());
   EXPECT_TRUE(core.Lookup(dir, "h").ok());  // d; the root was not created by this mount
+}
+
+// A lookup of a name the mount saw naming an inode tells the file system which inode (it may
+// answer without asking); a name whose inode gained a link, was removed, or "..", does not.
+TEST(MountCoreLastNames, ALookupOfANameSeenSaysWhichInodeItNames) {
+  CountingFs model(&SystemClock::Instance(), 0755);
+  MountCore core(&model, posix::kRootIno, MountOptions{});
+  Result<NodeAttr> d = core.Mkdir(kRootNode, "d", 0755, Caller{});
+  ASSERT_TRUE(d.ok());
+  Result<NodeAttr> f = core.Mknod(d->node, "f", S_IFREG | 0644, 0, Caller{});
+  ASSERT_TRUE(f.ok());
+  Result<NodeAttr> again = core.Lookup(kRootNode, "d");  // mkdir -p d: EEXIST after it
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->node, d->node);
+  ASSERT_TRUE(core.Lookup(d->node, "f").ok());
+  EXPECT_EQ(model.seen, (std::vector<posix::Ino>{d->attr.ino, f->attr.ino}));
+  ASSERT_TRUE(core.Rename(d->node, "f", d->node, "g", 0).ok());
+  ASSERT_TRUE(core.Lookup(d->node, "g").ok());
+  EXPECT_EQ(model.seen.back(), f->attr.ino);
+  EXPECT_EQ(model.seen.size(), 3u);
+  ASSERT_TRUE(core.Link(f->node, d->node, "h").ok());  // two names: neither is kept
+  ASSERT_TRUE(core.Lookup(d->node, "g").ok());
+  ASSERT_TRUE(core.Lookup(d->node, "h").ok());
+  (void)core.Lookup(d->node, "..");  // the model refuses it; never a seen name either way
+  EXPECT_EQ(model.seen.size(), 3u);
+  ASSERT_TRUE(core.Unlink(d->node, "g").ok());
+  ASSERT_TRUE(core.Unlink(d->node, "h").ok());
+  ASSERT_TRUE(core.Rmdir(kRootNode, "d").ok());
+  const size_t seen = model.seen.size();
+  EXPECT_EQ(Err(core.Lookup(kRootNode, "d")), ENOENT);
+  EXPECT_EQ(model.seen.size(), seen);
 }
 
 TEST(MountCoreHolds, ARemovalAsksWhoItRemovesOnlyWhileSomethingIsOpenAndTheNameIsUnseen) {

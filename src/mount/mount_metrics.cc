@@ -36,6 +36,10 @@ void AddMountCollectors(metrics::Registry* registry, fuse::Adapter* adapter,
               "GETATTRs answered without a request: a directory's from the answer to the last "
               "change of its names, an inode's whose attributes the mount knows exactly.",
               {}, double(remote->local_getattrs()));
+    s.Counter("archil_mount_local_lookups_total",
+              "LOOKUPs of a name the mount saw, answered without a request from the attributes "
+              "it knows of the inode (the kernel asks again before every exclusive create).",
+              {}, double(remote->local_lookups()));
     const client::AttrLog::Stats al = remote->attr_log_stats();
     s.Counter("archil_mount_local_setattrs_total",
               "SETATTRs answered by the mount and sent ahead of its next request (ADR 0028).", {},

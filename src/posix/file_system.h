@@ -35,6 +35,13 @@ class FileSystem {
   virtual ~FileSystem() = default;
 
   virtual Result<Attr> Lookup(Ino parent, std::string_view name) = 0;
+  // Lookup of `name` in `parent`, which its caller knows names `ino` (it saw so, and on a mount
+  // that owns its disk no name changes but through it): a file system that knows `ino`'s
+  // attributes may answer with them without asking the disk. The default is Lookup.
+  virtual Result<Attr> LookupSeen(Ino parent, std::string_view name, Ino ino) {
+    (void)ino;
+    return Lookup(parent, name);
+  }
   virtual Result<Attr> GetAttr(Ino ino) = 0;
   // EISDIR for a size change of a directory, EINVAL for other non-regular files; EINVAL for mode
   // bits beyond 07777.
