@@ -41,7 +41,11 @@ Result<ApiReply> ApiClient::Call(
     req.headers.emplace_back("Content-Type", "application/json");
     req.body = body->dump(-1, ' ', false, json::error_handler_t::replace);
   }
-  ARCHIL_ASSIGN_OR_RETURN(HttpResponse res, SendHttpRequest(url_, req, options_));
+  Result<HttpResponse> sent = [&] {
+    MutexLock lock(&session_->mu);
+    return session_->http.Send(req);
+  }();
+  ARCHIL_ASSIGN_OR_RETURN(HttpResponse res, std::move(sent));
   return DecodeApiReply(res.status, res.body);
 }
 

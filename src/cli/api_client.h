@@ -2,9 +2,14 @@
 //
 // A success returns the envelope's `data` (and `nextCursor`); an error envelope becomes a Status
 // whose code follows the HTTP status and whose message is the server's. Anything else the server
-// says (no JSON, no envelope) is Corruption, never a crash.
+// says (no JSON, no envelope) is Corruption, never a crash. The calls of one client (and of its
+// copies) go one after another on one kept-alive connection (HttpSession): a command that makes
+// several pays one TCP and TLS handshake.
+//
+// Thread-safety: safe for concurrent use (calls are serialized).
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -12,6 +17,7 @@
 #include <vector>
 
 #include "api/endpoints.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "http/http_client.h"
 
@@ -26,7 +32,8 @@ struct ApiReply {
 class ApiClient {
  public:
   ApiClient(Url url, std::string api_key, HttpClientOptions options)
-      : url_(std::move(url)), api_key_(std::move(api_key)), options_(std::move(options)) {}
+      : api_key_(std::move(api_key)),
+        session_(std::make_shared<Session>(std::move(url), std::move(options))) {}
 
   // `target` is the path and query ("/api/disks?limit=10"); `body` is sent as JSON if given.
   Result<ApiReply> Call(const std::string& method, const std::string& target,
@@ -34,9 +41,13 @@ class ApiClient {
                         const std::vector<std::pair<std::string, std::string>>& headers = {}) const;
 
  private:
-  Url url_;
+  struct Session {
+    Session(Url url, HttpClientOptions options) : http(std::move(url), std::move(options)) {}
+    Mutex mu;
+    HttpSession http ARCHIL_GUARDED_BY(mu);
+  };
   std::string api_key_;
-  HttpClientOptions options_;
+  std::shared_ptr<Session> session_;
 };
 
 // Decodes a response (status and body) as Call() does: the envelope's data on success; on

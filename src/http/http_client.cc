@@ -6,6 +6,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -43,8 +44,10 @@ std::string OpenSslError() {
   return buf;
 }
 
+}  // namespace
+
 // A connected socket, optionally wrapped in TLS. Closes on destruction.
-class Connection {
+class HttpSession::Connection {
  public:
   ~Connection() {
     if (ssl_) {
@@ -106,8 +109,18 @@ class Connection {
     return Status::Ok();
   }
 
+  // Whether the server has sent something, or closed, while no request was outstanding: then this
+  // connection cannot carry another request.
+  bool Stale() const {
+    pollfd p{fd_, POLLIN, 0};
+    return poll(&p, 1, 0) != 0 || (ssl_ && SSL_pending(ssl_) > 0);
+  }
+  // Whether the last response was read to the end of the stream (no length told where it ends).
+  bool ended() const { return ended_; }
+
   // Reads until the peer closes, or the response is known complete, or `max` bytes.
   Result<std::string> ReadResponse(size_t max) {
+    ended_ = false;
     std::string buf;
     size_t expected = 0;  // 0: headers not complete yet; SIZE_MAX: read until the server closes
     char chunk[16384];
@@ -117,7 +130,10 @@ class Connection {
         n = SSL_read(ssl_, chunk, sizeof(chunk));
         if (n <= 0) {
           int e = SSL_get_error(ssl_, static_cast<int>(n));
-          if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && errno == 0)) break;
+          if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && errno == 0)) {
+            ended_ = true;
+            break;
+          }
           return Status::Unavailable("TLS read failed: " + OpenSslError());
         }
       } else {
@@ -130,7 +146,10 @@ class Connection {
           return Status::Unavailable(std::string("receive failed: ") +
                                      std::generic_category().message(errno));
         }
-        if (n == 0) break;
+        if (n == 0) {
+          ended_ = true;
+          break;
+        }
       }
       buf.append(chunk, static_cast<size_t>(n));
       if (buf.size() > max) return Status::TooLarge("server answer larger than the client limit");
@@ -141,6 +160,11 @@ class Connection {
         }
       }
       if (expected != 0 && buf.size() >= expected) break;
+      // A chunked body ends with its last, empty chunk (and no trailer: this client asks none).
+      if (expected == SIZE_MAX && buf.size() >= 5 &&
+          buf.compare(buf.size() - 5, 5, "0\r\n\r\n") == 0 && ParseHttpResponse(buf).ok()) {
+        break;
+      }
     }
     return buf;
   }
@@ -182,7 +206,10 @@ class Connection {
   int fd_ = -1;
   SSL_CTX* ctx_ = nullptr;
   SSL* ssl_ = nullptr;
+  bool ended_ = false;
 };
+
+namespace {
 
 Result<std::string> DecodeChunked(std::string_view in) {
   std::string out;
@@ -329,21 +356,61 @@ Result<HttpResponse> ParseHttpResponse(std::string_view raw) {
 
 Result<HttpResponse> SendHttpRequest(const Url& url, const HttpRequest& req,
                                      const HttpClientOptions& o) {
-  Connection conn;
-  ARCHIL_RETURN_IF_ERROR(conn.Connect(url, o));
-  std::string host = url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host;
-  std::string msg = req.method + " " + url.base_path + req.target + " HTTP/1.1\r\nHost: " + host +
-                    ":" + url.port + "\r\nConnection: close\r\nAccept: application/json\r\n";
+  HttpSession session(url, o);
+  return session.Send(req);
+}
+
+HttpSession::HttpSession(Url url, HttpClientOptions options)
+    : url_(std::move(url)), options_(std::move(options)) {}
+
+HttpSession::~HttpSession() = default;
+
+Result<HttpResponse> HttpSession::Send(const HttpRequest& req) {
+  std::string host = url_.host.find(':') != std::string::npos ? "[" + url_.host + "]" : url_.host;
+  std::string msg = req.method + " " + url_.base_path + req.target + " HTTP/1.1\r\nHost: " + host +
+                    ":" + url_.port + "\r\nAccept: application/json\r\n";
   for (const auto& [k, v] : req.headers) msg += k + ": " + v + "\r\n";
   if (!req.body.empty() || req.method == "POST" || req.method == "PUT") {
     msg += "Content-Length: " + std::to_string(req.body.size()) + "\r\n";
   }
   msg += "\r\n";
   msg += req.body;
-  ARCHIL_RETURN_IF_ERROR(conn.SendAll(msg));
-  ARCHIL_ASSIGN_OR_RETURN(std::string raw, conn.ReadResponse(o.max_response_bytes));
-  if (raw.empty()) return Status::Unavailable("the server closed the connection without answering");
-  return ParseHttpResponse(raw);
+  const bool idempotent = req.method != "POST" && req.method != "PATCH";
+  for (int attempt = 0;; ++attempt) {
+    if (conn_ && conn_->Stale()) conn_.reset();  // the server ended its keep-alive
+    const bool reused = conn_ != nullptr;
+    if (!conn_) {
+      auto fresh = std::make_unique<Connection>();
+      ARCHIL_RETURN_IF_ERROR(fresh->Connect(url_, options_));
+      conn_ = std::move(fresh);
+      ++connections_;
+    }
+    Status sent = conn_->SendAll(msg);
+    Result<std::string> raw =
+        sent.ok() ? conn_->ReadResponse(options_.max_response_bytes) : Result<std::string>(sent);
+    const bool nothing = !raw.ok() || raw->empty();
+    if (nothing && reused && idempotent && attempt == 0) {
+      conn_.reset();  // closed under us between the check and the request: once more, fresh
+      continue;
+    }
+    if (!raw.ok()) {
+      conn_.reset();
+      return raw.status();
+    }
+    if (raw->empty()) {
+      conn_.reset();
+      return Status::Unavailable("the server closed the connection without answering");
+    }
+    Result<HttpResponse> r = ParseHttpResponse(*raw);
+    bool close = !r.ok() || conn_->ended();
+    if (r.ok()) {
+      for (const auto& [k, v] : r->headers) {
+        if (k == "connection" && Lower(v).find("close") != std::string::npos) close = true;
+      }
+    }
+    if (close) conn_.reset();
+    return r;
+  }
 }
 
 std::string UrlEncode(std::string_view s) {

@@ -1,13 +1,17 @@
-// A small HTTP/1.1 client for the CLI and the mount helper: one request per connection, plain TCP
-// or TLS (OpenSSL, linked statically), bounded in time and size.
+// A small HTTP/1.1 client for the CLI and the mount helper: plain TCP or TLS (OpenSSL, linked
+// statically), bounded in time and size. SendHttpRequest sends one request on a connection of its
+// own; an HttpSession sends its requests one after another on one kept-alive connection (a CLI
+// command that makes several calls pays one TCP and TLS handshake, not one each).
 //
 // Why not cpp-httplib's client: Debian ships it only as a shared library that pulls in dynamic
 // OpenSSL, brotli and zlib, which alone costs the CLI ~8 ms of start-up (docs/adr/0001). This
 // client needs none of that and is fuzzed through ParseHttpResponse.
 //
-// Thread-safety: free functions; no shared state.
+// Thread-safety: the free functions share no state; an HttpSession is used by one thread at a
+// time.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -50,6 +54,33 @@ struct HttpClientOptions {
 // (the message names the address), Corruption for a malformed or truncated response.
 Result<HttpResponse> SendHttpRequest(const Url& url, const HttpRequest& request,
                                      const HttpClientOptions& options);
+
+// Requests on one kept-alive connection to `url`, opened at the first request. Before each later
+// request the connection is checked, and opened again if the server closed it meanwhile (its
+// keep-alive ended). A request whose connection fails after it was sent is sent again on a fresh
+// connection only if its method is idempotent (GET, HEAD, PUT, DELETE) and no byte of an answer
+// came; a POST's failure is returned, since the server may have acted on it. A response that
+// says `Connection: close` ends the connection after it.
+class HttpSession {
+ public:
+  HttpSession(Url url, HttpClientOptions options);
+  ~HttpSession();
+  HttpSession(const HttpSession&) = delete;
+  HttpSession& operator=(const HttpSession&) = delete;
+
+  // As SendHttpRequest.
+  Result<HttpResponse> Send(const HttpRequest& request);
+
+  // Connections opened so far (for tests).
+  int connections() const { return connections_; }
+
+ private:
+  class Connection;
+  const Url url_;
+  const HttpClientOptions options_;
+  std::unique_ptr<Connection> conn_;
+  int connections_ = 0;
+};
 
 // Parses a complete HTTP/1.1 response (status line, headers, body by Content-Length, chunked
 // encoding or end of stream). Exposed for tests and the fuzzer.
