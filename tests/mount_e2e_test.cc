@@ -4,6 +4,7 @@
 // and mount/unmount cycles that leak nothing.
 //
 // Skipped (not failed) without root or /dev/fuse, unless ARCHIL_REQUIRE_FUSE=1 (CI sets it).
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <netinet/in.h>
@@ -784,6 +785,49 @@ TEST_F(MountTest, MkdirPOfAPathThatExistsCostsNoRequest) {
   for (int i = 0; i < 20; ++i) {
     EXPECT_EQ(::access((top + "/b/c/d/f" + std::to_string(i)).c_str(), F_OK), 0) << i;
   }
+}
+
+// The names of `dir`, in the order readdir(3) gives them, without "." and "..".
+std::vector<std::string> Listing(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir(dir.c_str());
+  EXPECT_NE(d, nullptr) << dir;
+  if (d == nullptr) return names;
+  while (dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  ::closedir(d);
+  return names;
+}
+
+// The kernel keeps a listing it read to its end (cache_readdir) and lists the directory again from
+// it, without a request to the mount; a change of the directory's names through the mount makes
+// it ask again, and the listing shows the change.
+TEST_F(MountTest, ADirectoryListedAgainIsListedFromTheKernelsCacheUntilItsNamesChange) {
+  StartServer();
+  CreateDisk("lscache");
+  ASSERT_EQ(Mount("lscache").exit_code, 0);
+  const std::string dir = mnt_ + "/d";
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  for (int i = 0; i < 50; ++i) std::ofstream(dir + "/f" + std::to_string(i)) << "x";
+  const double before = Requests("READDIR");
+  const std::vector<std::string> first = Listing(dir);
+  EXPECT_EQ(first.size(), 50u);
+  const double listed = Requests("READDIR");
+  EXPECT_GE(listed - before, 1);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(Listing(dir), first);
+  EXPECT_EQ(Requests("READDIR"), listed) << "listed again from the disk, not the kernel's cache";
+  std::ofstream(dir + "/new") << "y";
+  std::vector<std::string> now = Listing(dir);
+  EXPECT_EQ(std::count(now.begin(), now.end(), "new"), 1);
+  ASSERT_EQ(::unlink((dir + "/f0").c_str()), 0);
+  ASSERT_EQ(::rename((dir + "/f1").c_str(), (dir + "/g1").c_str()), 0);
+  now = Listing(dir);
+  EXPECT_EQ(std::count(now.begin(), now.end(), "f0"), 0);
+  EXPECT_EQ(std::count(now.begin(), now.end(), "f1"), 0);
+  EXPECT_EQ(std::count(now.begin(), now.end(), "g1"), 1);
+  EXPECT_EQ(now.size(), 50u);
 }
 
 // Removing a tree (what `rm -rf` does: unlink each file, then rmdir) costs no request per file:

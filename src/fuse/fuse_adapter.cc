@@ -295,6 +295,11 @@ void Fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) {
 void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   InFlight f(req);
   fi->fh = Core(req).OpenDir(ino);
+  // The kernel keeps the listing and serves the next from it; a change of the directory's names
+  // through this mount (or its mtime) resets it, and nothing else changes this disk
+  // (semantics.md §3.15).
+  fi->cache_readdir = 1;
+  fi->keep_cache = 1;
   if (fuse_reply_open(req, fi) != 0) (void)Core(req).Release(ino);
 }
 
