@@ -57,9 +57,9 @@ Result<HttpResponse> SendHttpRequest(const Url& url, const HttpRequest& request,
 
 // Requests on one kept-alive connection to `url`, opened at the first request. Before each later
 // request the connection is checked, and opened again if the server closed it meanwhile (its
-// keep-alive ended). A request whose connection fails after it was sent is sent again on a fresh
-// connection only if its method is idempotent (GET, HEAD, PUT, DELETE) and no byte of an answer
-// came; a POST's failure is returned, since the server may have acted on it. A response that
+// keep-alive ended). A request on a reused connection that got no answer (the connection ended,
+// or a read failed) is sent once more on a fresh connection unless it is a POST or a PATCH: the
+// server may have acted on those, so their failure is returned. A response that
 // says `Connection: close` ends the connection after it.
 class HttpSession {
  public:
