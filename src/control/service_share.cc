@@ -89,8 +89,10 @@ Result<ShareLink> ControlService::CreateShareLink(const ShareCredential& by,
   // The file must be there now; the link fails later if it goes.
   ARCHIL_RETURN_IF_ERROR(files_->OpenFile(disk, normal).status());
   ARCHIL_ASSIGN_OR_RETURN(std::string key, catalog_->ShareKey());
-  ShareClaims claims{disk.str(), by.id, normal,
-                     clock_->NowMicros() / 1'000'000 + static_cast<int64_t>(expires_in), by.kind};
+  // Expiry is kept to the second, rounded up: a link lives at least `expires_in` seconds (at most
+  // one more), never less because it was made late in a second.
+  const int64_t now_s = (clock_->NowMicros() + 999'999) / 1'000'000;
+  ShareClaims claims{disk.str(), by.id, normal, now_s + static_cast<int64_t>(expires_in), by.kind};
   return ShareLink{SignShareToken(claims, key), expires_in};
 }
 

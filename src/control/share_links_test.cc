@@ -167,6 +167,17 @@ TEST_F(ShareLinksTest, ALinkWorksUntilItsLastSecondAndIsGoneAtItsExpiry) {
   EXPECT_FALSE(r.stream);
 }
 
+TEST_F(ShareLinksTest, ALinkMadeLateInASecondStillLivesItsWholeTime) {
+  clock_.Advance(999'999);  // 1 µs before a second ends
+  const std::string token = Link("dir/f", 1);
+  clock_.Advance(1'000'000);  // a full second after it was made
+  ApiResponse r = Call("GET", "/api/share/" + token, "", /*with_key=*/false);
+  EXPECT_EQ(r.status, 200) << r.body;
+  clock_.Advance(1'000'000);  // never more than one second over
+  r = Call("GET", "/api/share/" + token, "", false);
+  EXPECT_EQ(r.status, 410) << r.body;
+}
+
 TEST_F(ShareLinksTest, RangesAreCutFromTheStreamedFile) {
   const std::string token = Link("dir/f", 600);
   ApiResponse r = Call("GET", "/api/share/" + token, "", false, "bytes=999-2500");
