@@ -448,9 +448,10 @@ TEST(DiskServer, UnderConcurrentChangesTheDiskHoldsWhatTheLastAnswerShowed) {
 }
 
 // A directory's attributes kept from the answer to a change of its names (DirAttrs) are older
-// than a change of the directory the client answered itself: once that change is sent, a GETATTR
-// gets the change (found by the differential test: a chown of a directory undone in the
-// kernel's eyes after it dropped its cache).
+// than a later change of the directory: a GETATTR gets the change (found by the differential
+// test: a chown of a directory undone in the kernel's eyes after it dropped its cache). A
+// directory's SETATTR is not answered by the client (its attributes are DirAttrs', which creates
+// answered by the client change): it goes to the server.
 TEST(DiskServer, ADirectoryChangedByTheClientIsNotAnsweredFromOlderAttributes) {
   ExclusiveClient x;
   ASSERT_TRUE(x.c);
@@ -464,9 +465,11 @@ TEST(DiskServer, ADirectoryChangedByTheClientIsNotAnsweredFromOlderAttributes) {
   posix::SetAttrRequest chown;
   chown.uid = 1001;
   const uint64_t answered = fs.attr_log_stats().answered;
+  const int setattrs = x.Requests("SETATTR");
   ASSERT_TRUE(fs.SetAttr(d->ino, chown).ok());
-  ASSERT_EQ(fs.attr_log_stats().answered, answered + 1);
-  ASSERT_TRUE(fs.Mkdir(kRootIno, "later", 0755, {}).ok());  // carries the chown
+  EXPECT_EQ(fs.attr_log_stats().answered, answered);
+  EXPECT_EQ(x.Requests("SETATTR"), setattrs + 1);
+  ASSERT_TRUE(fs.Mkdir(kRootIno, "later", 0755, {}).ok());
   Result<posix::Attr> now = fs.GetAttr(d->ino);
   ASSERT_TRUE(now.ok());
   EXPECT_EQ(now->uid, 1001u);
@@ -598,8 +601,8 @@ TEST(DiskServer, SmallWritesTheClientAnsweredReachTheDiskAheadOfItsNextRequest) 
 // Inode numbers granted to a session (INO_GRANT) name the creates its client answered itself,
 // sent ahead of a request (Mut.creates, before the writes that fill them): the disk holds the
 // names, the inodes with the client's numbers, owners and times, and their data. A number used
-// once refuses the request that names it again; a create of a directory or a bad grant is refused
-// at the wire.
+// once refuses the request that names it again; a create of a directory makes what MKDIR makes; a
+// directory with a device number, a symlink or a bad grant is refused at the wire.
 TEST(DiskServer, CreatesTheClientAnsweredUseTheNumbersGrantedToItsSession) {
   ExclusiveClient x;
   ASSERT_TRUE(x.c);
@@ -653,11 +656,23 @@ TEST(DiskServer, CreatesTheClientAnsweredUseTheNumbersGrantedToItsSession) {
   EXPECT_EQ(Err(direct->Lookup(kRootIno, "b")), ENOENT);
   EXPECT_EQ(Err(direct->Lookup(kRootIno, "c")), ENOENT);
 
-  v1::PutAttrs dir;
-  create(dir.mutable_mut(), "d", first + 2, S_IFDIR | 0755);
-  EXPECT_EQ(Err(x.c->CallAs<v1::PutAttrsReply>(proto::kTypePutAttrs, dir, dir.mutable_mut())),
+  v1::PutAttrs bad;
+  create(bad.mutable_mut(), "d", first + 2, S_IFDIR | 0755);
+  bad.mutable_mut()->mutable_creates(0)->set_rdev(1);
+  create(bad.mutable_mut(), "l", first + 3, S_IFLNK | 0777);
+  EXPECT_EQ(Err(x.c->CallAs<v1::PutAttrsReply>(proto::kTypePutAttrs, bad, bad.mutable_mut())),
             EINVAL);
   EXPECT_EQ(Err(direct->Lookup(kRootIno, "d")), ENOENT);
+  const uint32_t root_links = direct->GetAttr(kRootIno)->nlink;
+  v1::PutAttrs dir;
+  create(dir.mutable_mut(), "d", first + 2, S_IFDIR | 0755);
+  ASSERT_TRUE(x.c->CallAs<v1::PutAttrsReply>(proto::kTypePutAttrs, dir, dir.mutable_mut()).ok());
+  Result<posix::Attr> d = direct->Lookup(kRootIno, "d");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->ino.value(), first + 2);
+  EXPECT_EQ(d->mode, S_IFDIR | 0755u);
+  EXPECT_EQ(d->nlink, 2u);
+  EXPECT_EQ(direct->GetAttr(kRootIno)->nlink, root_links + 1);
   v1::InoGrant none;
   EXPECT_EQ(Err(x.c->CallAs<v1::InoGrantReply>(proto::kTypeInoGrant, none, none.mutable_mut())),
             EINVAL);

@@ -16,10 +16,13 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <random>
@@ -799,6 +802,89 @@ std::vector<std::string> Listing(const std::string& dir) {
   }
   ::closedir(d);
   return names;
+}
+
+// Directories made in a directory whose names the mount knows are answered by the mount (a
+// number of its session's grant, carried ahead of the next request like a file's create): a tree
+// of directories and files costs no MKDIR, MKNOD, LOOKUP or GETATTR. The kernel is shown the
+// times and link counts the disk holds after a remount; a directory listed, renamed or removed
+// before its create was sent is sent first; the set-group-ID bit is inherited.
+TEST_F(MountTest, ATreeOfNewDirectoriesIsAnsweredByTheMountAndIsWhatTheDiskHolds) {
+  StartServer();
+  CreateDisk("mkdirs");
+  ASSERT_EQ(Mount("mkdirs").exit_code, 0);
+  const std::string top = mnt_ + "/top";
+  ASSERT_EQ(::mkdir(top.c_str(), 0755), 0);  // the root's names are not known: the server's
+  ASSERT_EQ(::chmod(top.c_str(), 02775), 0);
+  // One create first: the session's grant of numbers is asked for once.
+  ASSERT_EQ(::close(::open((top + "/first").c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644)), 0);
+  std::map<std::string, double> before;
+  const std::vector<std::string> ops = {"MKDIR", "MKNOD", "LOOKUP", "GETATTR", "INO_GRANT"};
+  for (const std::string& op : ops) before[op] = Requests(op);
+  std::vector<std::string> dirs;
+  for (int i = 0; i < 6; ++i) {
+    const std::string a = top + "/a" + std::to_string(i);
+    ASSERT_EQ(RunCommand({"/bin/mkdir", "-p", a + "/b/c"}, env_).exit_code, 0);
+    ASSERT_EQ(::mkdir((a + "/e").c_str(), 0700), 0);
+    for (const std::string& d : {a, a + "/b", a + "/b/c", a + "/e"}) {
+      dirs.push_back(d);
+      const int fd = ::open((d + "/f").c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
+      ASSERT_GE(fd, 0) << d;
+      ASSERT_EQ(::write(fd, d.data(), d.size()), static_cast<ssize_t>(d.size()));
+      ASSERT_EQ(::close(fd), 0);
+    }
+  }
+  for (const std::string& op : ops) {
+    EXPECT_EQ(Requests(op) - before[op], 0) << op << " sent for a tree the mount knows";
+  }
+  EXPECT_GE(MetricValue(Archil({"metrics", mnt_}).out, "archil_mount_local_creates_total"), 48);
+
+  // What the kernel was shown, before the creates are sent.
+  std::map<std::string, struct stat> shown;
+  for (const std::string& d : dirs) ASSERT_EQ(::stat(d.c_str(), &shown[d]), 0) << d;
+  ASSERT_EQ(::stat(top.c_str(), &shown[top]), 0);
+  EXPECT_EQ(shown[top].st_nlink, 8u) << "its own, \".\" and six subdirectories' \"..\"";
+  EXPECT_EQ(shown[top + "/a0"].st_nlink, 4u);
+  EXPECT_EQ(shown[top + "/a0/e"].st_mode, static_cast<mode_t>(S_IFDIR | 02700))
+      << "set-group-ID inherited from top";
+  EXPECT_EQ(shown[top + "/a0/e"].st_gid, shown[top].st_gid);
+
+  // Listing, renaming and removing directories whose creates were not sent yet.
+  std::vector<std::string> listed = Listing(top + "/a1/b");
+  std::sort(listed.begin(), listed.end());
+  EXPECT_EQ(listed, (std::vector<std::string>{"c", "f"}));
+  ASSERT_EQ(::mkdir((top + "/gone").c_str(), 0755), 0);
+  ASSERT_EQ(::rmdir((top + "/gone").c_str()), 0);
+  ASSERT_EQ(::mkdir((top + "/from").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((top + "/from/in").c_str(), 0755), 0);
+  ASSERT_EQ(::rename((top + "/from").c_str(), (top + "/to").c_str()), 0);
+  struct stat moved {};
+  ASSERT_EQ(::stat((top + "/to/in").c_str(), &moved), 0);
+  ASSERT_EQ(::stat(top.c_str(), &shown[top]), 0);
+
+  ASSERT_EQ(Archil({"unmount", mnt_}).exit_code, 0);
+  ASSERT_EQ(Mount("mkdirs").exit_code, 0);
+  for (const auto& [d, was] : shown) {
+    struct stat now {};
+    ASSERT_EQ(::stat(d.c_str(), &now), 0) << d;
+    EXPECT_EQ(now.st_ino, was.st_ino) << d;
+    EXPECT_EQ(now.st_mode, was.st_mode) << d;
+    EXPECT_EQ(now.st_nlink, was.st_nlink) << d;
+    EXPECT_EQ(now.st_uid, was.st_uid) << d;
+    EXPECT_EQ(now.st_gid, was.st_gid) << d;
+    EXPECT_EQ(now.st_mtim.tv_sec, was.st_mtim.tv_sec) << d;
+    EXPECT_EQ(now.st_mtim.tv_nsec, was.st_mtim.tv_nsec) << d;
+    EXPECT_EQ(now.st_ctim.tv_nsec, was.st_ctim.tv_nsec) << d;
+    if (d == top) continue;
+    std::ifstream in(d + "/f");
+    std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(data, d) << d;
+  }
+  EXPECT_NE(::access((top + "/gone").c_str(), F_OK), 0);
+  EXPECT_NE(::access((top + "/from").c_str(), F_OK), 0);
+  struct stat in_after {};
+  ASSERT_EQ(::stat((top + "/to/in").c_str(), &in_after), 0);
+  EXPECT_EQ(in_after.st_ino, moved.st_ino);
 }
 
 // The kernel keeps a listing it read to its end (cache_readdir) and lists the directory again from

@@ -11,6 +11,14 @@ namespace {
 
 constexpr uint64_t kDataBlock = 4096;  // the engine's block (formats.md), for st_blocks
 
+// The changes `puts` carries, as counted carried and lost: one per put and remove (a file's create
+// has its put), one per directory created (which has none).
+uint64_t Changes(const posix::Puts& puts) {
+  const auto dirs = std::count_if(puts.creates.begin(), puts.creates.end(),
+                                  [](const posix::CreatePut& c) { return S_ISDIR(c.mode); });
+  return puts.attrs.size() + puts.removes.size() + static_cast<uint64_t>(dirs);
+}
+
 }  // namespace
 
 AttrLog::Ticket AttrLog::Begin() {
@@ -36,7 +44,8 @@ AttrLog::Ticket AttrLog::Begin() {
       t.puts.writes.push_back(posix::WritePut{e.put.ino, e.data_offset, std::move(e.data)});
       e.data.clear();
     }
-    t.puts.attrs.push_back(e.put);
+    // A directory created here carries no put: the creates in it that follow set its times.
+    if (!S_ISDIR(e.attr.mode)) t.puts.attrs.push_back(e.put);
     ++it;
   }
   // The server takes a range's numbers in increasing order (protocol.md §5.3.3); the pool handed
@@ -47,7 +56,7 @@ AttrLog::Ticket AttrLog::Begin() {
   removes_.clear();
   if (!t.puts.empty()) {
     carrier_in_flight_ = true;
-    counts_.carried += t.puts.attrs.size() + t.puts.removes.size();
+    counts_.carried += Changes(t.puts);
     pending_ = 0;
     pending_bytes_ = 0;
     pending_writes_ = 0;
@@ -80,14 +89,14 @@ void AttrLog::End(Ticket ticket, bool puts_applied, const std::optional<posix::A
         continue;
       }
       Held(it->second);  // or never will: a read asks the server either way
-      if (keep) {
+      if (keep && !S_ISDIR(it->second.attr.mode)) {
         it->second.state = State::kKnown;
         ++it;
       } else {
         it = entries_.erase(it);
       }
     }
-    if (!puts_applied) counts_.lost += ticket.puts.attrs.size() + ticket.puts.removes.size();
+    if (!puts_applied) counts_.lost += Changes(ticket.puts);
     // Every remove answered here was carried by this mutation: none is answered while one is in
     // flight.
     if (!ticket.puts.removes.empty()) {
@@ -97,7 +106,11 @@ void AttrLog::End(Ticket ticket, bool puts_applied, const std::optional<posix::A
     carrier_in_flight_ = false;
     carrier_done_.SignalAll();
   }
-  if (alone && learned) entries_[learned->ino.value()] = Entry{*learned, State::kKnown, {}};
+  // A directory's attributes are DirAttrs' (client/dir_attrs.h), which a create answered here in
+  // it changes; kept here too, they would go stale.
+  if (alone && learned && !S_ISDIR(learned->mode)) {
+    entries_[learned->ino.value()] = Entry{*learned, State::kKnown, {}};
+  }
 }
 
 std::optional<posix::Attr> AttrLog::Answer(posix::Ino ino, const posix::SetAttrRequest& r,
@@ -106,7 +119,8 @@ std::optional<posix::Attr> AttrLog::Answer(posix::Ino ino, const posix::SetAttrR
   MutexLock lock(&mu_);
   if (in_flight_ != 0) return std::nullopt;
   auto it = entries_.find(ino.value());
-  if (it == entries_.end()) return std::nullopt;
+  // A directory's attributes are not kept here (Get): its SETATTR goes to the server.
+  if (it == entries_.end() || S_ISDIR(it->second.attr.mode)) return std::nullopt;
   Entry& e = it->second;
   Pend(ino, e, now_ns);
   posix::Attr& a = e.attr;
@@ -229,14 +243,16 @@ void AttrLog::AwaitCarrier() const {
 std::optional<posix::Attr> AttrLog::Get(posix::Ino ino) const {
   MutexLock lock(&mu_);
   auto it = entries_.find(ino.value());
-  if (it == entries_.end()) return std::nullopt;
+  if (it == entries_.end() || S_ISDIR(it->second.attr.mode)) return std::nullopt;
   return it->second.attr;
 }
 
 void AttrLog::Overlay(posix::Attr* a) const {
   MutexLock lock(&mu_);
   auto it = entries_.find(a->ino.value());
-  if (it != entries_.end() && it->second.state != State::kKnown) *a = it->second.attr;
+  if (it != entries_.end() && it->second.state != State::kKnown && !S_ISDIR(it->second.attr.mode)) {
+    *a = it->second.attr;
+  }
 }
 
 AttrLog::Stats AttrLog::stats() const {

@@ -15,12 +15,19 @@
 // the next mutation too (Mut.writes, before the puts, which hold the times the write showed). A
 // read of such a file's data must send what waits first (Unsent).
 //
-// A create of a file, FIFO, socket or device in a directory whose names the client knows is
-// answered here the same way (AnswerCreate, ADR 0025), with an inode number the server granted
-// the session (client/ino_pool.h): the create rides ahead of the next mutation (Mut.creates,
-// before the writes, which may fill the new file), and the new inode is known from then on. A
-// read that could see it (a LOOKUP or READDIR of its directory, a READ, GETXATTR or LISTXATTR of
-// it) must send it first (Unsent, UnsentIn, then AwaitCarrier).
+// A create of a file, FIFO, socket, device or directory in a directory whose names the client
+// knows is answered here the same way (AnswerCreate, ADR 0025), with an inode number the server
+// granted the session (client/ino_pool.h): the create rides ahead of the next mutation
+// (Mut.creates, before the writes, which may fill the new file), and a new non-directory is known
+// from then on. A read that could see it (a LOOKUP or READDIR of its directory, a READ, GETXATTR
+// or LISTXATTR of it; a GETATTR, LOOKUP in or READDIR of a new directory) must send it first
+// (Unsent, UnsentIn, then AwaitCarrier). Creates are carried in the order of their numbers, which
+// is the order they were answered in (the pool hands numbers out in increasing order), so a
+// directory's create precedes the creates in it.
+//
+// A directory's attributes are never kept here (Get, Answer): they are DirAttrs'
+// (client/dir_attrs.h), which creates and removes answered here in it change. A directory
+// created here carries no attribute put (its creates in it set its times).
 //
 // An unlink of the only name of a file the mount does not have open, in a directory whose
 // attributes it keeps, is answered here too (AnswerRemove): the remove rides after everything
@@ -45,11 +52,11 @@
 // What the server did not apply (End with puts_applied false) is counted as lost: the mount
 // reports it at the next sync point, as a local file system reports a write-back error.
 //
-// Attributes are known (Get) from three sources: a put (pending or carried: what the server will
-// hold), a create answered here, and an answer that carried an inode's attributes to a mutation
-// alone in flight. Every mutation that begins forgets what was known from answers (it may change
-// any inode: an unlink changes its target's link count); puts stay until their carrier's answer.
-// So outside the creates answered here, at most one inode is known at a time, the last lone
+// A non-directory's attributes are known (Get) from three sources: a put (pending or carried: what
+// the server will hold), a create answered here, and an answer that carried an inode's attributes
+// to a mutation alone in flight. Every mutation that begins forgets what was known from answers (it
+// may change any inode: an unlink changes its target's link count); puts stay until their carrier's
+// answer. So outside the creates answered here, at most one inode is known at a time, the last lone
 // answer's (enough for the files an archive or a copy makes one after the other).
 //
 // Thread-safety: safe for concurrent use.
@@ -146,7 +153,7 @@ class AttrLog {
   // Waits until no carrier is in flight.
   void AwaitCarrier() const ARCHIL_EXCLUDES(mu_);
 
-  // The attributes known of `ino`, if any.
+  // The attributes known of `ino`, if any (never of a directory: DirAttrs keeps those).
   std::optional<posix::Attr> Get(posix::Ino ino) const ARCHIL_EXCLUDES(mu_);
   // Replaces `*a` (an answer of the server to a read: LOOKUP, READDIRPLUS) with what a put not
   // yet answered says of its inode.

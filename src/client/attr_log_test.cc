@@ -332,6 +332,53 @@ TEST(AttrLog, ACreateAnsweredHereIsKnownAndCarriedBeforeItsWrites) {
   log.AwaitCarrier();  // none in flight: returns at once
 }
 
+// A directory's attributes are DirAttrs' (creates answered here in it change them there): an
+// answer that carried a directory's is not kept, so a GETATTR never falls back on a value older
+// than a create in it.
+TEST(AttrLog, ADirectoryIsNeverKnownHere) {
+  AttrLog log;
+  Attr dir = FileAttr(7);
+  dir.mode = S_IFDIR | 0755;
+  dir.nlink = 2;
+  Learn(&log, dir);
+  EXPECT_FALSE(log.Get(Ino(7)).has_value());
+  EXPECT_FALSE(log.Answer(Ino(7), Chmod(0700), Timespec{200, 0}, 1).has_value());
+}
+
+// A directory created here rides like a file's create, in the order of the numbers (the
+// directory before what is created in it), without an attribute put; until its carrier is
+// answered, a read of it or in it sends it first, and a carrier refused counts it lost.
+TEST(AttrLog, ADirectoryCreatedHereIsCarriedBeforeWhatIsCreatedInIt) {
+  AttrLog log;
+  const Timespec t{400, 1};
+  posix::CreatePut mkdir = CreateOf(30, 3, t);
+  mkdir.mode = S_IFDIR | 0755;
+  Attr dir = CreatedAttr(30, t);
+  dir.mode = mkdir.mode;
+  dir.nlink = 2;
+  ASSERT_TRUE(log.AnswerCreate(mkdir, dir, 1));
+  ASSERT_TRUE(log.AnswerCreate(CreateOf(31, 30, t), CreatedAttr(31, t), 1));
+  EXPECT_FALSE(log.Get(Ino(30)).has_value()) << "DirAttrs keeps a directory's attributes";
+  EXPECT_FALSE(log.Answer(Ino(30), Chmod(0700), t, 1).has_value());
+  EXPECT_TRUE(log.Get(Ino(31)).has_value());
+  EXPECT_TRUE(log.Unsent(Ino(30)));
+  EXPECT_TRUE(log.UnsentIn(Ino(3)));
+  EXPECT_TRUE(log.UnsentIn(Ino(30)));
+  EXPECT_EQ(log.stats().pending, 2u) << "a flush has something to send";
+
+  AttrLog::Ticket carrier = log.Begin();
+  ASSERT_EQ(carrier.puts.creates.size(), 2u);
+  EXPECT_EQ(carrier.puts.creates[0], mkdir);
+  EXPECT_EQ(carrier.puts.creates[1].parent, Ino(30));
+  ASSERT_EQ(carrier.puts.attrs.size(), 1u) << "the file's put only";
+  EXPECT_EQ(carrier.puts.attrs[0].ino, Ino(31));
+  EXPECT_TRUE(log.Unsent(Ino(30))) << "carried, not yet answered";
+  log.End(std::move(carrier), false, std::nullopt, /*only_puts=*/true);
+  EXPECT_FALSE(log.Unsent(Ino(30)));
+  EXPECT_EQ(log.stats().lost, 2u) << "the directory and the file";
+  EXPECT_EQ(log.stats().carried, 2u);
+}
+
 // Creates are bounded by what one request may carry, and not answered while a mutation is in
 // flight; written data is bounded in files and bytes across every file that waits.
 TEST(AttrLog, WhatWaitsFitsInOneRequest) {

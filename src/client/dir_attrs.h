@@ -49,10 +49,12 @@ class DirAttrs {
   void Forget(posix::Ino ino) ARCHIL_EXCLUDES(mu_);
 
   // A create in `ino` answered by the client itself (client/attr_log.h): if its attributes are
-  // kept and no change of it is in flight, they take `time` as mtime and ctime (what the server
-  // will hold once the create is applied) and are returned; else nullopt, and nothing is kept
-  // (they would be older than the create).
-  std::optional<posix::Attr> Touch(posix::Ino ino, posix::Timespec time) ARCHIL_EXCLUDES(mu_);
+  // kept and no change of it is in flight, they take `time` as mtime and ctime and `links` more
+  // links (1 for a new subdirectory's ".."): what the server will hold once the create is
+  // applied; they are returned. Else nullopt, and nothing is kept (they would be older than the
+  // create).
+  std::optional<posix::Attr> Touch(posix::Ino ino, posix::Timespec time, uint32_t links = 0)
+      ARCHIL_EXCLUDES(mu_);
 
   std::optional<posix::Attr> Get(posix::Ino ino) const ARCHIL_EXCLUDES(mu_);
   size_t size() const ARCHIL_EXCLUDES(mu_);

@@ -136,7 +136,7 @@ Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
   hello.mutable_versions()->set_max(1);
   hello.set_features(proto::kFeatureLseek | proto::kFeatureAttrPuts | proto::kFeatureWritePuts |
                      proto::kFeatureCreatePuts | proto::kFeatureRemovePuts |
-                     (options_.unstable ? proto::kFeatureUnstable : 0));
+                     proto::kFeatureDirPuts | (options_.unstable ? proto::kFeatureUnstable : 0));
   hello.set_software(options_.software);
   ARCHIL_ASSIGN_OR_RETURN(RawReply hr,
                           ch->Call(proto::kTypeHello, hello.SerializeAsString(), {}, timeout));
@@ -152,6 +152,7 @@ Result<std::shared_ptr<Channel>> DiskClient::Handshake(bool bind) {
     write_puts_ = attr_puts_ && (granted.features() & proto::kFeatureWritePuts) != 0;
     create_puts_ = write_puts_ && (granted.features() & proto::kFeatureCreatePuts) != 0;
     remove_puts_ = write_puts_ && (granted.features() & proto::kFeatureRemovePuts) != 0;
+    dir_puts_ = create_puts_ && (granted.features() & proto::kFeatureDirPuts) != 0;
   }
 
   if (bind) {

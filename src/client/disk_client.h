@@ -154,6 +154,8 @@ class DiskClient {
   bool CreatePuts() const { return create_puts_; }
   // Whether it also granted REMOVE_PUTS: it applies the unlinks a mutation's Mut carries.
   bool RemovePuts() const { return remove_puts_; }
+  // Whether it also granted DIR_PUTS: a create it applies may make a directory.
+  bool DirPuts() const { return dir_puts_; }
   // Makes every unstable mutation answered before the call durable (one COMMIT round trip; none
   // if there is none). If the server restarts and has lost one (its machine went down before
   // its sync), the session is ended: every later call fails with EIO, so that the disk holds a
@@ -253,6 +255,7 @@ class DiskClient {
   bool write_puts_ = false;   // likewise
   bool create_puts_ = false;  // likewise
   bool remove_puts_ = false;  // likewise
+  bool dir_puts_ = false;     // likewise
   std::map<uint32_t, UnstableAnswer> unstable_by_slot_ ARCHIL_GUARDED_BY(mu_);
   uint64_t unstable_answers_ ARCHIL_GUARDED_BY(mu_) = 0;
   uint64_t committed_through_ ARCHIL_GUARDED_BY(mu_) = 0;

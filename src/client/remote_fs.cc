@@ -202,7 +202,10 @@ posix::Attr FromProto(const v1::Attr& a) {
 }
 
 Result<posix::Attr> RemoteFs::Lookup(posix::Ino parent, std::string_view name) {
-  if (attr_log_) ARCHIL_RETURN_IF_ERROR(SendCreatesIf(attr_log_->UnsentIn(parent, name)));
+  if (attr_log_) {
+    ARCHIL_RETURN_IF_ERROR(
+        SendCreatesIf(attr_log_->UnsentIn(parent, name) || attr_log_->Unsent(parent)));
+  }
   v1::Lookup m;
   m.set_parent(parent.value());
   m.set_name(std::string(name));
@@ -248,6 +251,8 @@ Result<posix::Attr> RemoteFs::GetAttr(posix::Ino ino) {
     local_getattrs_.fetch_add(1, std::memory_order_relaxed);
     return *known;
   }
+  // A directory created here whose attributes DirAttrs no longer keeps.
+  if (attr_log_) ARCHIL_RETURN_IF_ERROR(SendCreatesIf(attr_log_->Unsent(ino)));
   v1::GetAttr m;
   m.set_ino(ino.value());
   return AttrOf(client_->CallAs<v1::GetAttrReply>(proto::kTypeGetAttr, m));
@@ -346,6 +351,37 @@ Status RemoteFs::SendCreatesIf(bool needed) {
   ARCHIL_RETURN_IF_ERROR(FlushAttrs());
   attr_log_->AwaitCarrier();
   return Status::Ok();
+}
+
+Result<posix::Attr> RemoteFs::MkdirNew(posix::Ino parent, std::string_view name, uint32_t mode,
+                                       posix::Owner owner) {
+  if (!inos_ || !client_->DirPuts() || !dir_attrs_->Get(parent) ||
+      !posix::ValidateName(name).ok()) {
+    return Mkdir(parent, name, mode, owner);
+  }
+  const uint64_t session = client_->SessionsRecreated();
+  if (inos_session_.exchange(session) != session) inos_->Reset();
+  const std::optional<posix::Ino> ino = inos_->Take();
+  if (!ino) return Mkdir(parent, name, mode, owner);
+  const posix::Timespec now = posix::Timespec::FromNanos(clock_->NowNanos());
+  // As MknodNew; the parent gains the new directory's "..".
+  if (!dir_attrs_->Touch(parent, now, /*links=*/1)) return Mkdir(parent, name, mode, owner);
+  posix::Attr a;
+  a.ino = *ino;
+  a.mode = S_IFDIR | (mode & 07777);
+  a.nlink = 2;
+  a.uid = owner.uid;
+  a.gid = owner.gid;
+  a.atime = a.mtime = a.ctime = a.btime = now;
+  const posix::CreatePut create{parent, std::string(name), *ino,      a.mode,
+                                0,      owner.uid,         owner.gid, now};
+  if (!attr_log_->AnswerCreate(create, a, clock_->MonotonicNanos())) {
+    dir_attrs_->Forget(parent);
+    return Mkdir(parent, name, mode, owner);
+  }
+  // Its attributes are DirAttrs' from now on: its first creates are answered here too.
+  dir_attrs_->Created(a);
+  return a;
 }
 
 Result<posix::Attr> RemoteFs::Mkdir(posix::Ino parent, std::string_view name, uint32_t mode,
@@ -471,7 +507,9 @@ Result<posix::DirPage> RemoteFs::ReadDirPlus(posix::Ino dir, uint64_t after_cook
 
 Result<posix::DirPage> RemoteFs::ReadDirPage(posix::Ino dir, uint64_t after_cookie,
                                              size_t max_entries, bool plus) {
-  if (attr_log_) ARCHIL_RETURN_IF_ERROR(SendCreatesIf(attr_log_->UnsentIn(dir)));
+  if (attr_log_) {
+    ARCHIL_RETURN_IF_ERROR(SendCreatesIf(attr_log_->UnsentIn(dir) || attr_log_->Unsent(dir)));
+  }
   v1::ReadDir m;
   m.set_dir(dir.value());
   m.set_cookie(after_cookie);

@@ -69,6 +69,12 @@ class RemoteFs final : public posix::FileSystem {
                                uint32_t rdev, posix::Owner owner) override;
   Result<posix::Attr> Mkdir(posix::Ino parent, std::string_view name, uint32_t mode,
                             posix::Owner owner) override;
+  // Answered here as MknodNew when the server also applies directory creates
+  // (DiskClient::DirPuts); the new directory's attributes are then kept (DirAttrs::Created), so
+  // what is created in it is answered here too. Until its create is held by the server, a read of
+  // it or in it (GETATTR, LOOKUP, READDIR) sends it first. Else Mkdir.
+  Result<posix::Attr> MkdirNew(posix::Ino parent, std::string_view name, uint32_t mode,
+                               posix::Owner owner) override;
   Result<posix::Attr> Symlink(posix::Ino parent, std::string_view name, std::string_view target,
                               posix::Owner owner) override;
   Result<posix::Attr> Link(posix::Ino ino, posix::Ino new_parent,

@@ -217,7 +217,10 @@ TEST_F(EngineTest, CreatePutsUseEachGrantedNumberOnce) {
   EXPECT_EQ(refused(create("s", d->ino)), EINVAL) << "the server's own number";
   EXPECT_EQ(refused(create("fifo", posix::Ino(c.value() + 1))), EEXIST);
   EXPECT_EQ(refused({a, "x", posix::Ino(c.value() + 1), S_IFREG, 0, 0, 0, t2}), ENOTDIR);
-  EXPECT_EQ(refused(create("dir", posix::Ino(c.value() + 1), S_IFDIR | 0755)), EINVAL);
+  EXPECT_EQ(refused({d->ino, "dir", posix::Ino(c.value() + 1), S_IFDIR | 0755, 5, 0, 0, t2}),
+            EINVAL)
+      << "a directory with a device number";
+  EXPECT_EQ(refused(create("lnk", posix::Ino(c.value() + 1), S_IFLNK | 0777)), EINVAL);
   EXPECT_EQ(refused(create("a/b", posix::Ino(c.value() + 1))), EINVAL);
   EXPECT_EQ(Err(disk->ApplyPuts({.creates = {create("c", c)}}, {})), EINVAL) << "no session";
   ASSERT_TRUE(disk->ApplyPuts({.creates = {create("c", c)}}, {}, nullptr, &s1).ok());
@@ -250,6 +253,90 @@ TEST_F(EngineTest, CreatePutsUseEachGrantedNumberOnce) {
   Result<std::shared_ptr<DiskFs>> view = engine_->OpenCheckpoint(DiskNo(7), "c");
   ASSERT_TRUE(view.ok());
   EXPECT_EQ(Err((*view)->GrantInos(s1, 4, {})), EROFS);
+}
+
+// A directory created by a put (a mkdir the client answered, protocol.md §5.3.2) is what Mkdir
+// makes: two links, its parent one more, its parent its parent; what is created in it in the same
+// commit is in it; it is listed, removed and renamed as any other, also after a reopen.
+TEST_F(EngineTest, ADirectoryCreatePutLeavesWhatMkdirLeaves) {
+  posix::FileSystem* fs = NewDisk(7);
+  auto* disk = static_cast<DiskFs*>(fs);
+  const SessionIdBytes s1{1};
+  Result<posix::Ino> first = disk->GrantInos(s1, 4, {});
+  ASSERT_TRUE(first.ok());
+  Result<posix::Attr> made = fs->Mkdir(kRootIno, "made", 0750, {});
+  ASSERT_TRUE(made.ok());
+  const posix::Ino dir = *first, sub(first->value() + 1), file(first->value() + 2);
+  const posix::Timespec t1{40, 1}, t2{41, 2};
+  const posix::Puts puts{.creates = {{kRootIno, "put", dir, S_IFDIR | 0750, 0, 0, 0, t1},
+                                     {dir, "sub", sub, S_IFDIR | 02700, 0, 5, 6, t2},
+                                     {dir, "f", file, S_IFREG | 0600, 0, 5, 6, t2}}};
+  ASSERT_TRUE(disk->ApplyPuts(puts, {}, nullptr, &s1).ok());
+  ASSERT_TRUE(disk->ApplyPuts(puts, {}, nullptr, &s1).ok());  // a retry
+  auto check = [&](posix::FileSystem* on) {
+    Result<posix::Attr> root = on->GetAttr(kRootIno);
+    ASSERT_TRUE(root.ok());
+    EXPECT_EQ(root->nlink, 4u) << "its own, its \".\", and the \"..\" of made and put";
+    Result<posix::Attr> p = on->Lookup(kRootIno, "put");
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(p->ino, dir);
+    EXPECT_EQ(p->mode, S_IFDIR | 0750u);
+    EXPECT_EQ(p->nlink, 3u) << "with sub's \"..\"";
+    EXPECT_EQ(p->size, made->size);
+    EXPECT_EQ(p->blocks, made->blocks);
+    EXPECT_EQ(p->btime, t1);
+    EXPECT_EQ(p->mtime, t2) << "the time of the last create in it";
+    Result<posix::Attr> s = on->Lookup(dir, "sub");
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s->mode, S_IFDIR | 02700u);
+    EXPECT_EQ(s->nlink, 2u);
+    EXPECT_EQ(s->uid, 5u);
+    // Its parent is known to the walk that refuses a move into oneself.
+    EXPECT_EQ(Err(on->Rename(kRootIno, "put", sub, "x", 0)), EINVAL);
+    EXPECT_EQ(on->Lookup(dir, "f")->ino, file);
+    Result<posix::DirPage> page = on->ReadDir(dir, 0, 100);
+    ASSERT_TRUE(page.ok());
+    EXPECT_EQ(page->entries.size(), 2u);
+  };
+  check(fs);
+  Reopen();
+  disk = *engine_->Disk(DiskNo(7));
+  check(disk);
+  EXPECT_EQ(Err(disk->Rmdir(kRootIno, "put")), ENOTEMPTY);
+  ASSERT_TRUE(disk->Rename(dir, "sub", kRootIno, "moved", 0).ok());
+  ASSERT_TRUE(disk->Rename(kRootIno, "made", sub, "m", 0).ok()) << "sub is no longer under put";
+  ASSERT_TRUE(disk->Rename(sub, "m", kRootIno, "made", 0).ok());
+  EXPECT_EQ(disk->GetAttr(dir)->nlink, 2u);
+  ASSERT_TRUE(disk->Unlink(dir, "f").ok());
+  ASSERT_TRUE(disk->Rmdir(kRootIno, "put").ok());
+  ASSERT_TRUE(disk->Rmdir(kRootIno, "moved").ok());
+  EXPECT_EQ(disk->GetAttr(kRootIno)->nlink, 3u);
+}
+
+// Removes are applied after the creates of their commit, also those the client answered after
+// them: a parent's times are the latest of its creates' and removes' in the commit, never the time
+// of a remove that came before a create in it.
+TEST_F(EngineTest, AParentsTimesAreItsLatestChangesInACommit) {
+  posix::FileSystem* fs = NewDisk(7);
+  auto* disk = static_cast<DiskFs*>(fs);
+  const SessionIdBytes s1{1};
+  Result<posix::Ino> first = disk->GrantInos(s1, 4, {});
+  Result<posix::Attr> d = fs->Mkdir(kRootIno, "d", 0755, {});
+  Result<posix::Attr> old = fs->Mknod(d->ino, "old", S_IFREG | 0644, 0, {});
+  ASSERT_TRUE(first.ok() && d.ok() && old.ok());
+  const posix::Timespec t1{50, 1}, t2{51, 2};
+  // The client removed "old" at t1, then created "new" and "dir" at t2.
+  const posix::Puts puts{
+      .creates = {{d->ino, "new", *first, S_IFREG | 0644, 0, 0, 0, t2},
+                  {d->ino, "dir", posix::Ino(first->value() + 1), S_IFDIR | 0755, 0, 0, 0, t2}},
+      .removes = {{d->ino, "old", old->ino, t1}}};
+  ASSERT_TRUE(disk->ApplyPuts(puts, {}, nullptr, &s1).ok());
+  EXPECT_EQ(fs->GetAttr(d->ino)->mtime, t2);
+  EXPECT_EQ(fs->GetAttr(d->ino)->ctime, t2);
+  // And a later remove alone moves them on.
+  const posix::Timespec t3{52, 3};
+  ASSERT_TRUE(disk->ApplyPuts({.removes = {{d->ino, "new", *first, t3}}}, {}, nullptr, &s1).ok());
+  EXPECT_EQ(fs->GetAttr(d->ino)->mtime, t3);
 }
 
 // A remove put is the unlink of an inode's only name at the client's time, applied after the

@@ -140,8 +140,9 @@ Result<NodeAttr> MountCore::Mkdir(NodeId parent, std::string_view name, uint32_t
   ARCHIL_ASSIGN_OR_RETURN(posix::Owner owner, OwnerFor(p, caller, &full));
   AddingName adding(&known_, p, name);
   const uint64_t generation = last_.Generation();
-  Result<NodeAttr> made =
-      SeenOr(Named(p, name, generation, fs_->Mkdir(p, name, full & 07777, owner)));
+  Result<NodeAttr> made = SeenOr(Named(p, name, generation,
+                                       adding.absent() ? fs_->MkdirNew(p, name, full & 07777, owner)
+                                                       : fs_->Mkdir(p, name, full & 07777, owner)));
   if (made.ok()) known_.Created(InoOf(made->node));
   return made;
 }

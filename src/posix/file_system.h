@@ -60,6 +60,10 @@ class FileSystem {
   }
   // `mode`: permission bits.
   virtual Result<Attr> Mkdir(Ino parent, std::string_view name, uint32_t mode, Owner owner) = 0;
+  // Mkdir of a name its caller knows is absent from `parent`, as MknodNew. The default is Mkdir.
+  virtual Result<Attr> MkdirNew(Ino parent, std::string_view name, uint32_t mode, Owner owner) {
+    return Mkdir(parent, name, mode, owner);
+  }
   // ENAMETOOLONG for a target over kSymlinkMax, ENOENT for an empty one.
   virtual Result<Attr> Symlink(Ino parent, std::string_view name, std::string_view target,
                                Owner owner) = 0;

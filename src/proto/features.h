@@ -22,5 +22,8 @@ inline constexpr uint64_t kFeatureCreatePuts = uint64_t{1} << 10;
 // With kFeatureWritePuts, Mut.removes: unlinks a client answered itself, applied after the puts
 // (protocol.md §5.3.2, ADR 0025).
 inline constexpr uint64_t kFeatureRemovePuts = uint64_t{1} << 11;
+// With kFeatureCreatePuts, a CreatePut may make a directory (S_IFDIR): a mkdir the client answered
+// itself (protocol.md §5.3.2, ADR 0025).
+inline constexpr uint64_t kFeatureDirPuts = uint64_t{1} << 12;
 
 }  // namespace archil::proto

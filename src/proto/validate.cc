@@ -46,7 +46,7 @@ WireStatus CheckRange(uint64_t offset, uint64_t length, std::string* why) {
 }
 
 // A type MKNOD and a create put may make, with permission bits only beside it.
-bool CreatableByPut(uint32_t mode) {
+bool MknodMakes(uint32_t mode) {
   switch (mode & S_IFMT) {
     case S_IFREG:
     case S_IFIFO:
@@ -110,7 +110,7 @@ WireStatus Namespace(const FrameHeader& h, const Message& m, std::string* why) {
     case kTypeMknod: {
       const auto& r = static_cast<const v1::Mknod&>(m);
       ARCHIL_CHECK(CheckEntry(r.parent(), r.name(), why));
-      if (!CreatableByPut(r.mode() & (S_IFMT | 07777))) {
+      if (!MknodMakes(r.mode() & (S_IFMT | 07777))) {
         return Fail(WireStatus::kInvalid, "MKNOD of an unsupported file type", why);
       }
       return WireStatus::kOk;
@@ -322,7 +322,10 @@ WireStatus ValidatePuts(const v1::Mut& mut, std::string* why) {
   for (const v1::CreatePut& c : mut.creates()) {
     if (WireStatus s = CheckEntry(c.parent(), c.name(), why); s != WireStatus::kOk) return s;
     if (WireStatus s = CheckIno(c.ino(), "create put ino", why); s != WireStatus::kOk) return s;
-    if (!CreatableByPut(c.mode())) {
+    // What MKNOD makes, or a directory (feature DIR_PUTS), with no device number.
+    const bool dir =
+        (c.mode() & S_IFMT) == S_IFDIR && (c.mode() & ~(S_IFMT | 07777)) == 0 && c.rdev() == 0;
+    if (!MknodMakes(c.mode()) && !dir) {
       return Fail(WireStatus::kInvalid, "a create put of an unsupported type or mode", why);
     }
   }

@@ -157,7 +157,7 @@ TEST(Validate, RemovePutsAreBoundedAndNameAnEntryAndItsInode) {
   }
 }
 
-TEST(Validate, CreatePutsAreBoundedAndNameWhatMknodCouldMake) {
+TEST(Validate, CreatePutsAreBoundedAndNameWhatMknodOrMkdirCouldMake) {
   auto create = [](v1::Mut* mut, uint64_t parent, const std::string& name, uint64_t ino,
                    uint32_t mode) {
     v1::CreatePut* c = mut->add_creates();
@@ -167,7 +167,7 @@ TEST(Validate, CreatePutsAreBoundedAndNameWhatMknodCouldMake) {
     c->set_mode(mode);
   };
   v1::PutAttrs ok;
-  for (uint32_t type : {S_IFREG, S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK}) {
+  for (uint32_t type : {S_IFREG, S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK, S_IFDIR}) {
     create(ok.mutable_mut(), 1, "n" + std::to_string(type), 9, type | 07777);
   }
   EXPECT_EQ(Check(kTypePutAttrs, ok), WireStatus::kOk);
@@ -189,7 +189,7 @@ TEST(Validate, CreatePutsAreBoundedAndNameWhatMknodCouldMake) {
                         {1, "a/b", 9, S_IFREG, WireStatus::kInvalid},
                         {1, "..", 9, S_IFREG, WireStatus::kInvalid},
                         {1, std::string(256, 'n'), 9, S_IFREG, WireStatus::kNameTooLong},
-                        {1, "d", 9, S_IFDIR | 0755, WireStatus::kInvalid},
+                        {1, "d", 9, S_IFDIR | 010755, WireStatus::kInvalid},
                         {1, "l", 9, S_IFLNK | 0777, WireStatus::kInvalid},
                         {1, "m", 9, S_IFREG | 010000, WireStatus::kInvalid}}) {
     v1::Mkdir carrier;
@@ -198,6 +198,12 @@ TEST(Validate, CreatePutsAreBoundedAndNameWhatMknodCouldMake) {
     create(carrier.mutable_mut(), b.parent, b.name, b.ino, b.mode);
     EXPECT_EQ(Check(kTypeMkdir, carrier), b.want) << b.name << " " << b.mode;
   }
+  v1::Mkdir device_dir;
+  device_dir.set_parent(1);
+  device_dir.set_name("d");
+  create(device_dir.mutable_mut(), 1, "d", 9, S_IFDIR | 0755);
+  device_dir.mutable_mut()->mutable_creates(0)->set_rdev(5);
+  EXPECT_EQ(Check(kTypeMkdir, device_dir), WireStatus::kInvalid) << "a directory with a device";
   v1::InoGrant grant;
   grant.mutable_mut();
   for (uint32_t count : {1u, kMaxInoGrant}) {

@@ -25,7 +25,8 @@ using proto::WireStatus;
 constexpr uint32_t kProtocolMin = 1, kProtocolMax = 1;
 constexpr uint64_t kServerFeatures = proto::kFeatureLseek | proto::kFeatureUnstable |
                                      proto::kFeatureAttrPuts | proto::kFeatureWritePuts |
-                                     proto::kFeatureCreatePuts | proto::kFeatureRemovePuts;
+                                     proto::kFeatureCreatePuts | proto::kFeatureRemovePuts |
+                                     proto::kFeatureDirPuts;
 // Lanes of a session: 0 (small, synchronous) and 1..8 (bulk), protocol.md §6.
 constexpr uint32_t kMaxLane = 8;
 constexpr uint32_t kDefaultSlots = 64, kMaxSlots = 1024;

@@ -2,7 +2,9 @@
 // and the creates, writes, attribute puts and removes it sends ahead of its next request.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <unordered_map>
 
 #include "engine/fs/disk_fs.h"
 #include "engine/fs/disk_fs_ops.h"
@@ -78,7 +80,8 @@ Status DiskFs::ApplyPuts(const posix::Puts& puts, const CommitHooks& hooks, size
     return Status::Errno(EINVAL, "creates put without a session that was granted their numbers");
   }
   for (const posix::CreatePut& c : puts.creates) {
-    if (!MknodType(c.mode) || (c.mode & ~(S_IFMT | 07777)) != 0) {
+    if (!(MknodType(c.mode) || S_ISDIR(c.mode)) || (c.mode & ~(S_IFMT | 07777)) != 0 ||
+        (S_ISDIR(c.mode) && c.rdev != 0)) {
       return Status::Errno(EINVAL, "a create put of an unsupported type or mode");
     }
     ARCHIL_RETURN_IF_ERROR(posix::ValidateName(c.name));
@@ -99,6 +102,14 @@ Status DiskFs::ApplyPuts(const posix::Puts& puts, const CommitHooks& hooks, size
   Status st = Mutate(hooks, [&](Txn& t) -> Status {
     Ops ops(this);
     gone = 0;  // a prepare may run again
+    // A parent's mtime and ctime: the latest time of the creates and removes in it so far. Removes
+    // are applied after creates answered later than them (a directory's times would go back).
+    std::unordered_map<uint64_t, int64_t> latest;
+    auto touch = [&](Inode& dir, posix::Timespec time) {
+      int64_t& ns = latest[dir.ino.value()];
+      ns = std::max(ns, time.nanos());
+      dir.rec.mtime = dir.rec.ctime = ns;
+    };
     if (!puts.creates.empty()) {
       ARCHIL_ASSIGN_OR_RETURN(InoGrantRecord g, LoadGrant(t, ops.cf(Cf::kSession), grant_key));
       for (const posix::CreatePut& c : puts.creates) {
@@ -114,9 +125,14 @@ Status DiskFs::ApplyPuts(const posix::Puts& puts, const CommitHooks& hooks, size
         Inode n = ops.NewInode(c.ino, c.mode, posix::Owner{c.uid, c.gid});
         n.rec.atime = n.rec.mtime = n.rec.ctime = n.rec.btime = c.time.nanos();
         if (S_ISCHR(c.mode) || S_ISBLK(c.mode)) n.rec.rdev = c.rdev;
+        if (S_ISDIR(c.mode)) {  // as Mkdir
+          n.rec.nlink = 2;
+          n.rec.parent = c.parent;
+          dir.rec.nlink++;  // its ".."
+        }
         ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, n));
         ARCHIL_RETURN_IF_ERROR(ops.PutDentry(t, c.parent, c.name, c.ino, n.rec.mode));
-        dir.rec.mtime = dir.rec.ctime = c.time.nanos();
+        touch(dir, c.time);
         ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, dir));
       }
       t.Put(ops.cf(Cf::kSession), grant_key, EncodeInoGrant(g));
@@ -165,7 +181,7 @@ Status DiskFs::ApplyPuts(const posix::Puts& puts, const CommitHooks& hooks, size
                                          "', which names another inode or one with other names");
       }
       ARCHIL_RETURN_IF_ERROR(ops.DeleteDentry(t, r.parent, r.name));
-      dir.rec.mtime = dir.rec.ctime = r.time.nanos();
+      touch(dir, r.time);
       ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, dir));
       ARCHIL_RETURN_IF_ERROR(ops.DropLink(t, n, false, nullptr, r.time.nanos()));
     }
