@@ -273,6 +273,10 @@ CommitQueue::Applied CommitQueue::Apply(std::vector<Entry*>& group) {
       Txn txn(db_, &batch);
       txn.record_mask_ = options_.finish ? options_.recorded_cf_ids : 0;
       e->result = e->prepare(txn);
+      // A hook may register another; each runs once.
+      for (size_t k = 0; e->result.ok() && k < txn.at_end_.size(); ++k) {
+        e->result = txn.at_end_[k](txn);
+      }
       if (e->result.ok() && options_.finish) {
         txn.record_mask_ = 0;
         e->result = options_.finish(txn);

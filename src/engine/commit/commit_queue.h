@@ -48,6 +48,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "base/mutex.h"
@@ -103,6 +105,13 @@ class Txn final : public KvReader {
   void SyncBeforeWrite(std::string key, std::function<Status()> fn) {
     before_write_.emplace_back(std::move(key), std::move(fn));
   }
+  // Runs once per `key` after this prepare returned OK (the first registration wins), on this
+  // Txn, before the finisher: its writes and its error are the prepare's. For a check that each
+  // of many steps of one prepare would repeat (a segment's liveness after each of the many frees
+  // of a batch of removes), done once on what they all left.
+  void AtEnd(const std::string& key, std::function<Status(Txn&)> fn) {
+    if (at_end_keys_.insert(key).second) at_end_.push_back(std::move(fn));
+  }
 
  private:
   friend class CommitQueue;
@@ -112,6 +121,8 @@ class Txn final : public KvReader {
   std::vector<std::function<void()>> on_durable_;
   std::vector<std::function<void()>> on_abort_;
   std::vector<std::pair<std::string, std::function<Status()>>> before_write_;
+  std::vector<std::function<Status(Txn&)>> at_end_;
+  std::unordered_set<std::string> at_end_keys_;
   bool wrote_ = false;
   bool Records(rocksdb::ColumnFamilyHandle* cf) const {
     const uint32_t id = cf->GetID();

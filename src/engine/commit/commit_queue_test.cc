@@ -186,6 +186,60 @@ TEST_F(CommitQueueTest, TheFinisherSeesThePreparesWritesAndCanFailTheMutation) {
   EXPECT_EQ(Stored("log"), "2");
 }
 
+// AtEnd hooks run once per key after the prepare, on what it left, before the finisher (which
+// records their writes as the prepare's); one that fails fails the mutation, and none of its
+// writes remain; a prepare that fails runs none.
+TEST_F(CommitQueueTest, AtEndRunsOncePerKeyAfterThePrepareAsPartOfIt) {
+  auto* cf = db_->DefaultColumnFamily();
+  std::vector<std::string> recorded;
+  CommitQueueOptions o;
+  o.recorded_cf_ids = 1;  // the default column family, id 0
+  o.finish = [&](Txn& txn) -> Status {
+    recorded.clear();
+    for (const Txn::Mutation& m : txn.mutations()) recorded.push_back(m.key + "=" + m.value);
+    return Status::Ok();
+  };
+  CommitQueue q(db_.get(), o);
+  int runs = 0;
+  auto count = [&](Txn& txn) -> Status {
+    ++runs;
+    // What every step of the prepare left, not what the first one saw.
+    txn.Put(cf, "sum", std::to_string(Counter(txn)));
+    return Status::Ok();
+  };
+  ASSERT_TRUE(q.Commit([&](Txn& txn) {
+                 for (uint64_t i = 1; i <= 3; ++i) {
+                   std::string v;
+                   PutFixed64LE(&v, i);
+                   txn.Put(cf, "counter", v);
+                   txn.AtEnd("sum", count);
+                 }
+                 return Status::Ok();
+               }).ok());
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(Stored("sum"), "3");
+  ASSERT_EQ(recorded.size(), 4u) << "the hook's write is recorded with the prepare's";
+  EXPECT_EQ(recorded.back(), "sum=3");
+
+  Status failed = q.Commit([&](Txn& txn) {
+    txn.Put(cf, "d", "4");
+    txn.AtEnd("fail", [&](Txn& t) -> Status {
+      t.Put(cf, "e", "5");
+      return Status::Internal("refused at the end");
+    });
+    return Status::Ok();
+  });
+  EXPECT_EQ(failed.code(), Status::Code::kInternal);
+  EXPECT_EQ(Stored("d"), "<absent>");
+  EXPECT_EQ(Stored("e"), "<absent>");
+  EXPECT_EQ(q.Commit([&](Txn& txn) {
+               txn.AtEnd("sum", count);
+               return Status::Internal("the prepare fails");
+             }).code(),
+            Status::Code::kInternal);
+  EXPECT_EQ(runs, 1);
+}
+
 // Within one group, a later prepare sees an earlier one's writes, also through an iterator; hooks
 // registered with OnApply and OnDurable run only for mutations that committed.
 TEST_F(CommitQueueTest, LaterMutationsSeeEarlierOnesAndHooksRunOnCommit) {

@@ -128,7 +128,12 @@ Status DiskFs::FreeBlocks(Txn& t, const DeadBlocks& b) {
   }
   // A refused write reclaims first (a harmless extra reclaim if this prepare then fails).
   if (core_->space) core_->space->Freed();
-  return MaybeKill(t, b.seg_no);
+  // Once per segment, when the prepare is done: a batch of removes frees many files of one
+  // segment, and each check reads the segment's usage through every operand merged before it.
+  const SegNo seg = b.seg_no;
+  t.AtEnd("kill " + std::to_string(seg.value()),
+          [this, seg](Txn& at) { return MaybeKill(at, seg); });
+  return Status::Ok();
 }
 
 void DiskFs::KeepSegmentCursor(Txn& t) {
