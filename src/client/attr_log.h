@@ -143,7 +143,8 @@ class AttrLog {
   // carrier was not answered. A read of `ino` sends what waits first.
   bool Unsent(posix::Ino ino) const ARCHIL_EXCLUDES(mu_);
   // An unlink answered here: `remove` (of the only name of a non-directory the caller does not
-  // have open, in a directory whose attributes it keeps) becomes a pending remove. False if it
+  // have open, or of an empty directory it does not have open, in a directory whose attributes it
+  // keeps) becomes a pending remove. False if it
   // must go to the server: a mutation is in flight, kMaxRemoves wait, or the file's create waits.
   bool AnswerRemove(const posix::RemovePut& remove, int64_t now_ns) ARCHIL_EXCLUDES(mu_);
   // Whether a create in directory `dir`, or a remove from it (of `name` only, if given: what a

@@ -53,7 +53,7 @@ void DirAttrs::Forget(posix::Ino ino) {
   it->second.attr.reset();
 }
 
-std::optional<posix::Attr> DirAttrs::Touch(posix::Ino ino, posix::Timespec time, uint32_t links) {
+std::optional<posix::Attr> DirAttrs::Touch(posix::Ino ino, posix::Timespec time, int links) {
   MutexLock lock(&mu_);
   auto it = entries_.find(ino.value());
   if (it == entries_.end()) return std::nullopt;
@@ -65,7 +65,7 @@ std::optional<posix::Attr> DirAttrs::Touch(posix::Ino ino, posix::Timespec time,
     return std::nullopt;
   }
   e.attr->mtime = e.attr->ctime = time;
-  e.attr->nlink += links;
+  e.attr->nlink = static_cast<uint32_t>(static_cast<int64_t>(e.attr->nlink) + links);
   return e.attr;
 }
 

@@ -50,10 +50,10 @@ class DirAttrs {
 
   // A create in `ino` answered by the client itself (client/attr_log.h): if its attributes are
   // kept and no change of it is in flight, they take `time` as mtime and ctime and `links` more
-  // links (1 for a new subdirectory's ".."): what the server will hold once the create is
-  // applied; they are returned. Else nullopt, and nothing is kept (they would be older than the
-  // create).
-  std::optional<posix::Attr> Touch(posix::Ino ino, posix::Timespec time, uint32_t links = 0)
+  // links (+1 for a new subdirectory's "..", -1 for a removed one's): what the server will hold
+  // once the change is applied; they are returned. Else nullopt, and nothing is kept (they would
+  // be older than the change).
+  std::optional<posix::Attr> Touch(posix::Ino ino, posix::Timespec time, int links = 0)
       ARCHIL_EXCLUDES(mu_);
 
   std::optional<posix::Attr> Get(posix::Ino ino) const ARCHIL_EXCLUDES(mu_);

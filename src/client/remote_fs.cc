@@ -442,6 +442,24 @@ Status RemoteFs::UnlinkLast(posix::Ino parent, std::string_view name, posix::Ino
   return Status::Ok();
 }
 
+Status RemoteFs::RmdirEmpty(posix::Ino parent, std::string_view name, posix::Ino ino) {
+  if (!attr_log_ || !client_->RemovePuts() || !client_->DirPuts() ||
+      !posix::ValidateName(name).ok()) {
+    return Rmdir(parent, name);
+  }
+  const posix::Timespec now = posix::Timespec::FromNanos(clock_->NowNanos());
+  // As UnlinkLast; the parent loses the directory's "..".
+  if (!dir_attrs_->Touch(parent, now, /*links=*/-1)) return Rmdir(parent, name);
+  if (!attr_log_->AnswerRemove(posix::RemovePut{parent, std::string(name), ino, now},
+                               clock_->MonotonicNanos())) {
+    dir_attrs_->Forget(parent);
+    return Rmdir(parent, name);
+  }
+  dir_attrs_->Forget(ino);
+  MarkGone(ino);
+  return Status::Ok();
+}
+
 Status RemoteFs::Unlink(posix::Ino parent, std::string_view name) {
   v1::Unlink m;
   m.set_parent(parent.value());

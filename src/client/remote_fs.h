@@ -85,6 +85,9 @@ class RemoteFs final : public posix::FileSystem {
   // unlink's time); else Unlink. `ino` is then gone (Gone).
   Status UnlinkLast(posix::Ino parent, std::string_view name, posix::Ino ino) override;
   Status Rmdir(posix::Ino parent, std::string_view name) override;
+  // Answered here as UnlinkLast when the server also applies directory puts (DiskClient::DirPuts):
+  // a remove put of the directory, which the server applies only if it is empty. Else Rmdir.
+  Status RmdirEmpty(posix::Ino parent, std::string_view name, posix::Ino ino) override;
   Status Rename(posix::Ino parent, std::string_view name, posix::Ino new_parent,
                 std::string_view new_name, uint32_t flags) override;
   Result<std::string> Readlink(posix::Ino ino) override;

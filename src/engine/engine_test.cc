@@ -257,7 +257,8 @@ TEST_F(EngineTest, CreatePutsUseEachGrantedNumberOnce) {
 
 // A directory created by a put (a mkdir the client answered, protocol.md §5.3.2) is what Mkdir
 // makes: two links, its parent one more, its parent its parent; what is created in it in the same
-// commit is in it; it is listed, removed and renamed as any other, also after a reopen.
+// commit is in it; it is listed, removed and renamed as any other, also after a reopen; a remove
+// put of it once empty is Rmdir's.
 TEST_F(EngineTest, ADirectoryCreatePutLeavesWhatMkdirLeaves) {
   posix::FileSystem* fs = NewDisk(7);
   auto* disk = static_cast<DiskFs*>(fs);
@@ -308,7 +309,14 @@ TEST_F(EngineTest, ADirectoryCreatePutLeavesWhatMkdirLeaves) {
   ASSERT_TRUE(disk->Rename(sub, "m", kRootIno, "made", 0).ok());
   EXPECT_EQ(disk->GetAttr(dir)->nlink, 2u);
   ASSERT_TRUE(disk->Unlink(dir, "f").ok());
-  ASSERT_TRUE(disk->Rmdir(kRootIno, "put").ok());
+  // A remove put of an empty directory is Rmdir's at the client's time.
+  const posix::Timespec t3{42, 3};
+  ASSERT_TRUE(disk->ApplyPuts({.removes = {{kRootIno, "put", dir, t3}}}, {}, nullptr, &s1).ok());
+  ASSERT_TRUE(disk->ApplyPuts({.removes = {{kRootIno, "put", dir, t3}}}, {}, nullptr, &s1).ok())
+      << "a retry";
+  EXPECT_EQ(Err(disk->Lookup(kRootIno, "put")), ENOENT);
+  EXPECT_EQ(Err(disk->GetAttr(dir)), ENOENT);
+  EXPECT_EQ(disk->GetAttr(kRootIno)->mtime, t3);
   ASSERT_TRUE(disk->Rmdir(kRootIno, "moved").ok());
   EXPECT_EQ(disk->GetAttr(kRootIno)->nlink, 3u);
 }
@@ -341,8 +349,8 @@ TEST_F(EngineTest, AParentsTimesAreItsLatestChangesInACommit) {
 
 // A remove put is the unlink of an inode's only name at the client's time, applied after the
 // other puts of its commit: a file created, written and removed in one commit leaves nothing; a
-// removed name that is gone already is a retry; a directory, a name of another inode or of one
-// with other names, or a parent gone, refuses the whole commit.
+// removed name that is gone already is a retry; a directory not empty, a name of another inode
+// or of one with other names, or a parent gone, refuses the whole commit.
 TEST_F(EngineTest, RemovePutsEndTheirInodeAfterTheOtherPutsAtTheClientsTime) {
   posix::FileSystem* fs = NewDisk(7);
   auto* disk = static_cast<DiskFs*>(fs);
@@ -366,8 +374,8 @@ TEST_F(EngineTest, RemovePutsEndTheirInodeAfterTheOtherPutsAtTheClientsTime) {
     return e;
   };
   EXPECT_EQ(refused({d->ino, "kept", kept->ino, t2}), EINVAL) << "it has another name";
-  EXPECT_EQ(refused({kRootIno, "d", d->ino, t2}), EISDIR);
-  EXPECT_EQ(refused({d->ino, "sub", kept->ino, t2}), EISDIR);
+  EXPECT_EQ(refused({kRootIno, "d", d->ino, t2}), ENOTEMPTY) << "a directory not empty";
+  EXPECT_EQ(refused({d->ino, "sub", kept->ino, t2}), EINVAL) << "it names another inode";
   ASSERT_TRUE(fs->Unlink(kRootIno, "other").ok());
   EXPECT_EQ(refused({d->ino, "kept", sub->ino, t2}), EINVAL) << "it names another inode";
   EXPECT_EQ(refused({kept->ino, "x", kept->ino, t2}), ENOTDIR);

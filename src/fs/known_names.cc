@@ -47,6 +47,12 @@ bool KnownNames::Absent(posix::Ino dir, std::string_view name) const {
   return d != dirs_.end() && d->second.find(std::string(name)) == d->second.end();
 }
 
+bool KnownNames::Empty(posix::Ino dir) const {
+  MutexLock lock(&mu_);
+  auto d = dirs_.find(dir.value());
+  return d != dirs_.end() && d->second.empty();
+}
+
 size_t KnownNames::dirs() const {
   MutexLock lock(&mu_);
   return dirs_.size();

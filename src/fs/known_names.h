@@ -48,6 +48,8 @@ class KnownNames {
 
   // True iff `dir` is known and `name` is certainly not in it.
   bool Absent(posix::Ino dir, std::string_view name) const ARCHIL_EXCLUDES(mu_);
+  // True iff `dir` is known and certainly empty (no name in it, none being added).
+  bool Empty(posix::Ino dir) const ARCHIL_EXCLUDES(mu_);
 
   size_t dirs() const ARCHIL_EXCLUDES(mu_);
   size_t names() const ARCHIL_EXCLUDES(mu_);

@@ -36,6 +36,21 @@ TEST(KnownNames, ANameMayExistFromBeforeItsRequestUntilItsRemovalIsAnswered) {
   EXPECT_EQ(k.names(), 0u);
 }
 
+// Empty (an rmdir the mount may answer): known, and no name in it nor being added.
+TEST(KnownNames, ADirectoryIsEmptyOnlyWhenNoNameMayBeInIt) {
+  KnownNames k;
+  EXPECT_FALSE(k.Empty(Ino(5))) << "never created here";
+  k.Created(Ino(5));
+  EXPECT_TRUE(k.Empty(Ino(5)));
+  {
+    AddingName adding(&k, Ino(5), "x");
+    EXPECT_FALSE(k.Empty(Ino(5))) << "a create in flight";
+  }
+  EXPECT_FALSE(k.Empty(Ino(5)));
+  k.Removed(Ino(5), "x");
+  EXPECT_TRUE(k.Empty(Ino(5)));
+}
+
 TEST(KnownNames, ARemovalAnsweredWhileTheNameIsBeingAddedAgainKeepsIt) {
   KnownNames k;
   k.Created(Ino(5));

@@ -226,9 +226,12 @@ Status MountCore::Rmdir(NodeId parent, std::string_view name) {
   ARCHIL_RETURN_IF_ERROR(Writable());
   ChangingNames changing(&ends_);
   Ino p = InoOf(parent);
-  ARCHIL_RETURN_IF_ERROR(HoldIfOpen(p, name, Victim::kDir).status());
+  ARCHIL_ASSIGN_OR_RETURN(const bool none_open, HoldIfOpen(p, name, Victim::kDir));
+  // A directory this mount made and emptied, not open here: nothing else can be in it.
+  const std::optional<LastNames::Named> last = none_open ? last_.Find(p, name) : std::nullopt;
   // What is remembered of the directory stays: inode numbers are never reused.
-  Status answer = fs_->Rmdir(p, name);
+  Status answer = last && last->dir && known_.Empty(last->ino) ? fs_->RmdirEmpty(p, name, last->ino)
+                                                               : fs_->Rmdir(p, name);
   last_.Forget(p, name);
   return Removing(p, name, std::move(answer));
 }

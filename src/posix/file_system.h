@@ -80,6 +80,12 @@ class FileSystem {
     return Unlink(parent, name);
   }
   virtual Status Rmdir(Ino parent, std::string_view name) = 0;
+  // Rmdir of `name`, which its caller knows is the directory `ino`, empty and not open: a file
+  // system may answer it before the disk has it, durable at the next Sync. The default is Rmdir.
+  virtual Status RmdirEmpty(Ino parent, std::string_view name, Ino ino) {
+    (void)ino;
+    return Rmdir(parent, name);
+  }
   // Atomic. `flags`: 0, kRenameNoReplace or kRenameExchange.
   virtual Status Rename(Ino parent, std::string_view name, Ino new_parent,
                         std::string_view new_name, uint32_t flags) = 0;

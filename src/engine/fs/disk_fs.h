@@ -156,18 +156,19 @@ class DiskFs final : public posix::FileSystem {
   // Applies what a client answered itself (posix::Puts, docs/protocol.md §5.3.2) in one commit:
   // its creates in order, then its writes in order, then its attribute puts in order (their
   // times are what the writes showed), then its removes in order (each an unlink of the only
-  // name of a non-directory, its time the parent's mtime and ctime). A create of a directory
-  // leaves what Mkdir leaves (two links, its parent one more). A create needs `session`,
-  // whose grant must hold its number unused (the number is then used: a granted number names one
-  // inode, ever); a create whose name already names its number changes nothing (a retried request).
-  // A put of an inode that does not exist, or a remove of a name that does not, is skipped (nothing
-  // is left to do) and counted in *skipped. Applying the same puts again leaves the same names,
-  // bytes and attributes. Errors, and then nothing is applied: ENOSPC past the reserve (creates and
-  // writes), EFBIG; EINVAL for a create without a session, of a number not granted or used, of a
-  // type other than a file, FIFO, socket, device or directory (with no rdev), a bad name, or a
-  // write to a non-file; EEXIST for a create of a name taken; ENOENT or ENOTDIR for a create or
-  // remove in a parent gone or not a directory; EISDIR for a remove of a directory, EINVAL for one
-  // whose name names another inode or one with other names.
+  // name of a non-directory or of an empty directory, its time the parent's mtime and ctime). A
+  // create of a directory leaves what Mkdir leaves (two links, its parent one more). A create needs
+  // `session`, whose grant must hold its number unused (the number is then used: a granted number
+  // names one inode, ever); a create whose name already names its number changes nothing (a retried
+  // request). A put of an inode that does not exist, or a remove of a name that does not, is
+  // skipped (nothing is left to do) and counted in *skipped. Applying the same puts again leaves
+  // the same names, bytes and attributes. Errors, and then nothing is applied: ENOSPC past the
+  // reserve (creates and writes), EFBIG; EINVAL for a create without a session, of a number not
+  // granted or used, of a type other than a file, FIFO, socket, device or directory (with no rdev),
+  // a bad name, or a write to a non-file; EEXIST for a create of a name taken; ENOENT or ENOTDIR
+  // for a create or remove in a parent gone or not a directory; ENOTEMPTY for a remove of a
+  // directory not empty (one that is empty goes as Rmdir removes it), EINVAL for one whose name
+  // names another inode or a non-directory with other names.
   Status ApplyPuts(const posix::Puts& puts, const CommitHooks& hooks, size_t* skipped = nullptr,
                    const SessionIdBytes* session = nullptr);
 

@@ -174,11 +174,23 @@ Status DiskFs::ApplyPuts(const posix::Puts& puts, const CommitHooks& hooks, size
         continue;
       }
       ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, d->ino));
-      if (S_ISDIR(n.rec.mode)) return Status::Errno(EISDIR, "a remove put of a directory");
+      if (n.ino != r.ino) {
+        return Status::Errno(EINVAL, "a remove put of '" + r.name + "', which names another inode");
+      }
+      if (S_ISDIR(n.rec.mode)) {  // as Rmdir: the client knew it empty
+        ARCHIL_ASSIGN_OR_RETURN(bool empty, ops.DirIsEmpty(t, n.ino));
+        if (!empty) return Status::Errno(ENOTEMPTY, "a remove put of a directory not empty");
+        ARCHIL_RETURN_IF_ERROR(ops.DeleteDentry(t, r.parent, r.name));
+        dir.rec.nlink--;
+        touch(dir, r.time);
+        ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, dir));
+        ARCHIL_RETURN_IF_ERROR(ops.DropLink(t, n, true, nullptr, r.time.nanos()));
+        continue;
+      }
       // The client answered the unlink as the end of the inode: it must be.
-      if (n.ino != r.ino || n.rec.nlink != 1) {
-        return Status::Errno(EINVAL, "a remove put of '" + r.name +
-                                         "', which names another inode or one with other names");
+      if (n.rec.nlink != 1) {
+        return Status::Errno(
+            EINVAL, "a remove put of '" + r.name + "', which names an inode with other names");
       }
       ARCHIL_RETURN_IF_ERROR(ops.DeleteDentry(t, r.parent, r.name));
       touch(dir, r.time);
