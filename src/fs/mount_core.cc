@@ -344,6 +344,18 @@ Result<std::vector<DirItem>> MountCore::ReadDir(NodeId dir, uint64_t offset, siz
     return items;
   }
   const uint64_t changes = ends_.Changes();
+  if (after == 0 && !options_.read_only) {
+    MutexLock lock(&mu_);
+    if (last_listing_ && last_listing_->dir == ino.value() && last_listing_->changes == changes &&
+        last_listing_->items.size() <= left) {
+      for (DirItem& item : last_listing_->items) items.push_back(std::move(item));
+      last_listing_.reset();
+      ++local_listings_;
+      *eof = true;
+      if (!items.empty()) ends_.Ended(ino, items.back().offset, changes);
+      return items;
+    }
+  }
   const uint64_t generation = last_.Generation();
   ARCHIL_ASSIGN_OR_RETURN(posix::DirPage page, plus ? fs_->ReadDirPlus(ino, after, left)
                                                     : fs_->ReadDir(ino, after, left));
@@ -365,6 +377,15 @@ Result<std::vector<DirItem>> MountCore::ReadDir(NodeId dir, uint64_t offset, siz
     items.push_back(std::move(item));
   }
   if (record_order) order_.Listed(ino, after, order, page.eof);
+  if (after == 0 && page.eof && !options_.read_only) {
+    LastListing last{ino.value(), changes, {}};
+    for (const DirItem& item : items) {
+      if (item.offset > kDotDotOffset)
+        last.items.push_back({item.name, item.ino, item.type, item.offset, std::nullopt});
+    }
+    MutexLock lock(&mu_);
+    last_listing_ = std::move(last);
+  }
   *eof = page.eof;
   if (page.eof && !items.empty() && !options_.read_only) {
     ends_.Ended(ino, items.back().offset, changes);
@@ -424,6 +445,7 @@ CoreStats MountCore::stats() const {
   s.known_dirs = known_.dirs();
   s.local_negative_lookups = local_negative_lookups_.load(std::memory_order_relaxed);
   s.local_listing_ends = local_listing_ends_.load(std::memory_order_relaxed);
+  s.local_listings = local_listings_.load(std::memory_order_relaxed);
   s.read_ahead = read_ahead_.stats();
   return s;
 }

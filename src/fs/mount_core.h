@@ -94,6 +94,7 @@ struct CoreStats {
   uint64_t known_dirs = 0;              // directories whose names this mount knows (KnownNames)
   uint64_t local_negative_lookups = 0;  // lookups answered ENOENT without a request
   uint64_t local_listing_ends = 0;      // READDIRs past a listing's end answered without one
+  uint64_t local_listings = 0;          // listings again answered from the last one (ReadDir)
   ReadAheadStats read_ahead;
 };
 
@@ -148,7 +149,10 @@ class MountCore {
 
   // Entries after `offset` (0: the start; "." and ".." are offsets 1 and 2), at most `max`.
   // `eof` is set when the listing ended. `plus`: with each entry's attributes (READDIRPLUS: the
-  // kernel then needs no LOOKUP per name), one request to the disk as without.
+  // kernel then needs no LOOKUP per name), one request to the disk as without. A listing from the
+  // start of the directory listed whole last, with no change of names since, is answered from that
+  // listing, once, without attributes (`rm -rf` reads one page of each directory, closes it and
+  // lists it again: the kernel keeps only listings read to their end).
   Result<std::vector<DirItem>> ReadDir(NodeId dir, uint64_t offset, size_t max, bool* eof,
                                        bool plus = false) ARCHIL_EXCLUDES(mu_);
 
@@ -213,6 +217,7 @@ class MountCore {
   ListingEnds ends_;
   std::atomic<uint64_t> local_negative_lookups_{0};
   std::atomic<uint64_t> local_listing_ends_{0};
+  std::atomic<uint64_t> local_listings_{0};
 
   // Remembers that `ino` has no security.capability.
   void NoCapabilities(Ino ino) ARCHIL_EXCLUDES(mu_);
@@ -225,6 +230,15 @@ class MountCore {
   uint64_t next_handle_ ARCHIL_GUARDED_BY(mu_) = 1;
   uint64_t open_dirs_ ARCHIL_GUARDED_BY(mu_) = 0;  // entries of open_ that are directories
   uint64_t held_ ARCHIL_GUARDED_BY(mu_) = 0;
+  // The last listing read whole in one page from its start, for a listing of the same directory
+  // again while no change of names began or ended (ListingEnds::Changes) since before it was
+  // asked for: its entries without attributes (they may have changed meanwhile).
+  struct LastListing {
+    uint64_t dir = 0;
+    uint64_t changes = 0;
+    std::vector<DirItem> items;
+  };
+  std::optional<LastListing> last_listing_ ARCHIL_GUARDED_BY(mu_);
 };
 
 }  // namespace archil::fs

@@ -247,6 +247,58 @@ TEST_F(MountCoreTest, SubdirectoryMountSwapsNodeIdOne) {
   EXPECT_EQ(root.value().attr.ino, sub.value().ino);  // st_ino stays the disk's
 }
 
+// A directory listed whole from its start and listed again at once (`rm -rf` reads one page of
+// each directory, closes it and lists it again) is answered from the last listing, once, without
+// attributes; a change of names since, or a read-only mount, asks the disk.
+TEST(MountCoreListingEnds, AListingAgainAtOnceIsAnsweredFromTheLastOne) {
+  ListingModel model{&SystemClock::Instance(), 0755};
+  MountCore core{&model, posix::kRootIno, MountOptions{}};
+  for (const char* n : {"a", "b"}) ASSERT_TRUE(core.Mknod(kRootNode, n, S_IFREG, 0, {}).ok());
+  auto names = [](const std::vector<DirItem>& items) {
+    std::vector<std::string> out;
+    for (const DirItem& i : items) out.push_back(i.name + (i.attr ? "+" : ""));
+    return out;
+  };
+  bool eof = false;
+  Result<std::vector<DirItem>> first = core.ReadDir(kRootNode, 0, 100, &eof, /*plus=*/true);
+  ASSERT_TRUE(first.ok() && eof);
+  EXPECT_EQ(names(*first), (std::vector<std::string>{".", "..", "a+", "b+"}));
+  EXPECT_EQ(model.listings, 1);
+  eof = false;
+  Result<std::vector<DirItem>> again = core.ReadDir(kRootNode, 0, 100, &eof, /*plus=*/true);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(eof);
+  EXPECT_EQ(names(*again), (std::vector<std::string>{".", "..", "a", "b"}));
+  EXPECT_EQ(again->back().offset, first->back().offset);
+  EXPECT_EQ(model.listings, 1);
+  EXPECT_EQ(core.stats().local_listings, 1u);
+  EXPECT_TRUE(core.ReadDir(kRootNode, again->back().offset, 100, &eof)->empty())
+      << "its end is known too";
+  EXPECT_EQ(model.listings, 1);
+  ASSERT_TRUE(core.ReadDir(kRootNode, 0, 100, &eof).ok());
+  EXPECT_EQ(model.listings, 2) << "used once";
+  ASSERT_TRUE(core.ReadDir(kRootNode, 0, 1, &eof).ok());
+  EXPECT_EQ(model.listings, 2) << "\".\" alone: no listing asked for";
+  ASSERT_TRUE(core.ReadDir(kRootNode, 0, 3, &eof).ok());
+  EXPECT_EQ(model.listings, 3) << "a smaller page than the listing: asked";
+
+  ASSERT_TRUE(core.ReadDir(kRootNode, 0, 100, &eof).ok());
+  EXPECT_EQ(model.listings, 3) << "the whole listing before the smaller page is still good";
+  ASSERT_TRUE(core.ReadDir(kRootNode, 0, 100, &eof).ok());
+  EXPECT_EQ(model.listings, 4);
+  ASSERT_TRUE(core.Mknod(kRootNode, "c", S_IFREG, 0, {}).ok());
+  Result<std::vector<DirItem>> changed = core.ReadDir(kRootNode, 0, 100, &eof);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_EQ(model.listings, 5) << "a name changed since";
+  EXPECT_EQ(changed->size(), 5u);
+
+  ListingModel ro_model{&SystemClock::Instance(), 0755};
+  MountCore ro{&ro_model, posix::kRootIno, MountOptions{.read_only = true}};
+  ASSERT_TRUE(ro.ReadDir(kRootNode, 0, 100, &eof).ok());
+  ASSERT_TRUE(ro.ReadDir(kRootNode, 0, 100, &eof).ok());
+  EXPECT_EQ(ro_model.listings, 2);
+}
+
 TEST_F(MountCoreTest, ReadDirResumesAtEveryOffset) {
   std::set<std::string> made;
   for (int i = 0; i < 50; ++i) {

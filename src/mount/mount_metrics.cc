@@ -32,6 +32,10 @@ void AddMountCollectors(metrics::Registry* registry, fuse::Adapter* adapter,
     s.Counter("archil_mount_local_listing_ends_total",
               "READDIRs past the end of a listing answered without a request.", {},
               double(c.local_listing_ends));
+    s.Counter("archil_mount_local_listings_total",
+              "Listings of a directory listed again at once, with no change of names since, "
+              "answered without a request (rm -rf opens each directory twice).",
+              {}, double(c.local_listings));
     s.Counter("archil_mount_local_getattrs_total",
               "GETATTRs answered without a request: a directory's from the answer to the last "
               "change of its names, an inode's whose attributes the mount knows exactly.",
