@@ -26,6 +26,11 @@ HandlerPool::~HandlerPool() {
   for (std::thread& t : threads_) t.join();
 }
 
+size_t HandlerPool::idle() const {
+  MutexLock lock(&mu_);
+  return idle_.size();
+}
+
 bool HandlerPool::Submit(std::function<void()> task) {
   Worker* worker = nullptr;
   {

@@ -32,6 +32,8 @@ class HandlerPool {
   // Hands `task` to an idle thread, else queues it; false (and `task` dropped) when max_queued
   // tasks already wait.
   bool Submit(std::function<void()> task);
+  // The threads idle now (waiting for a task).
+  size_t idle() const ARCHIL_EXCLUDES(mu_);
 
  private:
   struct Worker {
@@ -43,7 +45,7 @@ class HandlerPool {
   void Run(Worker* self);
 
   const size_t max_queued_;
-  Mutex mu_;
+  mutable Mutex mu_;
   std::deque<std::function<void()>> queue_ ARCHIL_GUARDED_BY(mu_);  // no thread was idle
   std::vector<Worker*> idle_ ARCHIL_GUARDED_BY(mu_);                // the last to idle on top
   bool stopping_ ARCHIL_GUARDED_BY(mu_) = false;

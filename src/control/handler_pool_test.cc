@@ -13,18 +13,29 @@
 namespace archil {
 namespace {
 
-// Tasks submitted one after another (each waited for) all run on one thread: the one that went
-// idle last. With FIFO wake-ups they would cycle through all eight.
+// Waits (at most 10 s) until every one of the pool's `threads` is idle.
+void AwaitAllIdle(const HandlerPool& pool, size_t threads) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (pool.idle() != threads && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  ASSERT_EQ(pool.idle(), threads);
+}
+
+// Tasks submitted one after another (each waited for, and its thread back on the idle stack) all
+// run on one thread: the one that went idle last. With FIFO wake-ups they would cycle through all
+// eight.
 TEST(HandlerPoolTest, SequentialTasksStayOnTheLastIdleThread) {
   HandlerPool pool(8, 100);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // every thread idle
+  AwaitAllIdle(pool, 8);
   std::set<std::thread::id> ran_on;
   for (int i = 0; i < 50; ++i) {
     std::promise<std::thread::id> done;
     ASSERT_TRUE(pool.Submit([&done] { done.set_value(std::this_thread::get_id()); }));
     ran_on.insert(done.get_future().get());
-    // The task's thread goes back on the idle stack right after set_value; let it get there.
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // The task's thread goes back on the idle stack right after set_value (a sleep of 1 ms was not
+    // always enough under ASan on a busy machine).
+    AwaitAllIdle(pool, 8);
   }
   EXPECT_EQ(ran_on.size(), 1u);
 }
