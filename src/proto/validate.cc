@@ -45,7 +45,8 @@ WireStatus CheckRange(uint64_t offset, uint64_t length, std::string* why) {
   return WireStatus::kOk;
 }
 
-// A type MKNOD and a create put may make, with permission bits only beside it.
+// A type MKNOD may make, with permission bits only beside it (a create put may also make a
+// directory).
 bool MknodMakes(uint32_t mode) {
   switch (mode & S_IFMT) {
     case S_IFREG:
