@@ -9,7 +9,8 @@
 # is printed; ARCHIL_TEST_SEED replays it). Then:
 #   1. within 3 s every process the suite started has ended (servers and mount daemons watch
 #      their owner), except one the suite had SIGSTOPped itself (a stopped process watches
-#      nothing), and every FUSE mount left is one such stopped daemon's;
+#      nothing), and every FUSE mount left is one such stopped daemon's, or one whose daemon the
+#      suite had killed itself (its connection aborted: it answers ENOTCONN at once);
 #   2. a stat of the test root's parent answers within 5 s (what `df`, `ls -l /tmp` need);
 #   3. SWEEP (scripts/sweep.sh) clears the rest, and SWEEP --check then finds nothing.
 # Finally the first BIN runs one of its tests to the end under the same root, and must pass.
@@ -56,7 +57,21 @@ for ((i = 0; i < cuts; i++)); do
   running=$(processes | grep -v ' T$')
   stopped=$(processes | grep -c ' T$')
   [[ -z $running ]] || fail "cut $((i + 1)): processes outlived the suite by 3 s: $running"
-  mounts=$(fuse_mounts | wc -l)
+  # A mount whose daemon the suite had killed itself (a test of exactly that, cut before it mounted
+  # again) answers ENOTCONN at once: the kernel aborted its connection with the daemon's last
+  # descriptor, so it blocks nothing, and the sweep removes it. Any other mount left must be a
+  # stopped daemon's.
+  mounts=0 dead=0
+  while read -r m; do
+    if err=$(timeout -k 1 2 stat "$m" 2>&1 > /dev/null); then
+      mounts=$((mounts + 1))
+    elif [[ $err == *"not connected"* ]]; then
+      dead=$((dead + 1))
+    else
+      mounts=$((mounts + 1))
+    fi
+  done < <(fuse_mounts)
+  ((dead == 0)) || echo "  $dead FUSE mounts of dead daemons left (ENOTCONN, blocking nothing)"
   ((mounts <= stopped)) || fail "cut $((i + 1)): $mounts FUSE mounts left, $stopped stopped daemons"
   # 2. The machine's walkers do not block.
   timeout -k 1 5 stat "$(dirname "$ARCHIL_TEST_ROOT")" > /dev/null ||
