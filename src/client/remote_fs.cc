@@ -308,31 +308,36 @@ Result<posix::Attr> RemoteFs::Mknod(posix::Ino parent, std::string_view name, ui
 
 Result<posix::Attr> RemoteFs::MknodNew(posix::Ino parent, std::string_view name, uint32_t mode,
                                        uint32_t rdev, posix::Owner owner) {
-  if (!inos_ || !dir_attrs_->Get(parent) || !posix::ValidateName(name).ok()) {
-    return Mknod(parent, name, mode, rdev, owner);
-  }
-  const uint64_t session = client_->SessionsRecreated();
-  if (inos_session_.exchange(session) != session) inos_->Reset();
-  // A number left unused (the create goes to the server after all) is never needed again.
-  const std::optional<posix::Ino> ino = inos_->Take();
-  if (!ino) return Mknod(parent, name, mode, rdev, owner);
-  const posix::Timespec now = posix::Timespec::FromNanos(clock_->NowNanos());
-  // The parent's kept attributes take the create's time before the create can be carried: an
-  // answer to a later change of the parent is then never overwritten by this older time.
-  if (!dir_attrs_->Touch(parent, now)) return Mknod(parent, name, mode, rdev, owner);
   posix::Attr a;
-  a.ino = *ino;
   a.mode = mode;
   a.nlink = 1;
   a.uid = owner.uid;
   a.gid = owner.gid;
   a.rdev = (S_ISCHR(mode) || S_ISBLK(mode)) ? rdev : 0;
+  if (std::optional<posix::Attr> made = AnswerCreateHere(parent, name, a, /*parent_links=*/0)) {
+    return *made;
+  }
+  return Mknod(parent, name, mode, rdev, owner);
+}
+
+std::optional<posix::Attr> RemoteFs::AnswerCreateHere(posix::Ino parent, std::string_view name,
+                                                      posix::Attr a, int parent_links) {
+  if (!inos_ || !dir_attrs_->Get(parent) || !posix::ValidateName(name).ok()) return std::nullopt;
+  const uint64_t session = client_->SessionsRecreated();
+  if (inos_session_.exchange(session) != session) inos_->Reset();
+  // A number left unused (the create goes to the server after all) is never needed again.
+  const std::optional<posix::Ino> ino = inos_->Take();
+  if (!ino) return std::nullopt;
+  const posix::Timespec now = posix::Timespec::FromNanos(clock_->NowNanos());
+  // The parent's kept attributes take the create's time before the create can be carried: an
+  // answer to a later change of the parent is then never overwritten by this older time.
+  if (!dir_attrs_->Touch(parent, now, parent_links)) return std::nullopt;
+  a.ino = *ino;
   a.atime = a.mtime = a.ctime = a.btime = now;
-  const posix::CreatePut create{parent, std::string(name), *ino,      mode,
-                                a.rdev, owner.uid,         owner.gid, now};
+  const posix::CreatePut create{parent, std::string(name), *ino, a.mode, a.rdev, a.uid, a.gid, now};
   if (!attr_log_->AnswerCreate(create, a, clock_->MonotonicNanos())) {
     dir_attrs_->Forget(parent);  // it took the time of a create that goes to the server instead
-    return Mknod(parent, name, mode, rdev, owner);
+    return std::nullopt;
   }
   return a;
 }
@@ -355,33 +360,18 @@ Status RemoteFs::SendCreatesIf(bool needed) {
 
 Result<posix::Attr> RemoteFs::MkdirNew(posix::Ino parent, std::string_view name, uint32_t mode,
                                        posix::Owner owner) {
-  if (!inos_ || !client_->DirPuts() || !dir_attrs_->Get(parent) ||
-      !posix::ValidateName(name).ok()) {
-    return Mkdir(parent, name, mode, owner);
-  }
-  const uint64_t session = client_->SessionsRecreated();
-  if (inos_session_.exchange(session) != session) inos_->Reset();
-  const std::optional<posix::Ino> ino = inos_->Take();
-  if (!ino) return Mkdir(parent, name, mode, owner);
-  const posix::Timespec now = posix::Timespec::FromNanos(clock_->NowNanos());
-  // As MknodNew; the parent gains the new directory's "..".
-  if (!dir_attrs_->Touch(parent, now, /*links=*/1)) return Mkdir(parent, name, mode, owner);
+  if (!client_->DirPuts()) return Mkdir(parent, name, mode, owner);
   posix::Attr a;
-  a.ino = *ino;
   a.mode = S_IFDIR | (mode & 07777);
   a.nlink = 2;
   a.uid = owner.uid;
   a.gid = owner.gid;
-  a.atime = a.mtime = a.ctime = a.btime = now;
-  const posix::CreatePut create{parent, std::string(name), *ino,      a.mode,
-                                0,      owner.uid,         owner.gid, now};
-  if (!attr_log_->AnswerCreate(create, a, clock_->MonotonicNanos())) {
-    dir_attrs_->Forget(parent);
-    return Mkdir(parent, name, mode, owner);
-  }
+  // The parent gains the new directory's "..".
+  std::optional<posix::Attr> made = AnswerCreateHere(parent, name, a, /*parent_links=*/1);
+  if (!made) return Mkdir(parent, name, mode, owner);
   // Its attributes are DirAttrs' from now on: its first creates are answered here too.
-  dir_attrs_->Created(a);
-  return a;
+  dir_attrs_->Created(*made);
+  return *made;
 }
 
 Result<posix::Attr> RemoteFs::Mkdir(posix::Ino parent, std::string_view name, uint32_t mode,
@@ -426,38 +416,33 @@ Result<posix::Attr> RemoteFs::Link(posix::Ino ino, posix::Ino new_parent,
 }
 
 Status RemoteFs::UnlinkLast(posix::Ino parent, std::string_view name, posix::Ino ino) {
-  if (!attr_log_ || !client_->RemovePuts() || !posix::ValidateName(name).ok()) {
-    return Unlink(parent, name);
-  }
-  const posix::Timespec now = posix::Timespec::FromNanos(clock_->NowNanos());
-  // As for a create (MknodNew): the parent's kept attributes take the time first.
-  if (!dir_attrs_->Touch(parent, now)) return Unlink(parent, name);
-  if (!attr_log_->AnswerRemove(posix::RemovePut{parent, std::string(name), ino, now},
-                               clock_->MonotonicNanos())) {
-    dir_attrs_->Forget(parent);
-    return Unlink(parent, name);
-  }
-  // The kernel sets the removed file's change time next (a SETATTR): answered ENOENT here.
-  MarkGone(ino);
+  if (!AnswerRemoveHere(parent, name, ino, /*parent_links=*/0)) return Unlink(parent, name);
   return Status::Ok();
 }
 
 Status RemoteFs::RmdirEmpty(posix::Ino parent, std::string_view name, posix::Ino ino) {
-  if (!attr_log_ || !client_->RemovePuts() || !client_->DirPuts() ||
-      !posix::ValidateName(name).ok()) {
-    return Rmdir(parent, name);
-  }
-  const posix::Timespec now = posix::Timespec::FromNanos(clock_->NowNanos());
-  // As UnlinkLast; the parent loses the directory's "..".
-  if (!dir_attrs_->Touch(parent, now, /*links=*/-1)) return Rmdir(parent, name);
-  if (!attr_log_->AnswerRemove(posix::RemovePut{parent, std::string(name), ino, now},
-                               clock_->MonotonicNanos())) {
-    dir_attrs_->Forget(parent);
+  // The parent loses the directory's "..".
+  if (!client_->DirPuts() || !AnswerRemoveHere(parent, name, ino, /*parent_links=*/-1)) {
     return Rmdir(parent, name);
   }
   dir_attrs_->Forget(ino);
-  MarkGone(ino);
   return Status::Ok();
+}
+
+bool RemoteFs::AnswerRemoveHere(posix::Ino parent, std::string_view name, posix::Ino ino,
+                                int parent_links) {
+  if (!attr_log_ || !client_->RemovePuts() || !posix::ValidateName(name).ok()) return false;
+  const posix::Timespec now = posix::Timespec::FromNanos(clock_->NowNanos());
+  // As for a create (AnswerCreateHere): the parent's kept attributes take the time first.
+  if (!dir_attrs_->Touch(parent, now, parent_links)) return false;
+  if (!attr_log_->AnswerRemove(posix::RemovePut{parent, std::string(name), ino, now},
+                               clock_->MonotonicNanos())) {
+    dir_attrs_->Forget(parent);
+    return false;
+  }
+  // The kernel sets the removed file's change time next (a SETATTR): answered ENOENT here.
+  MarkGone(ino);
+  return true;
 }
 
 Status RemoteFs::Unlink(posix::Ino parent, std::string_view name) {

@@ -137,6 +137,14 @@ class RemoteFs final : public posix::FileSystem {
   // Before a read the server answers: sends the creates answered here that it could see (`needed`)
   // and waits for them to be applied.
   Status SendCreatesIf(bool needed);
+  // A create of `name` in `parent` answered here (MknodNew, MkdirNew): `a` (its mode, links,
+  // owner and device number set) with a granted number and the client's time, the parent's links
+  // changed by `parent_links`; nullopt if it must go to the server.
+  std::optional<posix::Attr> AnswerCreateHere(posix::Ino parent, std::string_view name,
+                                              posix::Attr a, int parent_links);
+  // A remove of `name` (inode `ino`) from `parent` answered here (UnlinkLast, RmdirEmpty), the
+  // parent's links changed by `parent_links`; false if it must go to the server.
+  bool AnswerRemoveHere(posix::Ino parent, std::string_view name, posix::Ino ino, int parent_links);
   // INO_GRANT (protocol.md §5.3.3): `count` numbers for this session, its commit synced.
   Result<InoPool::Range> GrantInos(uint32_t count);
   static constexpr uint32_t kInoGrant = 4096;
