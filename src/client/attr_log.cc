@@ -45,7 +45,7 @@ AttrLog::Ticket AttrLog::Begin() {
       e.data.clear();
     }
     // A directory created here carries no put: the creates in it that follow set its times.
-    if (!S_ISDIR(e.attr.mode)) t.puts.attrs.push_back(e.put);
+    if (!e.dir) t.puts.attrs.push_back(e.put);
     ++it;
   }
   // The server takes a range's numbers in increasing order (protocol.md §5.3.3); the pool handed
@@ -89,7 +89,7 @@ void AttrLog::End(Ticket ticket, bool puts_applied, const std::optional<posix::A
         continue;
       }
       Held(it->second);  // or never will: a read asks the server either way
-      if (keep && !S_ISDIR(it->second.attr.mode)) {
+      if (keep && !it->second.dir) {
         it->second.state = State::kKnown;
         ++it;
       } else {
@@ -120,7 +120,7 @@ std::optional<posix::Attr> AttrLog::Answer(posix::Ino ino, const posix::SetAttrR
   if (in_flight_ != 0) return std::nullopt;
   auto it = entries_.find(ino.value());
   // A directory's attributes are not kept here (Get): its SETATTR goes to the server.
-  if (it == entries_.end() || S_ISDIR(it->second.attr.mode)) return std::nullopt;
+  if (it == entries_.end() || it->second.dir) return std::nullopt;
   Entry& e = it->second;
   Pend(ino, e, now_ns);
   posix::Attr& a = e.attr;
@@ -197,6 +197,7 @@ bool AttrLog::AnswerCreate(const posix::CreatePut& create, const posix::Attr& at
   if (!inserted) return false;  // a number the server granted twice: not ours to answer
   Entry& e = it->second;
   e.attr = attr;
+  e.dir = S_ISDIR(attr.mode);
   Pend(create.ino, e, now_ns);
   e.put.ctime = create.time;  // the create's own: applying it changes nothing
   e.create = create;
@@ -243,14 +244,14 @@ void AttrLog::AwaitCarrier() const {
 std::optional<posix::Attr> AttrLog::Get(posix::Ino ino) const {
   MutexLock lock(&mu_);
   auto it = entries_.find(ino.value());
-  if (it == entries_.end() || S_ISDIR(it->second.attr.mode)) return std::nullopt;
+  if (it == entries_.end() || it->second.dir) return std::nullopt;
   return it->second.attr;
 }
 
 void AttrLog::Overlay(posix::Attr* a) const {
   MutexLock lock(&mu_);
   auto it = entries_.find(a->ino.value());
-  if (it != entries_.end() && it->second.state != State::kKnown && !S_ISDIR(it->second.attr.mode)) {
+  if (it != entries_.end() && it->second.state != State::kKnown && !it->second.dir) {
     *a = it->second.attr;
   }
 }

@@ -175,6 +175,10 @@ class AttrLog {
     // holds it (0: not created here, or held).
     std::optional<posix::CreatePut> create = {};
     uint64_t unsent_in = 0;
+    // A directory created here: kept only for its create (Begin, Unsent); its attributes are
+    // DirAttrs' (Get, Answer, Overlay never give them; End never keeps them). Directories are
+    // entered by AnswerCreate only: End never learns one.
+    bool dir = false;
   };
   // `e` is held by the server now: it is no longer counted in unsent_in_.
   void Held(Entry& e) ARCHIL_REQUIRES(mu_);
