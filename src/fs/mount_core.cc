@@ -347,8 +347,14 @@ Result<std::vector<DirItem>> MountCore::ReadDir(NodeId dir, uint64_t offset, siz
   if (after == 0 && !options_.read_only) {
     MutexLock lock(&mu_);
     if (last_listing_ && last_listing_->dir == ino.value() && last_listing_->changes == changes &&
-        last_listing_->items.size() <= left) {
-      for (DirItem& item : last_listing_->items) items.push_back(std::move(item));
+        last_listing_->entries.size() <= left) {
+      const LastListing& last = *last_listing_;
+      size_t begin = 0;
+      for (const LastListing::Entry& e : last.entries) {
+        items.push_back(
+            {last.names.substr(begin, e.name_end - begin), e.ino, e.type, e.offset, std::nullopt});
+        begin = e.name_end;
+      }
       last_listing_.reset();
       ++local_listings_;
       *eof = true;
@@ -378,10 +384,12 @@ Result<std::vector<DirItem>> MountCore::ReadDir(NodeId dir, uint64_t offset, siz
   }
   if (record_order) order_.Listed(ino, after, order, page.eof);
   if (after == 0 && page.eof && !options_.read_only) {
-    LastListing last{ino.value(), changes, {}};
+    LastListing last{ino.value(), changes, {}, {}};
+    last.entries.reserve(items.size());
     for (const DirItem& item : items) {
-      if (item.offset > kDotDotOffset)
-        last.items.push_back({item.name, item.ino, item.type, item.offset, std::nullopt});
+      if (item.offset <= kDotDotOffset) continue;
+      last.names.append(item.name);
+      last.entries.push_back({item.ino, item.offset, item.type, last.names.size()});
     }
     MutexLock lock(&mu_);
     last_listing_ = std::move(last);

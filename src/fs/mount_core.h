@@ -232,11 +232,19 @@ class MountCore {
   uint64_t held_ ARCHIL_GUARDED_BY(mu_) = 0;
   // The last listing read whole in one page from its start, for a listing of the same directory
   // again while no change of names began or ended (ListingEnds::Changes) since before it was
-  // asked for: its entries without attributes (they may have changed meanwhile).
+  // asked for: its entries without attributes (they may have changed meanwhile), their names
+  // end to end in one string (two allocations per listing kept, not one per name).
   struct LastListing {
+    struct Entry {
+      uint64_t ino = 0;
+      uint64_t offset = 0;
+      uint32_t type = 0;
+      size_t name_end = 0;  // in `names`, where this entry's name ends (the last one's began)
+    };
     uint64_t dir = 0;
     uint64_t changes = 0;
-    std::vector<DirItem> items;
+    std::vector<Entry> entries;
+    std::string names;
   };
   std::optional<LastListing> last_listing_ ARCHIL_GUARDED_BY(mu_);
 };
