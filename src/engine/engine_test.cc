@@ -425,6 +425,47 @@ TEST_F(EngineTest, RemovePutsEndTheirInodeAfterTheOtherPutsAtTheClientsTime) {
   EXPECT_EQ(Err((*view)->ApplyPuts({.removes = {{kRootIno, "d", d->ino, t2}}}, {})), EROFS);
 }
 
+// `rm -rf` of a tree the client made: the files and then their directory removed in one commit,
+// the directory having been changed (as their parent) earlier in the same commit.
+TEST_F(EngineTest, ADirectoryEmptiedAndRemovedInOneCommitIsGone) {
+  posix::FileSystem* fs = NewDisk(7);
+  auto* disk = static_cast<DiskFs*>(fs);
+  const SessionIdBytes s1{1};
+  Result<posix::Ino> first = disk->GrantInos(s1, 4, {});
+  ASSERT_TRUE(first.ok());
+  const posix::Ino dir = *first, f(first->value() + 1), g(first->value() + 2);
+  const posix::Timespec t1{40, 1}, t2{41, 2}, t3{42, 3};
+  ASSERT_TRUE(disk->ApplyPuts({.creates = {{kRootIno, "d", dir, S_IFDIR | 0755, 0, 0, 0, t1},
+                                           {dir, "f", f, S_IFREG | 0644, 0, 0, 0, t1},
+                                           {dir, "g", g, S_IFREG | 0644, 0, 0, 0, t1}},
+                               .writes = {{f, 0, "data of f"}},
+                               .attrs = {{.ino = f, .mode = 0600, .ctime = t2}}},
+                              {}, nullptr, &s1)
+                  .ok());
+  EXPECT_EQ(fs->GetAttr(f)->size, 9u);
+  EXPECT_EQ(fs->GetAttr(f)->mode, S_IFREG | 0600u) << "created, written and set in one commit";
+  EXPECT_EQ(fs->GetAttr(dir)->mtime, t1);
+  const posix::Puts rm{.attrs = {{.ino = g, .mode = 0400, .ctime = t2}},
+                       .removes = {{dir, "f", f, t2}, {dir, "g", g, t2}, {kRootIno, "d", dir, t3}}};
+  Status applied = disk->ApplyPuts(rm, {}, nullptr, &s1);
+  ASSERT_TRUE(applied.ok()) << applied.message();
+  auto check = [&](posix::FileSystem* on) {
+    EXPECT_EQ(Err(on->Lookup(kRootIno, "d")), ENOENT);
+    for (posix::Ino ino : {dir, f, g}) EXPECT_EQ(Err(on->GetAttr(ino)), ENOENT) << ino.value();
+    Result<posix::Attr> root = on->GetAttr(kRootIno);
+    ASSERT_TRUE(root.ok());
+    EXPECT_EQ(root->nlink, 2u);
+    EXPECT_EQ(root->mtime, t3);
+  };
+  check(fs);
+  size_t skipped = 0;
+  ASSERT_TRUE(disk->ApplyPuts(rm, {}, &skipped, &s1).ok()) << "a retry";
+  EXPECT_EQ(skipped, 4u) << "g's put and the three removes";
+  check(fs);
+  Reopen();
+  check(*engine_->Disk(DiskNo(7)));
+}
+
 // An inode's xattrs are bounded in total (posix::kXattrNamesMax, kXattrValuesMax: ENOSPC past
 // either), so that listxattr always fits Linux's 64 KiB list and a reply always fits a frame.
 TEST_F(EngineTest, XattrTotalsPerInodeAreBounded) {

@@ -110,6 +110,21 @@ Status DiskFs::ApplyPuts(const posix::Puts& puts, const CommitHooks& hooks, size
       ns = std::max(ns, time.nanos());
       dir.rec.mtime = dir.rec.ctime = ns;
     };
+    // Each inode the batch changes is loaded once and stored once, at the end: a file created,
+    // written and given its attributes, or a directory that gains 200 names, in one batch is one
+    // inode record (one history check, one memtable entry), not one per change.
+    std::unordered_map<uint64_t, Inode> changed;
+    auto changing = [&](posix::Ino ino) -> Result<Inode*> {
+      auto it = changed.find(ino.value());
+      if (it != changed.end()) return &it->second;
+      ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, ino));
+      return &changed.emplace(ino.value(), std::move(n)).first->second;
+    };
+    auto changing_dir = [&](posix::Ino ino) -> Result<Inode*> {
+      ARCHIL_ASSIGN_OR_RETURN(Inode * dir, changing(ino));
+      if (!S_ISDIR(dir->rec.mode)) return Status::Errno(ENOTDIR, "not a directory");
+      return dir;
+    };
     if (!puts.creates.empty()) {
       ARCHIL_ASSIGN_OR_RETURN(InoGrantRecord g, LoadGrant(t, ops.cf(Cf::kSession), grant_key));
       for (const posix::CreatePut& c : puts.creates) {
@@ -121,42 +136,39 @@ Status DiskFs::ApplyPuts(const posix::Puts& puts, const CommitHooks& hooks, size
                                            " was not granted to this session, or was used");
         }
         if (d) return Status::Errno(EEXIST, "'" + c.name + "' exists");
-        ARCHIL_ASSIGN_OR_RETURN(Inode dir, ops.LoadDir(t, c.parent));
+        ARCHIL_ASSIGN_OR_RETURN(Inode * dir, changing_dir(c.parent));
         Inode n = ops.NewInode(c.ino, c.mode, posix::Owner{c.uid, c.gid});
         n.rec.atime = n.rec.mtime = n.rec.ctime = n.rec.btime = c.time.nanos();
         if (S_ISCHR(c.mode) || S_ISBLK(c.mode)) n.rec.rdev = c.rdev;
         if (S_ISDIR(c.mode)) {  // as Mkdir
           n.rec.nlink = 2;
           n.rec.parent = c.parent;
-          dir.rec.nlink++;  // its ".."
+          dir->rec.nlink++;  // its ".."
         }
-        ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, n));
         ARCHIL_RETURN_IF_ERROR(ops.PutDentry(t, c.parent, c.name, c.ino, n.rec.mode));
-        touch(dir, c.time);
-        ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, dir));
+        touch(*dir, c.time);
+        changed.emplace(c.ino.value(), std::move(n));
       }
       t.Put(ops.cf(Cf::kSession), grant_key, EncodeInoGrant(g));
     }
-    // The inode a put names, or nullopt if it no longer exists (nothing is left to set).
-    auto load = [&](posix::Ino ino) -> Result<std::optional<Inode>> {
-      Result<Inode> loaded = ops.LoadInode(t, ino);
+    // The inode a put names, or null if it no longer exists (nothing is left to set).
+    auto load = [&](posix::Ino ino) -> Result<Inode*> {
+      Result<Inode*> loaded = changing(ino);
       if (!loaded.ok() && loaded.status().sys_errno() == ENOENT) {
         ++gone;
-        return std::optional<Inode>();
+        return nullptr;
       }
-      ARCHIL_RETURN_IF_ERROR(loaded.status());
-      return std::optional<Inode>(std::move(*loaded));
+      return loaded;
     };
     for (const posix::WritePut& w : puts.writes) {
-      ARCHIL_ASSIGN_OR_RETURN(std::optional<Inode> n, load(w.ino));
+      ARCHIL_ASSIGN_OR_RETURN(Inode * n, load(w.ino));
       if (!n) continue;
       if (!S_ISREG(n->rec.mode)) return Status::Errno(EINVAL, "a write put to a non-file");
       ARCHIL_RETURN_IF_ERROR(ops.WriteData(t, *n, w.offset, w.data));
-      ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, *n));
     }
     for (const posix::AttrPut& p : puts.attrs) {
       if (p.mode && *p.mode > 07777) return Status::Errno(EINVAL, "mode beyond 07777");
-      ARCHIL_ASSIGN_OR_RETURN(std::optional<Inode> n, load(p.ino));
+      ARCHIL_ASSIGN_OR_RETURN(Inode * n, load(p.ino));
       if (!n) continue;
       if (p.mode) n->rec.mode = (n->rec.mode & S_IFMT) | *p.mode;
       if (p.uid) n->rec.uid = *p.uid;
@@ -164,26 +176,37 @@ Status DiskFs::ApplyPuts(const posix::Puts& puts, const CommitHooks& hooks, size
       if (p.atime) n->rec.atime = p.atime->nanos();
       if (p.mtime) n->rec.mtime = p.mtime->nanos();
       n->rec.ctime = p.ctime.nanos();
-      ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, *n));
     }
     for (const posix::RemovePut& r : puts.removes) {
-      ARCHIL_ASSIGN_OR_RETURN(Inode dir, ops.LoadDir(t, r.parent));
+      Result<Inode*> parent = changing_dir(r.parent);
+      // Applied before (a retried request) when the parent went too, later in it (`rm -rf`): the
+      // removed inode is gone as well. A parent missing alone is an error.
+      if (!parent.ok() && parent.status().sys_errno() == ENOENT) {
+        Result<Inode> target = ops.LoadInode(t, r.ino);
+        if (!target.ok() && target.status().sys_errno() == ENOENT) {
+          ++gone;
+          continue;
+        }
+      }
+      ARCHIL_ASSIGN_OR_RETURN(Inode * dir, std::move(parent));
       ARCHIL_ASSIGN_OR_RETURN(std::optional<DentryRecord> d, ops.LoadDentry(t, r.parent, r.name));
       if (!d) {  // applied before: a retried request
         ++gone;
         continue;
       }
-      ARCHIL_ASSIGN_OR_RETURN(Inode n, ops.LoadInode(t, d->ino));
-      if (n.ino != r.ino) {
+      if (d->ino != r.ino || d->ino == r.parent) {
         return Status::Errno(EINVAL, "a remove put of '" + r.name + "', which names another inode");
       }
+      // Its last name goes: DropLink stores or purges it, so it leaves the inodes stored below.
+      ARCHIL_ASSIGN_OR_RETURN(Inode * held, changing(d->ino));
+      Inode n = std::move(*held);
+      changed.erase(d->ino.value());
       if (S_ISDIR(n.rec.mode)) {  // as Rmdir: the client knew it empty
         ARCHIL_ASSIGN_OR_RETURN(bool empty, ops.DirIsEmpty(t, n.ino));
         if (!empty) return Status::Errno(ENOTEMPTY, "a remove put of a directory not empty");
         ARCHIL_RETURN_IF_ERROR(ops.DeleteDentry(t, r.parent, r.name));
-        dir.rec.nlink--;
-        touch(dir, r.time);
-        ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, dir));
+        dir->rec.nlink--;
+        touch(*dir, r.time);
         ARCHIL_RETURN_IF_ERROR(ops.DropLink(t, n, true, nullptr, r.time.nanos()));
         continue;
       }
@@ -193,10 +216,10 @@ Status DiskFs::ApplyPuts(const posix::Puts& puts, const CommitHooks& hooks, size
             EINVAL, "a remove put of '" + r.name + "', which names an inode with other names");
       }
       ARCHIL_RETURN_IF_ERROR(ops.DeleteDentry(t, r.parent, r.name));
-      touch(dir, r.time);
-      ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, dir));
+      touch(*dir, r.time);
       ARCHIL_RETURN_IF_ERROR(ops.DropLink(t, n, false, nullptr, r.time.nanos()));
     }
+    for (auto& [ino, n] : changed) ARCHIL_RETURN_IF_ERROR(ops.PutInode(t, n));
     return Status::Ok();
   });
   if (skipped) *skipped = gone;
