@@ -42,6 +42,20 @@
 #                         syncfs; find (every entry); cat of every file; rm -rf, then syncfs; each
 #                         phase after drop_caches; the ratio row is of the four phases' sum. The
 #                         unpacked tree is compared with the local one (md5 of every file)
+#   FUSE floor small files unpack / find / read / rm s, ..., x local
+#                         the same on libfuse's passthrough_ll example (built from Debian's
+#                         libfuse3-dev examples into build/spikes, as bench/floor.sh does) over a
+#                         directory in --dir: a local FUSE file system with no network and no
+#                         durability, with its writeback option (as the mount has the kernel's
+#                         writeback cache)
+#   local creates, FUSE floor creates, creates: N ops/s; creates, % of local
+#                         files created, written (1 KiB) and closed per second by one process
+#                         (build/release/bench/creates_bench: open O_CREAT|O_EXCL, write, close),
+#                         --creates files in a new directory, nothing synced; on --dir, on
+#                         passthrough_ll over --dir, and on the mount, in turn, --rounds times:
+#                         each row the median of its rounds ('#' lines list every round).
+#                         passthrough_ll holds a descriptor per file it has seen, so it gets at
+#                         most the descriptor limit less 1,000 files (a '#' line says so)
 #   rclone ...            the seq and small-file rows on rclone's VFS mount (`rclone mount
 #                         --vfs-cache-mode writes`, Debian's rclone) of a bucket on s3rver
 #                         (node_modules/.bin/s3rver, from `npm ci`) on 127.0.0.1, each with its
@@ -59,21 +73,24 @@
 # file system of --dir.
 #
 # Usage: bench/mount.sh [--runtime S] [--full] [--cycles N] [--quick] [--dir DIR] [--rows LIST]
-#                       [--files N] [--no-peers] [--mount-flag F]...
+#                       [--files N] [--creates N] [--rounds N] [--no-peers] [--mount-flag F]...
 #   --runtime S  fio runtime of each latency row (default 10)
 #   --full       the latency script's 30 s per row
 #   --cycles N   mount/unmount cycles (default 40)
 #   --quick      a quick check: 3 s per row, 5 cycles, 256 MiB files instead of 4 GiB and 2 GiB,
-#                2,000 small files (options given explicitly win)
+#                2,000 small files, 5,000 creates (options given explicitly win)
 #   --dir DIR    where the local files, the server's data and the peers' data go (default
 #                /var/tmp; not tmpfs); a fresh subdirectory is created and removed, on failure and
 #                Ctrl-C too (ARCHIL_BENCH_KEEP=1 in the environment keeps it). Needs ~10 GiB free
 #                (a 4 GiB fill file and a 2 GiB seq file on each side, one at a time)
-#   --rows LIST  comma-separated groups (default mount,sync,read,seq,small,peers): mount (mount
-#                rows), sync (loopback rtt, O_SYNC write), read (cache-miss read), seq (sequential
-#                write and read), small (small files), peers (the seq and small rows on rclone:
-#                those of the seq and small groups chosen, both if neither is)
+#   --rows LIST  comma-separated groups (default mount,sync,read,seq,small,creates,peers): mount
+#                (mount rows), sync (loopback rtt, O_SYNC write), read (cache-miss read), seq
+#                (sequential write and read), small (small files), creates (creates per second),
+#                peers (the seq and small rows on rclone: those of the seq and small groups
+#                chosen, both if neither is)
 #   --files N    small files in the tarball (default 10000)
+#   --creates N  files of each creates round (default 20000)
+#   --rounds N   rounds of the creates rows (default 3)
 #   --no-peers   leave out the rclone rows
 #   --mount-flag F  pass F to every `archil mount` (e.g. --sync: every operation durable before
 #                it is answered, to compare with the default write-back of names and attributes)
@@ -81,9 +98,9 @@
 # builds tcp_pingpong in build/spikes if it is missing (as bench/floor.sh does).
 set -euo pipefail
 
-RUNTIME='' CYCLES='' FILL='' SEQ='' FILES='' QUICK=0 NO_PEERS=0
+RUNTIME='' CYCLES='' FILL='' SEQ='' FILES='' CREATES='' ROUNDS=3 QUICK=0 NO_PEERS=0
 DIR=/var/tmp
-ROWS=mount,sync,read,seq,small,peers
+ROWS=mount,sync,read,seq,small,creates,peers
 MOUNT_FLAGS=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -94,6 +111,8 @@ while [[ $# -gt 0 ]]; do
     --dir) DIR="$2"; shift 2 ;;
     --rows) ROWS="$2"; shift 2 ;;
     --files) FILES="$2"; shift 2 ;;
+    --creates) CREATES="$2"; shift 2 ;;
+    --rounds) ROUNDS="$2"; shift 2 ;;
     --no-peers) NO_PEERS=1; shift ;;
     --mount-flag) MOUNT_FLAGS+=("$2"); shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -101,9 +120,9 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 if [[ $QUICK == 1 ]]; then
-  : "${RUNTIME:=3}" "${CYCLES:=5}" "${FILL:=256M}" "${SEQ:=256M}" "${FILES:=2000}"
+  : "${RUNTIME:=3}" "${CYCLES:=5}" "${FILL:=256M}" "${SEQ:=256M}" "${FILES:=2000}" "${CREATES:=5000}"
 fi
-: "${RUNTIME:=10}" "${CYCLES:=40}" "${FILL:=4G}" "${SEQ:=2G}" "${FILES:=10000}"
+: "${RUNTIME:=10}" "${CYCLES:=40}" "${FILL:=4G}" "${SEQ:=2G}" "${FILES:=10000}" "${CREATES:=20000}"
 [[ $NO_PEERS == 1 ]] && ROWS=$(tr ',' '\n' <<< "$ROWS" | grep -vx peers | paste -sd, -)
 
 BENCH=mount.sh
@@ -111,11 +130,11 @@ BENCH=mount.sh
 source "$(dirname "$0")/lib.sh"
 
 for g in ${ROWS//,/ }; do
-  case "$g" in mount|sync|read|seq|small|peers) ;; *) log "unknown row group '$g' (try --help)"; exit 2 ;; esac
+  case "$g" in mount|sync|read|seq|small|creates|peers) ;; *) log "unknown row group '$g' (try --help)"; exit 2 ;; esac
 done
 want() { [[ ,$ROWS, == *,$1,* ]]; }
-for n in "$RUNTIME" "$CYCLES" "$FILES"; do
-  [[ $n =~ ^[0-9]+$ && $n -gt 0 ]] || { log "--runtime, --cycles and --files take whole numbers > 0"; exit 2; }
+for n in "$RUNTIME" "$CYCLES" "$FILES" "$CREATES" "$ROUNDS"; do
+  [[ $n =~ ^[0-9]+$ && $n -gt 0 ]] || { log "--runtime, --cycles, --files, --creates and --rounds take whole numbers > 0"; exit 2; }
 done
 [[ $(id -u) == 0 ]] || { log "run as root: archil mount, drop_caches and rclone mount need it"; exit 1; }
 [[ -d $DIR ]] || { log "--dir $DIR is not a directory"; exit 1; }
@@ -135,9 +154,10 @@ W=$(realpath "$(mktemp -d "$DIR/mount-bench.XXXXXX")")  # canonical, as the moun
 L=$W/local         # local files
 MNT=$W/mnt         # the archil mount
 RMNT=$W/rclone     # the rclone mount
-mkdir -p "$L" "$MNT" "$RMNT" "$W/run"
+PMNT=$W/pll        # passthrough_ll's mount, of $W/pll-src
+mkdir -p "$L" "$MNT" "$RMNT" "$PMNT" "$W/pll-src" "$W/run"
 export ARCHIL_RUN_DIR=$W/run  # the server advertises here; the CLI finds it here
-SERVER_PID='' JOURNALD_PID='' S3_PID='' RCLONE_PID=''
+SERVER_PID='' JOURNALD_PID='' S3_PID='' RCLONE_PID='' PLL_PID=''
 FSTYPE=$(findmnt -n -o FSTYPE --target "$DIR")
 
 rclone_down() {
@@ -150,9 +170,28 @@ rclone_down() {
   stop "$RCLONE_PID"
   RCLONE_PID=
 }
+# passthrough_ll (the FUSE floor) over $W/pll-src at $PMNT, in the foreground of a background job.
+pll_up() {
+  "$SPIKES/passthrough_ll" -f -o source="$W/pll-src",writeback "$PMNT" 2> "$W/pll.log" &
+  PLL_PID=$!
+  wait_alive "$PLL_PID" 100 mounted "$PMNT" && return 0
+  log "passthrough_ll did not mount (waited up to 5 s): $(cat "$W/pll.log")"
+  return 1
+}
+pll_down() {
+  [[ -n $PLL_PID ]] || return 0
+  # By the mount table, and bounded: a hung passthrough_ll would block mountpoint's stat and umount.
+  if mounted "$PMNT"; then
+    timeout -k 1 10 fusermount3 -u "$PMNT" 2> /dev/null || timeout -k 1 5 umount -l "$PMNT" 2> /dev/null || true
+  fi
+  reap "$PLL_PID" 5 || true
+  stop "$PLL_PID"
+  PLL_PID=
+}
 cleanup() {
   set +e
   force_unmount "$ARCHIL" "$MNT"
+  pll_down
   rclone_down
   mounted "$RMNT" && timeout -k 1 5 umount -l "$RMNT"
   stop "$S3_PID"
@@ -400,13 +439,69 @@ local_small() {
   log "small files, local"
   small_files "$L" local
 }
+# passthrough_ll keeps an O_PATH descriptor for every inode the kernel has looked up in it.
+PLL_MAX_FILES=$(( $(ulimit -Hn) - 1000 ))
+pll_ok() {  # FILES: whether passthrough_ll can hold FILES files here (else says why)
+  if ! spike passthrough_ll; then
+    log "no passthrough_ll (Debian's libfuse3-dev examples): no FUSE floor rows"; return 1
+  fi
+  [[ $1 -le $PLL_MAX_FILES ]] && return 0
+  log "passthrough_ll would need more than the $(ulimit -Hn) descriptors allowed: no FUSE floor small-file rows"
+  return 1
+}
 if want small; then
   local_small
+  if pll_ok "$(( FILES * 11 / 10 ))" && pll_up; then  # the files and their directories
+    log "small files on passthrough_ll"
+    small_files "$PMNT" pll
+    pll_down
+    small_rows pll "FUSE floor "
+  fi
   log "small files on the mount"
   mnt_up
   small_files "$MNT" archil
   mnt_down
   small_rows archil ""
+fi
+
+# --- creates per second -------------------------------------------------------------------------
+creates_on() {  # DIR NAME FILES ROUND: FILES creates in the new directory DIR/cROUND, the rate
+  # appended to $W/creates.NAME, then a syncfs (untimed). Rounds and medians because local ext4's
+  # rate moved 2,000-65,000/s between runs of the same loop on the test VM (perf: its inode
+  # allocator's scan of block groups, find_get_block_common and recently_deleted).
+  local rate
+  rate=$("$CREATES_BIN" "$1/c$4" --files "$3" --size 1024 | awk '{ print $1 }')
+  echo "$rate" >> "$W/creates.$2"
+  sync -f "$1"
+}
+if want creates; then
+  CREATES_BIN=$BENCH_REPO/build/release/bench/creates_bench
+  [[ -x $CREATES_BIN ]] || { log "no $CREATES_BIN: build first (cmake --build --preset release)"; exit 1; }
+  PLL_CREATES=$(( CREATES < PLL_MAX_FILES ? CREATES : PLL_MAX_FILES ))
+  PLL=0
+  pll_ok 0 && PLL=1
+  log "creates: $ROUNDS rounds of $CREATES files, local, passthrough_ll and the mount in turn"
+  : > "$W/creates.local"; : > "$W/creates.pll"; : > "$W/creates.archil"
+  for r in $(seq "$ROUNDS"); do
+    creates_on "$L" local "$CREATES" "$r"
+    if [[ $PLL == 1 ]] && pll_up; then
+      creates_on "$PMNT" pll "$PLL_CREATES" "$r"
+      pll_down
+    fi
+    mnt_up
+    creates_on "$MNT" archil "$CREATES" "$r"
+    mnt_down
+  done
+  rm -rf --one-file-system "$L"/c* "$W"/pll-src/c*  # the mount's go with the server's data
+  med() { pct 50 < "$W/creates.$1"; }
+  echo "local creates (create, write 1 KiB, close; one process): $(med local) ops/s"
+  if [[ -s $W/creates.pll ]]; then
+    echo "FUSE floor creates (passthrough_ll over local $FSTYPE): $(med pll) ops/s"
+    [[ $PLL_CREATES == "$CREATES" ]] || echo "# passthrough_ll: $PLL_CREATES files a round (its descriptor limit)"
+  fi
+  echo "creates: $(med archil) ops/s"
+  echo "creates, % of local: $(pctof "$(med archil)" "$(med local)")"
+  echo "# creates rounds, ops/s: local $(paste -sd' ' "$W/creates.local"); passthrough_ll $(paste -sd' ' "$W/creates.pll"); mount $(paste -sd' ' "$W/creates.archil")"
 fi
 
 # --- rclone over s3rver -------------------------------------------------------------------------
