@@ -160,16 +160,17 @@ export ARCHIL_RUN_DIR=$W/run  # the server advertises here; the CLI finds it her
 SERVER_PID='' JOURNALD_PID='' S3_PID='' RCLONE_PID='' PLL_PID=''
 FSTYPE=$(findmnt -n -o FSTYPE --target "$DIR")
 
-rclone_down() {
-  [[ -n $RCLONE_PID ]] || return 0
-  # By the mount table, and bounded: a hung rclone would block mountpoint's stat and fusermount.
-  if mounted "$RMNT"; then
-    timeout -k 1 10 fusermount -u "$RMNT" 2> /dev/null || timeout -k 1 5 umount -l "$RMNT" 2> /dev/null || true
+# Unmounts the FUSE mount at MNT, by the mount table and bounded (a hung daemon would block
+# mountpoint's stat and the unmount), then stops its daemon PID; nothing if PID is empty.
+fuse_down() {  # PID MNT FUSERMOUNT
+  [[ -n $1 ]] || return 0
+  if mounted "$2"; then
+    timeout -k 1 10 "$3" -u "$2" 2> /dev/null || timeout -k 1 5 umount -l "$2" 2> /dev/null || true
   fi
-  reap "$RCLONE_PID" 5 || true
-  stop "$RCLONE_PID"
-  RCLONE_PID=
+  reap "$1" 5 || true
+  stop "$1"
 }
+rclone_down() { fuse_down "$RCLONE_PID" "$RMNT" fusermount; RCLONE_PID=; }
 # passthrough_ll (the FUSE floor) over $W/pll-src at $PMNT, in the foreground of a background job.
 pll_up() {
   "$SPIKES/passthrough_ll" -f -o source="$W/pll-src",writeback "$PMNT" 2> "$W/pll.log" &
@@ -178,16 +179,7 @@ pll_up() {
   log "passthrough_ll did not mount (waited up to 5 s): $(cat "$W/pll.log")"
   return 1
 }
-pll_down() {
-  [[ -n $PLL_PID ]] || return 0
-  # By the mount table, and bounded: a hung passthrough_ll would block mountpoint's stat and umount.
-  if mounted "$PMNT"; then
-    timeout -k 1 10 fusermount3 -u "$PMNT" 2> /dev/null || timeout -k 1 5 umount -l "$PMNT" 2> /dev/null || true
-  fi
-  reap "$PLL_PID" 5 || true
-  stop "$PLL_PID"
-  PLL_PID=
-}
+pll_down() { fuse_down "$PLL_PID" "$PMNT" fusermount3; PLL_PID=; }
 cleanup() {
   set +e
   force_unmount "$ARCHIL" "$MNT"
